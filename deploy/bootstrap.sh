@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One-time preparation of a Debian 12 machine for building, testing and running inferd.
+# Idempotent: installs only the Debian packages that are missing (apt-get update only then),
+# and finishes in a few seconds when everything is present. Never downloads anything else.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  bazel-bootstrap bazel-rules-java g++ clang libclang-rt-14-dev clang-format
+  # libraries
+  libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libabsl-dev
+  libonnx-dev libdnnl-dev libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  # test data, tools and peers used by the tests
+  libonnx-testdata python3 python3-onnx python3-numpy python3-grpcio python3-protobuf
+  python3-grpc-tools prometheus curl procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Bazel 4 from Debian is installed as bazel-bootstrap's `bazel`; make sure it is on PATH.
+if ! command -v bazel >/dev/null 2>&1; then
+  echo "bootstrap: bazel not found on PATH after installing bazel-bootstrap" >&2
+  exit 1
+fi
+echo "bootstrap: ok"
