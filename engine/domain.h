@@ -1,0 +1,21 @@
+// Operator domains. The default ONNX domain is spelled "" or "ai.onnx" in files; inferd uses "".
+#ifndef INFERD_ENGINE_DOMAIN_H_
+#define INFERD_ENGINE_DOMAIN_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace inferd::engine {
+
+inline constexpr char kOnnxDomain[] = "";
+inline constexpr char kInferdDomain[] = "com.inferd";  // fused ops made by our rewrites
+
+// "ai.onnx" -> "", everything else unchanged.
+inline std::string NormalizeDomain(absl::string_view domain) {
+  return domain == "ai.onnx" ? std::string() : std::string(domain);
+}
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_DOMAIN_H_

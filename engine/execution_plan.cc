@@ -1,0 +1,279 @@
+#include "engine/execution_plan.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "engine/memory_planner.h"
+
+namespace inferd::engine {
+namespace {
+
+std::string DeviceType(const std::string& device) {
+  const size_t colon = device.find(':');
+  return colon == std::string::npos ? device : device.substr(0, colon);
+}
+
+}  // namespace
+
+const char* AllocationRoleName(AllocationRole role) {
+  switch (role) {
+    case AllocationRole::kBorrowed: return "borrowed";
+    case AllocationRole::kExecution: return "execution";
+    case AllocationRole::kIO: return "io";
+  }
+  return "?";
+}
+
+int64_t StaticBytes(const Value& v) {
+  std::optional<Shape> shape = v.shape.ToShape();
+  if (!shape || ElementSize(v.type) == 0) return -1;
+  std::optional<int64_t> n = CheckedNumElements(shape->dims(), ElementSize(v.type));
+  return n ? *n * static_cast<int64_t>(ElementSize(v.type)) : -1;
+}
+
+absl::StatusOr<std::unique_ptr<ExecutionPlan>> ExecutionPlan::Build(
+    const Graph& graph, const KernelRegistry& registry, const std::vector<std::string>& devices,
+    int intra_op_threads) {
+  auto plan = std::unique_ptr<ExecutionPlan>(new ExecutionPlan());
+  plan->graph_ = &graph;
+  for (const std::string& d : devices) plan->devices_.push_back(DevicePlan{d});
+  plan->values_.resize(graph.values.size());
+  plan->steps_.resize(graph.nodes.size());
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    PlanStep& step = plan->steps_[n];
+    step.node = static_cast<int>(n);
+    const std::string& device = node.device.empty() ? devices[0] : node.device;
+    auto it = std::find(devices.begin(), devices.end(), device);
+    if (it == devices.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' is assigned to '",
+                                                     device, "', which this session lacks"));
+    }
+    step.device = static_cast<int>(it - devices.begin());
+    plan->devices_[step.device].nodes++;
+  }
+  INFERD_RETURN_IF_ERROR(plan->ResolveKernels(registry, intra_op_threads));
+  plan->AssignRolesAndAliases();
+  plan->ComputeLiveness();
+  plan->PlanStatic();
+  return plan;
+}
+
+absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int threads) {
+  const Graph& g = *graph_;
+  for (PlanStep& step : steps_) {
+    const Node& node = g.nodes[step.node];
+    std::vector<DataType> in_types, out_types;
+    std::vector<KernelIoInfo> in_info, out_info;
+    for (int v : node.inputs) {
+      KernelIoInfo io;
+      if (v >= 0) {
+        const Value& val = g.values[v];
+        io.name = val.name;
+        io.present = true;
+        io.type = val.type;
+        io.shape = val.shape;
+        io.constant = val.initializer;
+      }
+      in_types.push_back(io.type);
+      in_info.push_back(std::move(io));
+    }
+    for (int v : node.outputs) {
+      KernelIoInfo io;
+      if (v >= 0) {
+        const Value& val = g.values[v];
+        io.name = val.name;
+        io.present = true;
+        io.type = val.type;
+        io.shape = val.shape;
+      }
+      out_types.push_back(io.type);
+      out_info.push_back(std::move(io));
+    }
+    const std::string device_type = DeviceType(devices_[step.device].name);
+    step.def = registry.Find(node.domain, node.op_type, node.opset, device_type, in_types,
+                             out_types);
+    if (step.def == nullptr) {
+      return registry.Explain(node.domain, node.op_type, node.opset, device_type, in_types,
+                              out_types, node.name);
+    }
+    KernelInfo info(node.name, node.op_type, node.domain, node.opset, &node.attributes,
+                    std::move(in_info), std::move(out_info), threads);
+    absl::StatusOr<std::unique_ptr<OpKernel>> kernel = step.def->create(info);
+    if (!kernel.ok()) {
+      const absl::Status& s = kernel.status();
+      // Kernels name the node themselves; add it where they did not.
+      if (absl::StrContains(s.message(), node.name)) return s;
+      return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op_type,
+                                                 "): ", s.message()));
+    }
+    step.kernel = std::move(*kernel);
+  }
+  return absl::OkStatus();
+}
+
+void ExecutionPlan::AssignRolesAndAliases() {
+  const Graph& g = *graph_;
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    ValuePlan& vp = values_[v];
+    vp.root = static_cast<int>(v);
+    const Value& val = g.values[v];
+    if (val.producer < 0) {
+      vp.role = AllocationRole::kBorrowed;
+      vp.holds_graph_output = val.is_graph_output;
+    } else {
+      vp.role = val.is_graph_output ? AllocationRole::kIO : AllocationRole::kExecution;
+      vp.holds_graph_output = val.is_graph_output;
+      vp.producer_step = val.producer;
+      vp.device = steps_[val.producer].device;
+    }
+  }
+  for (PlanStep& step : steps_) {
+    const Node& node = g.nodes[step.node];
+    for (const auto& [slot, input] : step.def->aliases) {
+      if (slot >= static_cast<int>(node.outputs.size()) ||
+          input >= static_cast<int>(node.inputs.size())) {
+        continue;
+      }
+      const int out = node.outputs[slot], in = node.inputs[input];
+      if (out < 0 || in < 0) continue;
+      const int root = values_[in].root;
+      ValuePlan& rp = values_[root];
+      const bool out_is_graph_output = g.values[out].is_graph_output;
+      if (out_is_graph_output) {
+        // A graph output must own an IO buffer of its own: alias only a buffer made in this run,
+        // on this device, whose group holds no other graph output; the group then lives in IO.
+        if (rp.role == AllocationRole::kBorrowed || rp.holds_graph_output ||
+            rp.device != step.device) {
+          continue;
+        }
+        rp.role = AllocationRole::kIO;
+        rp.holds_graph_output = true;
+      } else if (rp.role != AllocationRole::kBorrowed && rp.device != step.device) {
+        continue;
+      }
+      values_[out].root = root;
+      step.aliases.emplace_back(slot, input);
+    }
+  }
+  for (ValuePlan& vp : values_) vp.role = values_[vp.root].role;
+}
+
+void ExecutionPlan::ComputeLiveness() {
+  const Graph& g = *graph_;
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    const Node& node = g.nodes[steps_[k].node];
+    auto touch = [&](int v) {
+      if (v < 0) return;
+      ValuePlan& root = values_[values_[v].root];
+      root.last_use = std::max(root.last_use, static_cast<int>(k));
+    };
+    for (int v : node.inputs) touch(v);
+    for (int v : node.implicit_inputs) touch(v);
+    for (int v : node.outputs) touch(v);
+  }
+  // Group members, by root.
+  std::map<int, std::vector<int>> members;
+  for (size_t v = 0; v < values_.size(); ++v) members[values_[v].root].push_back(static_cast<int>(v));
+  for (auto& [root, group] : members) {
+    ValuePlan& rp = values_[root];
+    if (rp.role == AllocationRole::kBorrowed || rp.holds_graph_output) {
+      if (rp.holds_graph_output) rp.last_use = kNeverReleased;
+      continue;
+    }
+    if (rp.last_use < 0) continue;
+    for (int v : group) steps_[rp.last_use].release.push_back(v);
+  }
+}
+
+void ExecutionPlan::PlanStatic() {
+  const Graph& g = *graph_;
+  // pass 1: every execution-role buffer and every workspace must have a size known at load.
+  std::vector<std::vector<Shape>> input_shapes(steps_.size());
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    const Node& node = g.nodes[steps_[k].node];
+    for (int v : node.inputs) {
+      if (v < 0) {
+        input_shapes[k].push_back(Shape());
+        continue;
+      }
+      std::optional<Shape> s = g.values[v].shape.ToShape();
+      if (!s) {
+        dynamic_reason_ = absl::StrCat("value '", g.values[v].name, "' has shape ",
+                                       g.values[v].shape.ToString(), " at load");
+        return;
+      }
+      input_shapes[k].push_back(*s);
+    }
+  }
+  for (size_t v = 0; v < values_.size(); ++v) {
+    const ValuePlan& vp = values_[v];
+    if (vp.root != static_cast<int>(v) || vp.role == AllocationRole::kBorrowed) continue;
+    const int64_t bytes = StaticBytes(g.values[v]);
+    if (bytes < 0) {
+      dynamic_reason_ = absl::StrCat("value '", g.values[v].name, "' has shape ",
+                                     g.values[v].shape.ToString(), " at load");
+      return;
+    }
+    values_[v].bytes = static_cast<size_t>(bytes);
+  }
+  // pass 2: lay out intermediates and workspaces per device.
+  std::vector<GreedyMemoryPlanner> planners(devices_.size());
+  std::vector<std::pair<int, int>> value_ids;  // (value, planner id)
+  for (size_t v = 0; v < values_.size(); ++v) {
+    ValuePlan& vp = values_[v];
+    if (vp.root != static_cast<int>(v)) continue;
+    if (vp.role == AllocationRole::kIO) {
+      devices_[vp.device].output_bytes += vp.bytes;
+      continue;
+    }
+    if (vp.role != AllocationRole::kExecution) continue;
+    const int last = vp.last_use < 0 ? vp.producer_step : vp.last_use;
+    value_ids.emplace_back(static_cast<int>(v),
+                           planners[vp.device].AddBuffer(vp.bytes, vp.producer_step, last));
+    devices_[vp.device].naive_bytes += (vp.bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+  }
+  std::vector<std::vector<int>> workspace_ids(steps_.size());
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    PlanStep& step = steps_[k];
+    step.workspaces = step.kernel->DeclareWorkspaceRequirements(input_shapes[k]);
+    for (const WorkspaceRequirement& w : step.workspaces) {
+      workspace_ids[k].push_back(
+          planners[step.device].AddBuffer(w.bytes, static_cast<int>(k), static_cast<int>(k)));
+      const size_t rounded = (w.bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+      devices_[step.device].naive_bytes += rounded;
+      devices_[step.device].workspace_bytes += w.bytes;
+    }
+  }
+  for (auto& [v, id] : value_ids) {
+    values_[v].planned = true;
+    values_[v].offset = planners[values_[v].device].GetOffset(id);
+  }
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    for (int id : workspace_ids[k]) {
+      steps_[k].workspace_offsets.push_back(planners[steps_[k].device].GetOffset(id));
+    }
+  }
+  for (size_t d = 0; d < devices_.size(); ++d) devices_[d].block_bytes = planners[d].GetPeakBytes();
+  is_static_ = true;
+}
+
+std::string ExecutionPlan::Summary() const {
+  std::string out = absl::StrCat(steps_.size(), " steps, ",
+                                 is_static_ ? "static plan" : "dynamic shapes (arenas per run)");
+  if (!is_static_) absl::StrAppend(&out, ": ", dynamic_reason_);
+  for (const DevicePlan& d : devices_) {
+    absl::StrAppend(&out, "\n  ", d.name, ": ", d.nodes, " nodes");
+    if (is_static_) {
+      absl::StrAppend(&out, ", planned peak ", d.block_bytes, " bytes vs naive sum ",
+                      d.naive_bytes, " bytes (workspaces ", d.workspace_bytes, ", outputs ",
+                      d.output_bytes, ")");
+    }
+  }
+  return out;
+}
+
+}  // namespace inferd::engine

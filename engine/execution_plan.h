@@ -1,0 +1,108 @@
+// ExecutionPlan: how a session runs its graph. Built once at load from the (rewritten,
+// partitioned) graph:
+//   - the steps in topological order, each with its kernel and device;
+//   - for every value an allocation role: declared graph output -> IO (IOArena), intermediate ->
+//     execution (ExecutionArena, or an offset in the static block), graph input / weight -> none
+//     (borrowed, never copied, never freed);
+//   - aliases: view ops (Reshape, ...) whose output shares its input's buffer; a group of values
+//     sharing one buffer has one owner (its root);
+//   - the last use of every buffer, where the run returns it;
+//   - when every shape is known at load, the static plan: offsets of all intermediates and
+//     declared workspaces in one block per device (GreedyMemoryPlanner), next to the naive sum.
+// Immutable after Build; shared by all runs (thread-safe to read). Kernels are const.
+#ifndef INFERD_ENGINE_EXECUTION_PLAN_H_
+#define INFERD_ENGINE_EXECUTION_PLAN_H_
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/graph.h"
+#include "engine/kernel.h"
+#include "engine/kernel_registry.h"
+
+namespace inferd::engine {
+
+enum class AllocationRole : uint8_t { kBorrowed, kExecution, kIO };
+const char* AllocationRoleName(AllocationRole role);
+
+inline constexpr int kNeverReleased = INT_MAX;
+
+struct ValuePlan {
+  AllocationRole role = AllocationRole::kBorrowed;
+  int root = -1;  // the value whose buffer this value uses (itself for owners and borrowed)
+  int device = 0;
+  int producer_step = -1;
+  int last_use = -1;  // on roots: last step that reads any value of the group
+  bool holds_graph_output = false;  // on roots: the group contains a declared graph output
+  // Static plan (roots with role kExecution): bytes and offset in the device's block.
+  bool planned = false;
+  size_t bytes = 0;
+  size_t offset = 0;
+};
+
+struct PlanStep {
+  int node = -1;
+  int device = 0;
+  const KernelDef* def = nullptr;
+  std::unique_ptr<OpKernel> kernel;
+  // Values (roots and their alias members) whose buffers are returned after this step.
+  std::vector<int> release;
+  // (output slot, input index) pairs the plan lets the kernel alias.
+  std::vector<std::pair<int, int>> aliases;
+  // Static plan: declared workspaces and their offsets in the device's block.
+  std::vector<WorkspaceRequirement> workspaces;
+  std::vector<size_t> workspace_offsets;
+};
+
+struct DevicePlan {
+  std::string name;  // "cpu:0"
+  size_t block_bytes = 0;      // static plan: planned peak of intermediates + workspaces
+  size_t naive_bytes = 0;      // static plan: sum of every intermediate and workspace
+  size_t workspace_bytes = 0;  // static plan: sum of declared workspaces
+  size_t output_bytes = 0;     // static plan: bytes of graph outputs made on this device
+  int nodes = 0;
+};
+
+class ExecutionPlan {
+ public:
+  // `devices`: device names; node.device (empty = devices[0]) must be one of them.
+  static absl::StatusOr<std::unique_ptr<ExecutionPlan>> Build(
+      const Graph& graph, const KernelRegistry& registry, const std::vector<std::string>& devices,
+      int intra_op_threads);
+
+  const Graph& graph() const { return *graph_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+  const std::vector<ValuePlan>& values() const { return values_; }
+  const std::vector<DevicePlan>& devices() const { return devices_; }
+  // True when every intermediate and workspace size is known at load (the static plan exists).
+  bool is_static() const { return is_static_; }
+  // Why the plan is not static ("value 'x' has shape [batch,3]"), for messages.
+  const std::string& dynamic_reason() const { return dynamic_reason_; }
+  // Human-readable summary: steps, planned peak vs naive sum per device.
+  std::string Summary() const;
+
+ private:
+  absl::Status ResolveKernels(const KernelRegistry& registry, int threads);
+  void AssignRolesAndAliases();
+  void ComputeLiveness();
+  void PlanStatic();
+
+  const Graph* graph_ = nullptr;
+  std::vector<PlanStep> steps_;
+  std::vector<ValuePlan> values_;
+  std::vector<DevicePlan> devices_;
+  bool is_static_ = false;
+  std::string dynamic_reason_;
+};
+
+// Bytes of a value whose shape is known at load, or -1.
+int64_t StaticBytes(const Value& v);
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_EXECUTION_PLAN_H_

@@ -1,0 +1,80 @@
+// Graph IR: the model's computation as nodes and values, built once at load from the ONNX graph
+// and then rewritten (fusions) and annotated (device assignment) before the execution plan is
+// made. Values are identified by index; a node refers to its inputs and outputs by value index
+// (-1 for an absent optional input or output). Plain data; thread-compatible; after a session
+// is created its graph is only read.
+#ifndef INFERD_ENGINE_GRAPH_H_
+#define INFERD_ENGINE_GRAPH_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "engine/data_type.h"
+#include "engine/shape.h"
+#include "engine/tensor.h"
+#include "onnx/onnx_pb.h"
+
+namespace inferd::engine {
+
+struct Value {
+  std::string name;
+  DataType type = DataType::kUndefined;
+  ShapeInfo shape;
+  int producer = -1;  // node index; -1 for graph inputs and initializers
+  int producer_slot = -1;
+  std::vector<std::pair<int, int>> consumers;  // (node index, input index)
+  bool is_graph_input = false;
+  bool is_graph_output = false;
+  const Tensor* initializer = nullptr;  // weights: a borrowed view owned by the Model
+};
+
+struct Node {
+  std::string name;  // unique in the graph; generated as "<op_type>_<k>" when the model has none
+  std::string op_type;
+  std::string domain;  // "" for the default ONNX domain
+  int opset = 0;       // the model's opset for `domain`
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  // Outer-scope values read inside this node's subgraphs (If branches): they must be computed
+  // before the node runs and stay alive until it has run. Consumer input index = inputs.size()+k.
+  std::vector<int> implicit_inputs;
+  std::vector<onnx::AttributeProto> attributes;
+  std::map<std::string, std::string> metadata;  // node metadata_props, e.g. "layer_ann"
+  std::string device;  // assigned device ("cpu:0", "cpu:1", "cuda:0"); empty before partitioning
+};
+
+class Graph {
+ public:
+  std::vector<Node> nodes;
+  std::vector<Value> values;
+  std::vector<int> inputs;   // graph inputs fed by the caller (initializers excluded)
+  std::vector<int> outputs;  // declared graph outputs, in order
+
+  // Value index by name, or -1.
+  int FindValue(absl::string_view name) const;
+  // Adds a value (names must be unique) and returns its index.
+  int AddValue(Value v);
+  // Recomputes every value's producer and consumers from the nodes' input / output lists.
+  void RebuildEdges();
+  // Orders `nodes` so that every node comes after the producers of its inputs. Stable for
+  // already sorted graphs. FAILED_PRECONDITION naming a node on the cycle if there is one.
+  absl::Status TopologicalSort();
+  // Drops nodes marked for removal by `keep[i] == false` and rebuilds the edges.
+  void RemoveNodes(const std::vector<bool>& keep);
+  // Checks the IR's own invariants (edges consistent, single producer, inputs defined before
+  // use); INTERNAL with a description when broken. For tests and after rewrites.
+  absl::Status Validate() const;
+
+ private:
+  std::unordered_map<std::string, int> by_name_;
+};
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_GRAPH_H_

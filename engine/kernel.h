@@ -1,0 +1,133 @@
+// The kernel interface: what a kernel sees when it is created (KernelInfo), what it sees when it
+// runs (KernelContext), and what it implements (OpKernel).
+//
+// Memory contract (../shared/seeds/buffer-reuse-arenas.rst, "Target output-slot contract"): a
+// kernel asks for output *slot* N with MakeOutputTensor(N, type, shape); the runtime, not the
+// kernel, decides the arena from the slot's planned role (declared graph output -> IOArena,
+// intermediate -> ExecutionArena or its offset in the static plan). Temporaries and declared
+// workspaces always come from the execution side, never from the IOArena.
+//
+// An OpKernel is created once per node at load and may serve several concurrent runs: Compute is
+// const and must be thread-safe (a kernel that caches per-shape state guards it itself).
+#ifndef INFERD_ENGINE_KERNEL_H_
+#define INFERD_ENGINE_KERNEL_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "engine/data_type.h"
+#include "engine/shape.h"
+#include "engine/tensor.h"
+#include "engine/thread_pool.h"
+#include "onnx/onnx_pb.h"
+
+namespace inferd::engine {
+
+class SubgraphRunner;
+
+// A workspace a kernel needs while it runs: `slot_id` is the kernel's own name for it.
+struct WorkspaceRequirement {
+  int slot_id = 0;
+  size_t bytes = 0;
+};
+
+// What is known about one input or output of a node at load time.
+struct KernelIoInfo {
+  std::string name;          // value name ("" when an optional input/output is absent)
+  bool present = false;
+  DataType type = DataType::kUndefined;
+  ShapeInfo shape;               // possibly partial
+  const Tensor* constant = nullptr;  // an initializer or folded Constant, else nullptr
+};
+
+class KernelInfo {
+ public:
+  KernelInfo(std::string node_name, std::string op_type, std::string domain, int opset,
+             const std::vector<onnx::AttributeProto>* attributes, std::vector<KernelIoInfo> inputs,
+             std::vector<KernelIoInfo> outputs, int intra_op_threads = 1);
+
+  const std::string& node_name() const { return node_name_; }
+  const std::string& op_type() const { return op_type_; }
+  const std::string& domain() const { return domain_; }
+  int opset() const { return opset_; }
+  int intra_op_threads() const { return intra_op_threads_; }
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  // Out-of-range indices answer "absent".
+  const KernelIoInfo& input(int i) const;
+  const KernelIoInfo& output(int i) const;
+  bool input_present(int i) const { return input(i).present; }
+
+  // Attributes. Getters with a default return it when the attribute is absent.
+  bool HasAttribute(absl::string_view name) const { return FindAttribute(name) != nullptr; }
+  const onnx::AttributeProto* FindAttribute(absl::string_view name) const;
+  int64_t GetInt(absl::string_view name, int64_t default_value) const;
+  float GetFloat(absl::string_view name, float default_value) const;
+  std::string GetString(absl::string_view name, absl::string_view default_value) const;
+  std::vector<int64_t> GetInts(absl::string_view name) const;  // empty when absent
+  std::vector<float> GetFloats(absl::string_view name) const;
+  std::vector<std::string> GetStrings(absl::string_view name) const;
+  const onnx::TensorProto* GetTensor(absl::string_view name) const;  // nullptr when absent
+  const onnx::GraphProto* GetGraph(absl::string_view name) const;
+  // INVALID_ARGUMENT naming the node when a required attribute is absent.
+  absl::StatusOr<int64_t> RequireInt(absl::string_view name) const;
+
+  // "node 'x' (Conv): <message>" for errors a kernel reports at creation.
+  absl::Status Error(absl::string_view message) const;
+
+ private:
+  std::string node_name_, op_type_, domain_;
+  int opset_;
+  const std::vector<onnx::AttributeProto>* attributes_;
+  std::vector<KernelIoInfo> inputs_, outputs_;
+  int intra_op_threads_;
+};
+
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+
+  virtual int num_inputs() const = 0;
+  // nullptr when input `i` is an absent optional input.
+  virtual const Tensor* input(int i) const = 0;
+  virtual int num_outputs() const = 0;
+  // False for an optional output the graph does not use (the kernel may skip it).
+  virtual bool output_wanted(int slot) const = 0;
+
+  // Allocates output `slot` in the arena its planned role says. The tensor stays owned by the
+  // runtime; the kernel writes into it.
+  virtual absl::StatusOr<Tensor*> MakeOutputTensor(int slot, DataType type, const Shape& shape) = 0;
+  // Output `slot` is input `input_index` seen with `shape` (same byte size): no byte is copied
+  // when the plan allows aliasing; otherwise the runtime allocates and copies.
+  virtual absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index, const Shape& shape) = 0;
+  // Scratch memory from the execution side; released when the returned tensor is destroyed.
+  virtual absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) = 0;
+  // The workspace this kernel declared with DeclareWorkspaceRequirements, for `slot_id`.
+  virtual absl::StatusOr<void*> GetWorkspace(int slot_id) = 0;
+
+  virtual ThreadPool& threads() = 0;
+  // Runs subgraphs of control-flow nodes; nullptr where the runtime has none.
+  virtual SubgraphRunner* subgraphs() { return nullptr; }
+};
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual absl::Status Compute(KernelContext& ctx) const = 0;
+  // Workspaces needed for these input shapes (exact where the kernel can know). Called at load
+  // for the static plan when every shape is known, and per run otherwise.
+  virtual std::vector<WorkspaceRequirement> DeclareWorkspaceRequirements(
+      absl::Span<const Shape> input_shapes) const {
+    return {};
+  }
+};
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_KERNEL_H_

@@ -1,0 +1,466 @@
+#include "engine/model.h"
+
+#include <climits>
+#include <exception>
+#include <set>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "engine/domain.h"
+#include "google/protobuf/unknown_field_set.h"
+#include "onnx/checker.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace inferd::engine {
+namespace {
+
+constexpr int kNodeMetadataPropsField = 9;  // NodeProto.metadata_props (ONNX IR 10)
+constexpr int64_t kMaxCheckerIrVersion = 8;  // what libonnx 1.12's checker knows
+constexpr int64_t kMaxIrVersion = 10;
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// NodeProto.metadata_props is newer than libonnx 1.12: read it from the unknown fields.
+std::map<std::string, std::string> NodeMetadata(const onnx::NodeProto& node) {
+  std::map<std::string, std::string> out;
+  const google::protobuf::UnknownFieldSet& unknown =
+      node.GetReflection()->GetUnknownFields(node);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField& f = unknown.field(i);
+    if (f.number() != kNodeMetadataPropsField ||
+        f.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED) {
+      continue;
+    }
+    onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(f.length_delimited())) out[entry.key()] = entry.value();
+  }
+  return out;
+}
+
+// Names a subgraph (recursively) reads but does not define: its outer-scope inputs.
+void CollectOuterNames(const onnx::GraphProto& g, std::set<std::string> defined,
+                       std::vector<std::string>& out) {
+  for (const auto& i : g.input()) defined.insert(i.name());
+  for (const auto& i : g.initializer()) defined.insert(i.name());
+  for (const auto& n : g.node()) {
+    for (const std::string& in : n.input()) {
+      if (!in.empty() && !defined.count(in)) {
+        if (std::find(out.begin(), out.end(), in) == out.end()) out.push_back(in);
+      }
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectOuterNames(a.g(), defined, out);
+      for (const auto& sg : a.graphs()) CollectOuterNames(sg, defined, out);
+    }
+    for (const std::string& o : n.output()) defined.insert(o);
+  }
+  for (const auto& o : g.output()) {
+    if (!defined.count(o.name()) &&
+        std::find(out.begin(), out.end(), o.name()) == out.end()) {
+      out.push_back(o.name());
+    }
+  }
+}
+
+// A TensorProto for a Constant node's value (opset 1-17 forms).
+absl::StatusOr<onnx::TensorProto> ConstantValue(const onnx::NodeProto& node) {
+  if (node.attribute_size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Constant node '", node.name(), "' must have exactly one value attribute"));
+  }
+  const onnx::AttributeProto& a = node.attribute(0);
+  onnx::TensorProto t;
+  if (a.name() == "value" && a.has_t()) {
+    t = a.t();
+  } else if (a.name() == "value_float") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_float_data(a.f());
+  } else if (a.name() == "value_floats") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(a.floats_size());
+    for (float f : a.floats()) t.add_float_data(f);
+  } else if (a.name() == "value_int") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_int64_data(a.i());
+  } else if (a.name() == "value_ints") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_dims(a.ints_size());
+    for (int64_t i : a.ints()) t.add_int64_data(i);
+  } else {
+    return absl::UnimplementedError(absl::StrCat("Constant node '", node.name(),
+                                                 "': attribute '", a.name(),
+                                                 "' is not supported (sparse or string value)"));
+  }
+  return t;
+}
+
+// Orders the graph's nodes so each comes after the producers of its inputs (the ONNX checker
+// refuses unsorted graphs, and real exports ship them). Nodes that can never become ready (an
+// undefined input, a cycle) keep their relative order at the end, for the checker to report.
+void SortGraphProto(onnx::GraphProto* g) {
+  std::set<std::string> available;
+  for (const auto& i : g->input()) available.insert(i.name());
+  for (const auto& i : g->initializer()) available.insert(i.name());
+  std::set<std::string> produced_here;
+  for (const auto& n : g->node()) produced_here.insert(n.output().begin(), n.output().end());
+  const int n = g->node_size();
+  std::vector<std::vector<std::string>> needs(n);
+  for (int i = 0; i < n; ++i) {
+    const onnx::NodeProto& node = g->node(i);
+    for (const std::string& in : node.input()) {
+      if (!in.empty()) needs[i].push_back(in);
+    }
+    std::vector<std::string> outer;
+    for (const auto& a : node.attribute()) {
+      if (a.has_g()) CollectOuterNames(a.g(), {}, outer);
+      for (const auto& sg : a.graphs()) CollectOuterNames(sg, {}, outer);
+    }
+    for (const std::string& name : outer) {
+      if (produced_here.count(name)) needs[i].push_back(name);  // else from an enclosing graph
+    }
+  }
+  std::vector<int> order;
+  std::vector<bool> placed(n, false);
+  bool progress = true;
+  while (progress && static_cast<int>(order.size()) < n) {
+    progress = false;
+    for (int i = 0; i < n; ++i) {
+      if (placed[i]) continue;
+      bool ready = true;
+      for (const std::string& name : needs[i]) {
+        if (!available.count(name) && produced_here.count(name)) {
+          ready = false;
+          break;
+        }
+      }
+      if (!ready) continue;
+      placed[i] = true;
+      order.push_back(i);
+      progress = true;
+      for (const std::string& out : g->node(i).output()) available.insert(out);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!placed[i]) order.push_back(i);
+  }
+  bool sorted = true;
+  for (int i = 0; i < n; ++i) sorted = sorted && order[i] == i;
+  if (sorted) return;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  nodes.Reserve(n);
+  for (int i : order) *nodes.Add() = std::move(*g->mutable_node(i));
+  g->mutable_node()->Swap(&nodes);
+}
+
+// The checker resolves external data locations against the working directory: point them at
+// the model's directory for the check, and restore them afterwards.
+class ExternalLocationsForChecker {
+ public:
+  ExternalLocationsForChecker(onnx::GraphProto* g, const std::string& model_dir) {
+    if (model_dir.empty()) return;
+    for (auto& t : *g->mutable_initializer()) {
+      if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+      for (auto& e : *t.mutable_external_data()) {
+        if (e.key() == "location" && !e.value().empty() && e.value()[0] != '/') {
+          saved_.emplace_back(&e, e.value());
+          e.set_value(absl::StrCat(model_dir, "/", e.value()));
+        }
+      }
+    }
+  }
+  ~ExternalLocationsForChecker() {
+    for (auto& [entry, value] : saved_) entry->set_value(value);
+  }
+
+ private:
+  std::vector<std::pair<onnx::StringStringEntryProto*, std::string>> saved_;
+};
+
+}  // namespace
+
+ShapeInfo ShapeInfoFromType(const onnx::TypeProto& type) {
+  ShapeInfo info;
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return info;
+  info.rank_known = true;
+  for (const auto& d : type.tensor_type().shape().dim()) {
+    DimInfo dim;
+    if (d.has_dim_value() && d.dim_value() >= 0) dim.value = d.dim_value();
+    if (d.has_dim_param()) dim.symbol = d.dim_param();
+    info.dims.push_back(std::move(dim));
+  }
+  return info;
+}
+
+int Model::opset(absl::string_view domain) const {
+  auto it = opsets_.find(NormalizeDomain(domain));
+  return it == opsets_.end() ? 0 : it->second;
+}
+
+absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path,
+                                                         const ModelLoadOptions& options) {
+  INFERD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MappedFile::Open(path));
+  if (file->size() > static_cast<uint64_t>(INT_MAX)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", path, "' is ", file->size(),
+        " bytes; ONNX files over 2 GiB cannot be parsed: store the weights as external data"));
+  }
+  std::shared_ptr<Model> model(new Model(DirName(path)));
+  model->path_ = path;
+  model->proto_ = std::make_unique<onnx::ModelProto>();
+  if (!model->proto_->ParseFromArray(file->data(), static_cast<int>(file->size()))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", path, "' is not a valid ONNX model (protobuf parsing failed: truncated or corrupt)"));
+  }
+  INFERD_RETURN_IF_ERROR(model->Build(options));
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+absl::StatusOr<std::shared_ptr<const Model>> Model::Parse(absl::string_view bytes,
+                                                          const std::string& model_dir,
+                                                          const ModelLoadOptions& options) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return absl::InvalidArgumentError("model bytes over 2 GiB cannot be parsed");
+  }
+  std::shared_ptr<Model> model(new Model(model_dir));
+  model->path_ = "<memory>";
+  model->proto_ = std::make_unique<onnx::ModelProto>();
+  if (!model->proto_->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        "not a valid ONNX model (protobuf parsing failed: truncated or corrupt)");
+  }
+  INFERD_RETURN_IF_ERROR(model->Build(options));
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+absl::Status Model::Build(const ModelLoadOptions& options) {
+  onnx::ModelProto& m = *proto_;
+  const std::string where = absl::StrCat("model '", path_, "'");
+  if (!m.has_graph()) return absl::InvalidArgumentError(absl::StrCat(where, " has no graph"));
+  if (m.ir_version() < 3 || m.ir_version() > kMaxIrVersion) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": IR version ", m.ir_version(),
+                                                   " is not supported (3 to ", kMaxIrVersion,
+                                                   ")"));
+  }
+
+  // pass 1: opsets.
+  for (const auto& imp : m.opset_import()) {
+    opsets_[NormalizeDomain(imp.domain())] = static_cast<int>(imp.version());
+  }
+  const int onnx_opset = opset("");
+  if (onnx_opset < options.min_opset || onnx_opset > options.max_opset) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, " imports opset ", onnx_opset, " of the default ONNX domain; inferd supports ",
+        options.min_opset, " to ", options.max_opset));
+  }
+
+  // pass 2: the ONNX checker (libonnx 1.12 knows IR up to 8; newer IR only adds types and
+  // fields we check ourselves, so it is checked as IR 8).
+  const int64_t ir = m.ir_version();
+  SortGraphProto(m.mutable_graph());
+  try {
+    ExternalLocationsForChecker locations(m.mutable_graph(), weights_.model_dir());
+    if (ir > kMaxCheckerIrVersion) m.set_ir_version(kMaxCheckerIrVersion);
+    onnx::checker::check_model(m);
+    m.set_ir_version(ir);
+  } catch (const std::exception& e) {
+    m.set_ir_version(ir);
+    return absl::InvalidArgumentError(absl::StrCat(where, " failed the ONNX checker: ", e.what()));
+  }
+
+  // pass 3: fixed input shapes, then shape inference with data propagation.
+  std::set<std::string> initializer_names;
+  for (const auto& t : m.graph().initializer()) initializer_names.insert(t.name());
+  for (const auto& [name, dims] : options.fixed_input_shapes) {
+    onnx::ValueInfoProto* input = nullptr;
+    for (auto& in : *m.mutable_graph()->mutable_input()) {
+      if (in.name() == name) input = &in;
+    }
+    if (input == nullptr || initializer_names.count(name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": fixed shape given for '", name, "', which is not a graph input"));
+    }
+    auto* shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() != static_cast<int>(dims.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": input '", name, "' has rank ",
+                                                     shape->dim_size(), ", fixed shape has rank ",
+                                                     dims.size()));
+    }
+    for (int d = 0; d < shape->dim_size(); ++d) {
+      auto* dim = shape->mutable_dim(d);
+      if (dims[d] < 0 || (dim->has_dim_value() && dim->dim_value() != dims[d])) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": fixed shape for '", name, "' sets dim ", d, " to ", dims[d],
+            " but the model has ", dim->has_dim_value() ? absl::StrCat(dim->dim_value()) : "?"));
+      }
+      dim->set_dim_value(dims[d]);
+    }
+  }
+  try {
+    onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/0,
+                                     /*enable_data_propagation=*/true);
+    if (ir > kMaxCheckerIrVersion) m.set_ir_version(kMaxCheckerIrVersion);
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);
+    m.set_ir_version(ir);
+  } catch (const std::exception& e) {
+    m.set_ir_version(ir);
+    return absl::InvalidArgumentError(absl::StrCat(where, ": shape inference failed: ", e.what()));
+  }
+
+  // pass 4: values for weights, inputs, and the types / shapes inference found.
+  const onnx::GraphProto& g = m.graph();
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : g.value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g.output()) types[vi.name()] = &vi.type();
+  for (const auto& t : g.initializer()) {
+    if (graph_.FindValue(t.name()) >= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": initializer '", t.name(),
+                                                     "' is defined twice"));
+    }
+    INFERD_ASSIGN_OR_RETURN(const Tensor* w,
+                            weights_.Add(t, absl::StrCat("initializer '", t.name(), "'")));
+    Value v;
+    v.name = t.name();
+    v.type = w->dtype();
+    v.shape = ShapeInfo::FromShape(w->shape());
+    v.initializer = w;
+    graph_.AddValue(std::move(v));
+  }
+  if (g.sparse_initializer_size() > 0) {
+    return absl::UnimplementedError(absl::StrCat(where, ": sparse initializers are not supported"));
+  }
+  for (const auto& in : g.input()) {
+    if (initializer_names.count(in.name())) continue;  // IR < 4 lists weights as inputs too
+    if (!in.type().has_tensor_type()) {
+      return absl::UnimplementedError(absl::StrCat(
+          where, ": input '", in.name(), "' is not a tensor (sequences and maps are not supported)"));
+    }
+    if (graph_.FindValue(in.name()) >= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": input '", in.name(),
+                                                     "' is declared twice"));
+    }
+    Value v;
+    v.name = in.name();
+    v.type = static_cast<DataType>(in.type().tensor_type().elem_type());
+    v.shape = ShapeInfoFromType(in.type());
+    v.is_graph_input = true;
+    graph_.inputs.push_back(graph_.AddValue(std::move(v)));
+  }
+
+  // pass 5: nodes. Constant nodes become weights.
+  std::set<std::string> node_names;
+  int generated = 0;
+  for (int k = 0; k < g.node_size(); ++k) {
+    const onnx::NodeProto& np = g.node(k);
+    if (np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty()) {
+      INFERD_ASSIGN_OR_RETURN(onnx::TensorProto t, ConstantValue(np));
+      if (np.output_size() != 1 || graph_.FindValue(np.output(0)) >= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": Constant node '", np.name(), "' must define one new output"));
+      }
+      t.set_name(np.output(0));
+      folded_.push_back(std::move(t));
+      INFERD_ASSIGN_OR_RETURN(const Tensor* w,
+                              weights_.Add(folded_.back(),
+                                           absl::StrCat("Constant '", np.output(0), "'")));
+      Value v;
+      v.name = np.output(0);
+      v.type = w->dtype();
+      v.shape = ShapeInfo::FromShape(w->shape());
+      v.initializer = w;
+      graph_.AddValue(std::move(v));
+      continue;
+    }
+    Node node;
+    node.name = np.name();
+    if (node.name.empty() || node_names.count(node.name)) {
+      do {
+        node.name = absl::StrCat(np.name().empty() ? np.op_type() : np.name(), "_", generated++);
+      } while (node_names.count(node.name));
+    }
+    node_names.insert(node.name);
+    node.op_type = np.op_type();
+    node.domain = NormalizeDomain(np.domain());
+    node.opset = opset(node.domain);
+    if (node.opset == 0 && opsets_.count(node.domain) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": node '", node.name,
+                                                     "' uses domain '", np.domain(),
+                                                     "', which the model does not import"));
+    }
+    node.attributes.assign(np.attribute().begin(), np.attribute().end());
+    node.metadata = NodeMetadata(np);
+    for (const std::string& out : np.output()) {
+      if (out.empty()) {
+        node.outputs.push_back(-1);
+        continue;
+      }
+      if (graph_.FindValue(out) >= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": value '", out,
+                                                       "' is produced twice (node '", node.name,
+                                                       "')"));
+      }
+      Value v;
+      v.name = out;
+      auto t = types.find(out);
+      if (t != types.end() && t->second->has_tensor_type()) {
+        v.type = static_cast<DataType>(t->second->tensor_type().elem_type());
+        v.shape = ShapeInfoFromType(*t->second);
+      }
+      node.outputs.push_back(graph_.AddValue(std::move(v)));
+    }
+    graph_.nodes.push_back(std::move(node));
+  }
+  // Inputs are resolved after every output exists: files need not be sorted.
+  for (int k = 0, n = 0; k < g.node_size(); ++k) {
+    const onnx::NodeProto& np = g.node(k);
+    if (np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty()) continue;
+    Node& node = graph_.nodes[n++];
+    for (const std::string& in : np.input()) {
+      if (in.empty()) {
+        node.inputs.push_back(-1);
+        continue;
+      }
+      const int v = graph_.FindValue(in);
+      if (v < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": node '", node.name, "' reads '", in,
+            "', which is no graph input, initializer, or output of any node"));
+      }
+      node.inputs.push_back(v);
+    }
+    std::vector<std::string> outer;
+    for (const auto& a : np.attribute()) {
+      if (a.has_g()) CollectOuterNames(a.g(), {}, outer);
+      for (const auto& sg : a.graphs()) CollectOuterNames(sg, {}, outer);
+    }
+    for (const std::string& name : outer) {
+      const int v = graph_.FindValue(name);
+      if (v < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": a subgraph of node '", node.name,
+                                                       "' reads '", name,
+                                                       "', which is defined nowhere"));
+      }
+      node.implicit_inputs.push_back(v);
+    }
+  }
+  for (const auto& out : g.output()) {
+    const int v = graph_.FindValue(out.name());
+    if (v < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": graph output '", out.name(), "' is produced by no node"));
+    }
+    graph_.values[v].is_graph_output = true;
+    graph_.outputs.push_back(v);
+  }
+
+  // pass 6: topological order (real exports are not always sorted).
+  INFERD_RETURN_IF_ERROR(graph_.TopologicalSort());
+  return graph_.Validate();
+}
+
+}  // namespace inferd::engine

@@ -1,0 +1,76 @@
+// Model: a loaded ONNX model: the parsed and checked ModelProto, its weights (viewed or mapped,
+// never copied into arenas), and the graph IR with types and shapes from ONNX shape inference.
+// Immutable after Load; shared by every session of the model (thread-safe to read).
+//
+// Loading: parse (libonnx protobuf), check (onnx::checker), apply fixed input shapes, infer
+// shapes (with data propagation), fold Constant nodes into weights, build the IR, and sort it
+// topologically. Malformed, truncated or hostile files give an INVALID_ARGUMENT (or NOT_FOUND /
+// UNIMPLEMENTED) status with a message naming what is wrong; nothing here aborts.
+//
+// Example:
+//   ModelLoadOptions opts;
+//   opts.fixed_input_shapes["input_ids"] = {1, 128};
+//   absl::StatusOr<std::shared_ptr<const Model>> m = Model::Load("/models/bert/model.onnx", opts);
+#ifndef INFERD_ENGINE_MODEL_H_
+#define INFERD_ENGINE_MODEL_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/graph.h"
+#include "engine/weights.h"
+#include "onnx/onnx_pb.h"
+
+namespace inferd::engine {
+
+struct ModelLoadOptions {
+  // Concrete shapes for graph inputs with dynamic dims, applied before shape inference, so that
+  // every shape can become known at load (and the static memory plan applies).
+  std::map<std::string, std::vector<int64_t>> fixed_input_shapes;
+  // Accepted opsets of the default ONNX domain.
+  int min_opset = 7;
+  int max_opset = 17;
+};
+
+class Model {
+ public:
+  static absl::StatusOr<std::shared_ptr<const Model>> Load(const std::string& path,
+                                                           const ModelLoadOptions& options = {});
+  // From serialized bytes; external data is resolved against `model_dir` ("" forbids it).
+  static absl::StatusOr<std::shared_ptr<const Model>> Parse(absl::string_view bytes,
+                                                            const std::string& model_dir,
+                                                            const ModelLoadOptions& options = {});
+
+  const Graph& graph() const { return graph_; }
+  const std::string& path() const { return path_; }
+  int64_t ir_version() const { return proto_->ir_version(); }
+  const std::string& producer_name() const { return proto_->producer_name(); }
+  // Opset imported for `domain` ("" / "ai.onnx" = default domain), or 0.
+  int opset(absl::string_view domain) const;
+  const std::map<std::string, int>& opsets() const { return opsets_; }
+  const WeightStore& weights() const { return weights_; }
+
+ private:
+  explicit Model(std::string model_dir) : weights_(std::move(model_dir)) {}
+  absl::Status Build(const ModelLoadOptions& options);
+
+  std::string path_;
+  std::unique_ptr<onnx::ModelProto> proto_;  // owns the bytes that weights view
+  std::deque<onnx::TensorProto> folded_;      // Constant nodes turned into weights
+  std::map<std::string, int> opsets_;
+  WeightStore weights_;
+  Graph graph_;
+};
+
+// Shape information of an ONNX TypeProto (tensor types only).
+ShapeInfo ShapeInfoFromType(const onnx::TypeProto& type);
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_MODEL_H_

@@ -1,0 +1,25 @@
+// Graph rewrites applied at load, before partitioning. Each fused node is named after the node
+// it replaces with a suffix ("<original name>/MatMulAddFusion"), so name-based partition rules
+// written for the original graph still match it. A rewrite applies only where the registry has
+// a kernel for the fused op.
+//   - MatMul + Add(bias over the last dim, a weight) -> com.inferd::FusedMatMul(A, B, bias)
+//   - Conv + Relu -> com.inferd::FusedConv(..., activation = "Relu")
+// The intermediate between the pair must have no other reader and must not be a graph output.
+#ifndef INFERD_ENGINE_REWRITES_H_
+#define INFERD_ENGINE_REWRITES_H_
+
+#include "absl/status/statusor.h"
+#include "engine/graph.h"
+#include "engine/kernel_registry.h"
+
+namespace inferd::engine {
+
+inline constexpr char kMatMulAddSuffix[] = "/MatMulAddFusion";
+inline constexpr char kConvReluSuffix[] = "/ConvReluFusion";
+
+// Applies every fusion; returns how many fused nodes were made.
+absl::StatusOr<int> ApplyFusions(Graph& graph, const KernelRegistry& registry);
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_REWRITES_H_

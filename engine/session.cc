@@ -1,0 +1,500 @@
+#include "engine/session.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "engine/copy.h"
+#include "engine/rewrites.h"
+#include "memory/system_allocator.h"
+
+namespace inferd::engine {
+
+// The per-run state of one concurrent run: every value's tensor, the static block of each
+// device, and per-step dynamic workspace caches. Reused run after run, so a steady-state run
+// allocates no metadata.
+struct Session::RunSlot {
+  std::vector<Tensor> values;
+  std::vector<memory::AllocationHandle> blocks;  // per device (static plan)
+  bool blocks_pre_allocated = false;
+  // Dynamic shapes: per step, the input shapes of the last run and the workspaces they needed.
+  std::vector<std::vector<Shape>> last_shapes;
+  std::vector<std::vector<WorkspaceRequirement>> last_workspaces;
+  std::vector<memory::AllocationHandle> workspaces;  // of the step being run
+  std::vector<Tensor> scratch_outputs;               // outputs the graph does not use
+};
+
+class Session::RunContext final : public KernelContext {
+ public:
+  RunContext(Session& s, RunSlot& slot, const PlanStep& step, const Node& node)
+      : s_(s), slot_(slot), step_(step), node_(node) {}
+
+  int num_inputs() const override { return static_cast<int>(node_.inputs.size()); }
+  const Tensor* input(int i) const override {
+    if (i < 0 || i >= num_inputs() || node_.inputs[i] < 0) return nullptr;
+    const Tensor& t = slot_.values[node_.inputs[i]];
+    return t.empty() ? nullptr : &t;
+  }
+  int num_outputs() const override { return static_cast<int>(node_.outputs.size()); }
+  bool output_wanted(int slot) const override {
+    return slot >= 0 && slot < num_outputs() && node_.outputs[slot] >= 0;
+  }
+
+  absl::StatusOr<Tensor*> MakeOutputTensor(int slot, DataType type, const Shape& shape) override {
+    if (slot < 0 || slot >= num_outputs()) {
+      return absl::InternalError(absl::StrCat("output slot ", slot, " out of range"));
+    }
+    std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(type));
+    if (!n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output ", slot, " shape ", shape.ToString(), " is invalid or too large"));
+    }
+    const size_t bytes = static_cast<size_t>(*n) * ElementSize(type);
+    const int v = node_.outputs[slot];
+    DeviceArenas& dev = s_.devices_[step_.device];
+    if (v < 0) {  // an optional output nobody reads: scratch from the execution side
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, dev.execution->Allocate(bytes));
+      slot_.scratch_outputs.push_back(Tensor::Owned(type, shape, std::move(h)));
+      return &slot_.scratch_outputs.back();
+    }
+    Tensor& out = slot_.values[v];
+    if (!out.empty()) {
+      return absl::InternalError(absl::StrCat("output ", slot, " allocated twice"));
+    }
+    const ValuePlan& vp = s_.plan_->values()[v];
+    if (vp.role == AllocationRole::kIO) {
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, dev.io->Allocate(bytes));
+      out = Tensor::Owned(type, shape, std::move(h));
+    } else if (vp.planned && vp.root == v && bytes <= vp.bytes &&
+               slot_.blocks[step_.device].valid()) {
+      auto* base = static_cast<unsigned char*>(slot_.blocks[step_.device].data());
+      out = Tensor::Borrowed(type, shape, base + vp.offset);
+    } else {
+      // A shape larger than planned (shape inference disagreed with the kernel), or an alias
+      // the kernel chose to copy: from the arena instead of the block.
+      if (vp.planned && vp.root == v) s_.plan_misses_.fetch_add(1, std::memory_order_relaxed);
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, dev.execution->Allocate(bytes));
+      out = Tensor::Owned(type, shape, std::move(h));
+    }
+    return &out;
+  }
+
+  absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index, const Shape& shape) override {
+    const Tensor* in = input(input_index);
+    if (in == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", input_index, " is absent"));
+    }
+    std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(in->dtype()));
+    if (!n || static_cast<size_t>(*n) * ElementSize(in->dtype()) != in->bytes()) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot view ", in->shape().ToString(),
+                                                     " as ", shape.ToString()));
+    }
+    const bool allowed = std::find(step_.aliases.begin(), step_.aliases.end(),
+                                   std::make_pair(slot, input_index)) != step_.aliases.end();
+    if (allowed && node_.outputs[slot] >= 0) {
+      Tensor& out = slot_.values[node_.outputs[slot]];
+      out = Tensor::Borrowed(in->dtype(), shape, in->raw_data());
+      return &out;
+    }
+    INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, in->dtype(), shape));
+    CopyPayload(out->raw_mutable_data(), in->raw_data(), in->bytes());
+    return out;
+  }
+
+  absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) override {
+    std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(type));
+    if (!n) return absl::InvalidArgumentError("temporary shape is invalid or too large");
+    INFERD_ASSIGN_OR_RETURN(
+        memory::AllocationHandle h,
+        s_.devices_[step_.device].execution->Allocate(static_cast<size_t>(*n) * ElementSize(type)));
+    return Tensor::Owned(type, shape, std::move(h));
+  }
+
+  absl::StatusOr<void*> GetWorkspace(int slot_id) override {
+    const std::vector<WorkspaceRequirement>* reqs =
+        s_.plan_->is_static() ? &step_.workspaces : &slot_.last_workspaces[step_index()];
+    for (size_t i = 0; i < reqs->size(); ++i) {
+      if ((*reqs)[i].slot_id != slot_id) continue;
+      if (s_.plan_->is_static()) {
+        auto* base = static_cast<unsigned char*>(slot_.blocks[step_.device].data());
+        return static_cast<void*>(base + step_.workspace_offsets[i]);
+      }
+      return slot_.workspaces[i].data();
+    }
+    return absl::InternalError(absl::StrCat("workspace ", slot_id, " was not declared"));
+  }
+
+  ThreadPool& threads() override { return *s_.threads_; }
+
+ private:
+  size_t step_index() const { return static_cast<size_t>(&step_ - s_.plan_->steps().data()); }
+
+  Session& s_;
+  RunSlot& slot_;
+  const PlanStep& step_;
+  const Node& node_;
+};
+
+Session::~Session() = default;
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path,
+                                                       const SessionOptions& options,
+                                                       const KernelRegistry& registry) {
+  ModelLoadOptions load;
+  load.fixed_input_shapes = options.fixed_input_shapes;
+  INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(path, load));
+  return Create(std::move(model), options, registry);
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Model> model,
+                                                         const SessionOptions& options,
+                                                         const KernelRegistry& registry) {
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = std::move(model);
+  s->options_ = options;
+  s->options_.intra_op_threads = std::max(1, options.intra_op_threads);
+  s->options_.max_concurrent_runs = std::max(1, options.max_concurrent_runs);
+  INFERD_RETURN_IF_ERROR(s->Init(registry));
+  return s;
+}
+
+absl::Status Session::Init(const KernelRegistry& registry) {
+  // pass 1: the session's own copy of the graph, rewritten.
+  graph_ = model_->graph();
+  if (options_.enable_fusions) {
+    INFERD_ASSIGN_OR_RETURN(fused_nodes_, ApplyFusions(graph_, registry));
+  }
+  // pass 2: devices. Everything runs on cpu:0 until partition rules say otherwise.
+  std::vector<std::string> devices = {"cpu:0"};
+  for (Node& node : graph_.nodes) {
+    if (node.device.empty()) node.device = devices[0];
+  }
+  // pass 3: kernels and the execution plan.
+  INFERD_ASSIGN_OR_RETURN(plan_, ExecutionPlan::Build(graph_, registry, devices,
+                                                      options_.intra_op_threads));
+  // pass 4: arenas per device.
+  for (const std::string& name : devices) {
+    DeviceArenas d;
+    d.device = name;
+    d.system = options_.allocator_factory ? options_.allocator_factory(name)
+                                          : std::make_shared<memory::CpuSystemAllocator>(name);
+    if (d.system == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("no allocator for device '", name, "'"));
+    }
+    d.execution = std::make_unique<memory::ExecutionArena>(d.system);
+    d.io = std::make_unique<memory::IOArena>(d.system);
+    auto caps = options_.retention_caps.find(name);
+    if (caps != options_.retention_caps.end()) {
+      for (const auto& [arena, bytes] : caps->second) {
+        if (arena == "execution") {
+          d.execution->SetRetentionCap(bytes);
+        } else if (arena == "io") {
+          d.io->SetRetentionCap(bytes);
+        } else {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "retention cap for unknown arena '", arena, "' (use 'execution' or 'io')"));
+        }
+      }
+    }
+    devices_.push_back(std::move(d));
+  }
+  threads_ = std::make_unique<ThreadPool>(options_.intra_op_threads);
+  // pass 5: run slots; weights are bound once.
+  for (int i = 0; i < options_.max_concurrent_runs; ++i) {
+    auto slot = std::make_unique<RunSlot>();
+    slot->values.resize(graph_.values.size());
+    for (size_t v = 0; v < graph_.values.size(); ++v) {
+      if (const Tensor* w = graph_.values[v].initializer) slot->values[v] = w->View();
+    }
+    slot->blocks.resize(devices_.size());
+    slot->last_shapes.resize(plan_->steps().size());
+    slot->last_workspaces.resize(plan_->steps().size());
+    free_slots_.push_back(slot.get());
+    slots_.push_back(std::move(slot));
+  }
+  if (options_.pre_allocate) INFERD_RETURN_IF_ERROR(PreAllocate());
+  return absl::OkStatus();
+}
+
+absl::Status Session::PreAllocate() {
+  if (!plan_->is_static()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pre_allocate needs every shape known at load, but ", plan_->dynamic_reason(),
+        "; give fixed_input_shapes for the dynamic inputs"));
+  }
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    const DevicePlan& dp = plan_->devices()[d];
+    for (auto& slot : slots_) {
+      if (dp.block_bytes > 0) {
+        absl::StatusOr<memory::AllocationHandle> block =
+            devices_[d].execution->Allocate(dp.block_bytes);
+        if (!block.ok()) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              "pre_allocate: ", dp.name, " needs ", dp.block_bytes, " bytes per run x ",
+              slots_.size(), " concurrent runs (intermediates and workspaces, of which ",
+              dp.workspace_bytes, " workspaces) plus ", dp.output_bytes,
+              " output bytes per run: ", block.status().message()));
+        }
+        slot->blocks[d] = std::move(*block);
+      }
+      slot->blocks_pre_allocated = true;
+    }
+  }
+  // Warm each device's IOArena with one set of output buffers per run slot: a run whose earlier
+  // outputs were released needs no system allocation.
+  std::vector<memory::AllocationHandle> warm;
+  for (size_t v = 0; v < plan_->values().size(); ++v) {
+    const ValuePlan& vp = plan_->values()[v];
+    if (vp.root != static_cast<int>(v) || vp.role != AllocationRole::kIO) continue;
+    const int64_t bytes = StaticBytes(graph_.values[v]);
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      absl::StatusOr<memory::AllocationHandle> h = devices_[vp.device].io->Allocate(bytes);
+      if (!h.ok()) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "pre_allocate: output '", graph_.values[v].name, "' (", bytes,
+            " bytes) does not fit on ", devices_[vp.device].device, ": ", h.status().message()));
+      }
+      warm.push_back(std::move(*h));
+    }
+  }
+  return absl::OkStatus();  // `warm` returns to the IOArenas' free lists here
+}
+
+std::vector<const Value*> Session::inputs() const {
+  std::vector<const Value*> out;
+  for (int v : graph_.inputs) out.push_back(&graph_.values[v]);
+  return out;
+}
+
+std::vector<const Value*> Session::outputs() const {
+  std::vector<const Value*> out;
+  for (int v : graph_.outputs) out.push_back(&graph_.values[v]);
+  return out;
+}
+
+SessionStats Session::stats() const {
+  SessionStats s;
+  s.runs = runs_.load();
+  s.failed_runs = failed_runs_.load();
+  s.input_bytes_borrowed = borrowed_.load();
+  s.input_bytes_staged = staged_.load();
+  s.static_plan_misses = plan_misses_.load();
+  return s;
+}
+
+Session::RunSlot* Session::AcquireSlot(absl::Status* status) {
+  std::unique_lock<std::mutex> lock(slots_mu_);
+  if (free_slots_.empty() && options_.fail_fast_when_busy) {
+    *status = absl::FailedPreconditionError(absl::StrCat(
+        "all ", slots_.size(), " run slots of this model are busy (max_concurrent_runs)"));
+    return nullptr;
+  }
+  slot_free_.wait(lock, [this] { return !free_slots_.empty(); });
+  RunSlot* slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
+void Session::ReleaseSlot(RunSlot* slot) {
+  {
+    std::lock_guard<std::mutex> lock(slots_mu_);
+    free_slots_.push_back(slot);
+  }
+  slot_free_.notify_one();
+}
+
+absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& slot) {
+  for (const InputTensor& in : inputs) {
+    const int v = graph_.FindValue(in.name);
+    if (v < 0 || !graph_.values[v].is_graph_input) {
+      std::vector<std::string> names;
+      for (int i : graph_.inputs) names.push_back(graph_.values[i].name);
+      return absl::InvalidArgumentError(absl::StrCat("unknown input '", in.name,
+                                                     "'; the model's inputs are: ",
+                                                     absl::StrJoin(names, ", ")));
+    }
+    const Value& val = graph_.values[v];
+    if (!slot.values[v].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "' is given twice"));
+    }
+    if (in.type != val.type) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "': expected ",
+                                                     DataTypeName(val.type), ", got ",
+                                                     DataTypeName(in.type)));
+    }
+    if (!val.shape.Matches(in.shape)) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "': expected shape ",
+                                                     val.shape.ToString(), ", got ",
+                                                     in.shape.ToString()));
+    }
+    std::optional<int64_t> n = CheckedNumElements(in.shape.dims(), ElementSize(in.type));
+    if (!n || static_cast<size_t>(*n) * ElementSize(in.type) != in.bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", in.name, "': shape ", in.shape.ToString(), " of ", DataTypeName(in.type),
+          " needs ", n ? absl::StrCat(*n * ElementSize(in.type)) : "too many", " bytes, got ",
+          in.bytes));
+    }
+    if (in.data == nullptr && in.bytes > 0) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "' has no data"));
+    }
+    if (reinterpret_cast<uintptr_t>(in.data) % std::max<size_t>(1, ElementSize(in.type)) == 0) {
+      slot.values[v] = Tensor::Borrowed(in.type, in.shape, in.data);
+      borrowed_.fetch_add(in.bytes, std::memory_order_relaxed);
+    } else {
+      // Misaligned for its element type: staged in the IOArena of the first device.
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, devices_[0].io->Allocate(in.bytes));
+      CopyPayload(h.data(), in.data, in.bytes);
+      slot.values[v] = Tensor::Owned(in.type, in.shape, std::move(h));
+      staged_.fetch_add(in.bytes, std::memory_order_relaxed);
+    }
+  }
+  for (int v : graph_.inputs) {
+    if (slot.values[v].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", graph_.values[v].name, "' is missing"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::Execute(RunSlot& slot, const RunOptions& run_options) {
+  const std::vector<PlanStep>& steps = plan_->steps();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const PlanStep& step = steps[k];
+    const Node& node = graph_.nodes[step.node];
+    if (run_options.cancelled && run_options.cancelled()) {
+      return absl::CancelledError(absl::StrCat("run cancelled before node '", node.name, "'"));
+    }
+    // Dynamic shapes: workspaces for this run's input shapes (declared again only when they
+    // change), taken from the execution arena for the duration of the step.
+    if (!plan_->is_static()) {
+      std::vector<Shape>& shapes = slot.last_shapes[k];
+      bool same = shapes.size() == node.inputs.size();
+      for (size_t i = 0; same && i < node.inputs.size(); ++i) {
+        const int v = node.inputs[i];
+        same = (v < 0 ? Shape() : slot.values[v].shape()) == shapes[i];
+      }
+      if (!same) {
+        shapes.clear();
+        for (int v : node.inputs) shapes.push_back(v < 0 ? Shape() : slot.values[v].shape());
+        slot.last_workspaces[k] = step.kernel->DeclareWorkspaceRequirements(shapes);
+      }
+      for (const WorkspaceRequirement& w : slot.last_workspaces[k]) {
+        INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
+                                devices_[step.device].execution->Allocate(w.bytes));
+        slot.workspaces.push_back(std::move(h));
+      }
+    }
+    RunContext ctx(*this, slot, step, node);
+    absl::Status status = step.kernel->Compute(ctx);
+    slot.workspaces.clear();
+    slot.scratch_outputs.clear();
+    if (!status.ok()) {
+      if (absl::StrContains(status.message(), node.name)) return status;
+      return absl::Status(status.code(), absl::StrCat("node '", node.name, "' (", node.op_type,
+                                                      "): ", status.message()));
+    }
+    for (int v : node.outputs) {
+      if (v >= 0 && slot.values[v].empty()) {
+        return absl::InternalError(absl::StrCat("node '", node.name, "' (", node.op_type,
+                                                ") did not produce '", graph_.values[v].name,
+                                                "'"));
+      }
+    }
+    for (int v : step.release) slot.values[v].Reset();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<OutputTensor>> Session::CollectOutputs(RunSlot& slot,
+                                                                  absl::Span<const int> outputs) {
+  std::vector<OutputTensor> result;
+  result.reserve(outputs.size());
+  for (int v : outputs) {
+    const ValuePlan& vp = plan_->values()[v];
+    Tensor& t = slot.values[v];
+    OutputTensor out;
+    out.name = graph_.values[v].name;
+    out.type = t.dtype();
+    out.shape = t.shape();
+    // The buffer is owned by the output itself, or by the root of its alias group.
+    memory::AllocationHandle handle;
+    if (t.owns_buffer()) {
+      handle = t.TakeHandle();
+    } else if (vp.role == AllocationRole::kIO && slot.values[vp.root].owns_buffer() &&
+               slot.values[vp.root].raw_data() == t.raw_data()) {
+      handle = slot.values[vp.root].TakeHandle();
+    }
+    if (handle.valid() && handle.arena_kind() == memory::ArenaKind::kIO) {
+      out.buffer = std::move(handle);
+    } else {
+      // A graph input or weight returned as an output (or an output listed twice): copied.
+      INFERD_ASSIGN_OR_RETURN(out.buffer, devices_[vp.device].io->Allocate(t.bytes()));
+      CopyPayload(out.buffer.data(), t.raw_data(), t.bytes());
+    }
+    result.push_back(std::move(out));
+  }
+  return result;
+}
+
+void Session::ClearRun(RunSlot& slot) {
+  for (size_t v = 0; v < slot.values.size(); ++v) {
+    if (graph_.values[v].initializer == nullptr) slot.values[v].Reset();
+  }
+  slot.workspaces.clear();
+  slot.scratch_outputs.clear();
+  if (!slot.blocks_pre_allocated) {
+    for (auto& b : slot.blocks) b.Release();
+  }
+}
+
+absl::StatusOr<std::vector<OutputTensor>> Session::Run(absl::Span<const InputTensor> inputs,
+                                                       absl::Span<const std::string> output_names,
+                                                       const RunOptions& run_options) {
+  std::vector<int> outputs;
+  if (output_names.empty()) {
+    outputs = graph_.outputs;
+  } else {
+    for (const std::string& name : output_names) {
+      const int v = graph_.FindValue(name);
+      if (v < 0 || !graph_.values[v].is_graph_output) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("requested output '", name, "' is not an output of the model"));
+      }
+      outputs.push_back(v);
+    }
+  }
+  absl::Status status;
+  RunSlot* slot = AcquireSlot(&status);
+  if (slot == nullptr) return status;
+  absl::StatusOr<std::vector<OutputTensor>> result;
+  status = BindInputs(inputs, *slot);
+  if (status.ok() && plan_->is_static() && !slot->blocks_pre_allocated) {
+    for (size_t d = 0; d < devices_.size() && status.ok(); ++d) {
+      const size_t bytes = plan_->devices()[d].block_bytes;
+      if (bytes == 0) continue;
+      absl::StatusOr<memory::AllocationHandle> block = devices_[d].execution->Allocate(bytes);
+      if (block.ok()) {
+        slot->blocks[d] = std::move(*block);
+      } else {
+        status = block.status();
+      }
+    }
+  }
+  if (status.ok()) status = Execute(*slot, run_options);
+  if (status.ok()) {
+    result = CollectOutputs(*slot, outputs);
+  } else {
+    result = status;
+  }
+  ClearRun(*slot);
+  ReleaseSlot(slot);
+  runs_.fetch_add(1, std::memory_order_relaxed);
+  if (!result.ok()) failed_runs_.fetch_add(1, std::memory_order_relaxed);
+  return result;
+}
+
+}  // namespace inferd::engine

@@ -1,0 +1,144 @@
+// Session: runs one loaded model. Built once (rewrites, kernels, execution plan, arenas per
+// device, run slots) and then used by many threads: Run is thread-safe and up to
+// max_concurrent_runs runs execute at once, each in its own run slot.
+//
+// Memory: inputs are borrowed views of the caller's bytes (never copied, never freed); inputs
+// that are misaligned for their element type are staged in the IOArena. Intermediates and
+// workspaces come from the ExecutionArena (or their offsets in the static plan's block) and go
+// back at their last use. Outputs are AllocationHandles in the IOArena: they stay valid after
+// later runs, after runs with other shapes, and after the session is destroyed, and can be
+// exported as IOLeases.
+//
+// Example:
+//   KernelRegistry registry;
+//   RegisterCpuKernels(registry);
+//   auto session = Session::Load("mlp/model.onnx", SessionOptions{}, registry);
+//   InputTensor x{"x", DataType::kFloat32, Shape{4, 64}, data, 4 * 64 * sizeof(float)};
+//   absl::StatusOr<std::vector<OutputTensor>> out = (*session)->Run({x});
+#ifndef INFERD_ENGINE_SESSION_H_
+#define INFERD_ENGINE_SESSION_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "engine/execution_plan.h"
+#include "engine/graph.h"
+#include "engine/kernel_registry.h"
+#include "engine/model.h"
+#include "engine/session_options.h"
+#include "engine/thread_pool.h"
+#include "memory/execution_arena.h"
+#include "memory/io_arena.h"
+
+namespace inferd::engine {
+
+struct InputTensor {
+  std::string name;
+  DataType type = DataType::kUndefined;
+  Shape shape;
+  const void* data = nullptr;  // borrowed for the duration of Run
+  size_t bytes = 0;
+};
+
+struct OutputTensor {
+  std::string name;
+  DataType type = DataType::kUndefined;
+  Shape shape;
+  memory::AllocationHandle buffer;  // in the IOArena of the device that made it
+};
+
+struct RunOptions {
+  // Checked between steps; a run that is cancelled stops with CANCELLED.
+  std::function<bool()> cancelled;
+};
+
+// The two arenas of one device.
+struct DeviceArenas {
+  std::string device;
+  std::shared_ptr<memory::SystemAllocator> system;
+  std::unique_ptr<memory::ExecutionArena> execution;
+  std::unique_ptr<memory::IOArena> io;
+};
+
+struct SessionStats {
+  uint64_t runs = 0;
+  uint64_t failed_runs = 0;
+  uint64_t input_bytes_borrowed = 0;
+  uint64_t input_bytes_staged = 0;
+  uint64_t static_plan_misses = 0;  // outputs larger than planned, taken from the arena instead
+};
+
+class Session {
+ public:
+  static absl::StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const Model> model,
+                                                         const SessionOptions& options,
+                                                         const KernelRegistry& registry);
+  // Model::Load with options.fixed_input_shapes, then Create.
+  static absl::StatusOr<std::unique_ptr<Session>> Load(const std::string& path,
+                                                       const SessionOptions& options,
+                                                       const KernelRegistry& registry);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Runs the model. `output_names` selects outputs (empty: all, in graph order).
+  absl::StatusOr<std::vector<OutputTensor>> Run(absl::Span<const InputTensor> inputs,
+                                                absl::Span<const std::string> output_names = {},
+                                                const RunOptions& run_options = {});
+
+  const Model& model() const { return *model_; }
+  const Graph& graph() const { return graph_; }  // after rewrites and device assignment
+  const ExecutionPlan& plan() const { return *plan_; }
+  const SessionOptions& options() const { return options_; }
+  // Graph inputs the caller feeds and declared outputs, with what is known of their shapes.
+  std::vector<const Value*> inputs() const;
+  std::vector<const Value*> outputs() const;
+  // Arenas per device; thread-safe (caps, trims and stats may be changed while runs go on).
+  std::vector<DeviceArenas>& devices() { return devices_; }
+  const std::vector<DeviceArenas>& devices() const { return devices_; }
+  SessionStats stats() const;
+  int fused_nodes() const { return fused_nodes_; }
+
+ private:
+  struct RunSlot;
+  class RunContext;
+  Session() = default;
+  absl::Status Init(const KernelRegistry& registry);
+  absl::Status PreAllocate();
+  RunSlot* AcquireSlot(absl::Status* status);
+  void ReleaseSlot(RunSlot* slot);
+  absl::Status BindInputs(absl::Span<const InputTensor> inputs, RunSlot& slot);
+  absl::Status Execute(RunSlot& slot, const RunOptions& run_options);
+  absl::StatusOr<std::vector<OutputTensor>> CollectOutputs(RunSlot& slot,
+                                                           absl::Span<const int> outputs);
+  void ClearRun(RunSlot& slot);
+
+  // Constant after Create.
+  std::shared_ptr<const Model> model_;
+  SessionOptions options_;
+  Graph graph_;
+  std::unique_ptr<ExecutionPlan> plan_;
+  std::vector<DeviceArenas> devices_;
+  std::unique_ptr<ThreadPool> threads_;
+  std::vector<std::unique_ptr<RunSlot>> slots_;
+  int fused_nodes_ = 0;
+
+  std::mutex slots_mu_;
+  // Protected by slots_mu_.
+  std::condition_variable slot_free_;
+  std::vector<RunSlot*> free_slots_;
+
+  std::atomic<uint64_t> runs_{0}, failed_runs_{0}, borrowed_{0}, staged_{0}, plan_misses_{0};
+};
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_SESSION_H_

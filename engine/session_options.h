@@ -1,0 +1,43 @@
+// SessionOptions: how one model's session is built and run. Plain value type.
+#ifndef INFERD_ENGINE_SESSION_OPTIONS_H_
+#define INFERD_ENGINE_SESSION_OPTIONS_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memory/system_allocator.h"
+
+namespace inferd::engine {
+
+struct SessionOptions {
+  // Intra-op threads (the caller's thread counts as one).
+  int intra_op_threads = 1;
+  // Runs that may execute at the same time; each has its own run state (and, with a static
+  // plan, its own block).
+  int max_concurrent_runs = 1;
+  // What a run does when every run slot is busy: wait for one, or fail at once with
+  // FAILED_PRECONDITION.
+  bool fail_fast_when_busy = false;
+  // Allocate each run slot's static-plan block (intermediates and workspaces) at load, and warm
+  // the IOArena with one set of output buffers, so that a model that loads cannot run out of
+  // memory in Run. Needs every shape known at load (a static model or fixed_input_shapes).
+  bool pre_allocate = false;
+  // Concrete shapes for dynamic graph inputs (see ModelLoadOptions).
+  std::map<std::string, std::vector<int64_t>> fixed_input_shapes;
+  // Graph rewrites (MatMul+Add, Conv+Relu fusions).
+  bool enable_fusions = true;
+  // Retention caps per device and arena kind ("execution" / "io"), applied at creation.
+  std::map<std::string, std::map<std::string, uint64_t>> retention_caps;
+  // Makes the backing allocator of a device ("cpu:0", "cpu:1", ...). Default: CpuSystemAllocator
+  // for cpu:N. Tests inject fakes here.
+  std::function<std::shared_ptr<memory::SystemAllocator>(const std::string& device)>
+      allocator_factory;
+};
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_SESSION_OPTIONS_H_

@@ -1,0 +1,71 @@
+// WeightStore: the model's weights (initializers and folded Constant nodes) as borrowed Tensor
+// views. Weights are never copied into arenas: raw data is viewed where the parsed model holds
+// it, external data (`data_location: EXTERNAL`) is mapped with mmap relative to the model file
+// and bounds-checked, and only typed fields that need widening (int32_data holding int8, ...)
+// or misaligned external data are converted into owned buffers (counted in owned_bytes()).
+// Not thread-safe while loading; read-only afterwards.
+#ifndef INFERD_ENGINE_WEIGHTS_H_
+#define INFERD_ENGINE_WEIGHTS_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/tensor.h"
+#include "onnx/onnx_pb.h"
+
+namespace inferd::engine {
+
+// A read-only mapping of a whole file.
+class MappedFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const unsigned char* data() const { return data_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  MappedFile(const unsigned char* data, uint64_t size) : data_(data), size_(size) {}
+  const unsigned char* data_;
+  uint64_t size_;
+};
+
+class WeightStore {
+ public:
+  // `model_dir`: directory that external data locations are relative to ("" = none allowed).
+  explicit WeightStore(std::string model_dir) : model_dir_(std::move(model_dir)) {}
+
+  // A view of `proto`'s data. `proto` must outlive the store (it is part of the parsed model).
+  // `what` names the tensor in messages ("initializer 'w'").
+  absl::StatusOr<const Tensor*> Add(const onnx::TensorProto& proto, const std::string& what);
+
+  const std::string& model_dir() const { return model_dir_; }
+  uint64_t total_bytes() const { return total_bytes_; }
+  uint64_t owned_bytes() const { return owned_bytes_; }
+  uint64_t mapped_bytes() const { return mapped_bytes_; }
+
+ private:
+  absl::StatusOr<const unsigned char*> External(const onnx::TensorProto& proto, uint64_t bytes,
+                                                const std::string& what);
+
+  std::string model_dir_;
+  std::map<std::string, std::unique_ptr<MappedFile>> files_;
+  std::vector<std::unique_ptr<unsigned char[]>> owned_;
+  std::deque<Tensor> tensors_;  // stable addresses
+  uint64_t total_bytes_ = 0, owned_bytes_ = 0, mapped_bytes_ = 0;
+};
+
+// Decodes a TensorProto into an owned, contiguous byte vector (for test data, .pb files, and
+// Constant attributes read by tools). Handles raw and typed fields; no external data.
+absl::StatusOr<std::vector<unsigned char>> TensorProtoBytes(const onnx::TensorProto& proto,
+                                                            DataType* type, Shape* shape);
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_WEIGHTS_H_
