@@ -1,0 +1,974 @@
+#include "server/config.h"
+
+#include <arpa/inet.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "absl/numeric/int128.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/types/span.h"
+#include "base/status_macros.h"
+#include "yaml-cpp/yaml.h"
+
+namespace inferd::server {
+
+// ---------------------------------------------------------------------------------------------
+// Value parsers
+
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
+  const absl::string_view s = absl::StripAsciiWhitespace(text);
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a byte size such as 512MiB, 6GiB or 1048576, got '", text, "'"));
+  };
+  size_t i = 0;
+  while (i < s.size() && absl::ascii_isdigit(s[i])) ++i;
+  const absl::string_view whole = s.substr(0, i);
+  absl::string_view fraction;
+  if (i < s.size() && s[i] == '.') {
+    size_t j = i + 1;
+    while (j < s.size() && absl::ascii_isdigit(s[j])) ++j;
+    fraction = s.substr(i + 1, j - i - 1);
+    if (fraction.empty()) return bad();
+    i = j;
+  }
+  if (whole.empty() && fraction.empty()) return bad();
+  if (whole.size() > 20 || fraction.size() > 18) return bad();
+  const absl::string_view unit = absl::StripLeadingAsciiWhitespace(s.substr(i));
+
+  struct Unit {
+    absl::string_view name;
+    uint64_t multiplier;
+  };
+  static constexpr Unit kUnits[] = {
+      {"", 1},
+      {"B", 1},
+      {"KiB", uint64_t{1} << 10},
+      {"MiB", uint64_t{1} << 20},
+      {"GiB", uint64_t{1} << 30},
+      {"TiB", uint64_t{1} << 40},
+      {"KB", 1000},
+      {"MB", 1000 * 1000},
+      {"GB", 1000 * 1000 * 1000},
+      {"TB", uint64_t{1000} * 1000 * 1000 * 1000},
+  };
+  const Unit* found = nullptr;
+  for (const Unit& u : kUnits) {
+    if (u.name == unit) found = &u;
+  }
+  if (found == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown unit '", unit, "' in '", text,
+                     "' (units, case-sensitive: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"));
+  }
+
+  absl::uint128 whole_value = 0;
+  for (char c : whole) whole_value = whole_value * 10 + (c - '0');
+  absl::uint128 fraction_value = 0;
+  absl::uint128 fraction_scale = 1;
+  for (char c : fraction) {
+    fraction_value = fraction_value * 10 + (c - '0');
+    fraction_scale *= 10;
+  }
+  const absl::uint128 fraction_bytes = fraction_value * found->multiplier;
+  if (fraction_bytes % fraction_scale != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a whole number of bytes"));
+  }
+  const absl::uint128 total = whole_value * found->multiplier + fraction_bytes / fraction_scale;
+  if (total > absl::uint128(std::numeric_limits<uint64_t>::max())) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is too large"));
+  }
+  return absl::Uint128Low64(total);
+}
+
+absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text) {
+  const absl::string_view s = absl::StripAsciiWhitespace(text);
+  absl::Duration d;
+  if (s.empty() || !absl::ParseDuration(s, &d) || d < absl::ZeroDuration() ||
+      d == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a duration such as 250ms, 10s or 2m, got '", text, "'"));
+  }
+  return d;
+}
+
+absl::StatusOr<std::string> NormalizeDeviceName(absl::string_view text) {
+  if (text == "cpu") return std::string("cpu:0");
+  for (absl::string_view kind : {"cpu", "cuda"}) {
+    absl::string_view index = text;
+    if (!absl::ConsumePrefix(&index, kind) || !absl::ConsumePrefix(&index, ":")) continue;
+    int n = 0;
+    if (!index.empty() && index.size() <= 6 &&
+        std::all_of(index.begin(), index.end(), absl::ascii_isdigit) &&
+        absl::SimpleAtoi(index, &n)) {
+      return absl::StrCat(kind, ":", n);
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("expected a device 'cpu', 'cpu:N' or 'cuda:N', got '", text, "'"));
+}
+
+const char* LogLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace:
+      return "trace";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "?";
+}
+
+const char* WhenBusyName(WhenBusy when) { return when == WhenBusy::kWait ? "wait" : "fail_fast"; }
+
+const ModelConfig* Config::FindModel(absl::string_view name) const {
+  for (const ModelConfig& m : models) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+ModelConfig DefaultModelConfig(absl::string_view name) {
+  ModelConfig m;
+  m.name = std::string(name);
+  m.path = absl::StrCat(name, "/model.onnx");
+  return m;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Reading YAML nodes with file:line errors
+
+// The environment LoadConfig resolves; ParseConfig passes none.
+struct Environment {
+  std::string base_dir;  // the config file's directory
+};
+
+class Reader {
+ public:
+  explicit Reader(absl::string_view file) : file_(file) {}
+
+  const std::string& file() const { return file_; }
+
+  absl::Status Error(int line, absl::string_view path, absl::string_view reason) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_, ":", line, ": ", path, path.empty() ? "" : ": ", reason));
+  }
+
+ private:
+  std::string file_;
+};
+
+int LineOf(const YAML::Node& node, int fallback) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() ? fallback : mark.line + 1;
+}
+
+std::string Got(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      if (node.Scalar().size() > 80) return absl::StrCat("'", node.Scalar().substr(0, 77), "...'");
+      return absl::StrCat("'", node.Scalar(), "'");
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    default:
+      return "nothing";
+  }
+}
+
+std::string Join(absl::string_view path, absl::string_view key) {
+  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
+}
+
+// One key: value of a YAML map. `line` is the key's line: errors about the value point there.
+struct Field {
+  std::string key;
+  YAML::Node value;
+  int line = 0;
+  std::string path;  // "models[1].threads"
+};
+
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The fields of a map node in file order. With `allowed`, any other key is an error (with a
+// suggestion when it is a near miss); duplicate keys are always errors. Null reads as empty.
+absl::StatusOr<std::vector<Field>> ReadMap(const Reader& r, const YAML::Node& node, int line,
+                                           absl::string_view path,
+                                           absl::Span<const absl::string_view> allowed = {}) {
+  std::vector<Field> fields;
+  std::map<std::string, int> first_line;  // key -> its line
+  if (node.IsNull()) return fields;
+  if (!node.IsMap()) return r.Error(line, path, absl::StrCat("expected a map, got ", Got(node)));
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const int key_line = LineOf(it->first, line);
+    if (!it->first.IsScalar()) {
+      return r.Error(key_line, path, absl::StrCat("expected a plain key, got ", Got(it->first)));
+    }
+    Field f{it->first.Scalar(), it->second, key_line, Join(path, it->first.Scalar())};
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), f.key) == allowed.end()) {
+      for (absl::string_view known : allowed) {
+        if (EditDistance(f.key, known) <= std::min<size_t>(2, known.size() / 3)) {
+          return r.Error(key_line, f.path,
+                         absl::StrCat("unknown key; did you mean '", known, "'?"));
+        }
+      }
+      return r.Error(key_line, f.path,
+                     absl::StrCat("unknown key (known keys: ", absl::StrJoin(allowed, ", "), ")"));
+    }
+    const auto [earlier, inserted] = first_line.emplace(f.key, key_line);
+    if (!inserted) {
+      return r.Error(key_line, f.path,
+                     absl::StrCat("duplicate key (first at line ", earlier->second, ")"));
+    }
+    fields.push_back(std::move(f));
+  }
+  return fields;
+}
+
+absl::StatusOr<std::string> ReadScalar(const Reader& r, const YAML::Node& node, int line,
+                                       absl::string_view path, absl::string_view expected) {
+  if (!node.IsScalar()) {
+    return r.Error(line, path, absl::StrCat("expected ", expected, ", got ", Got(node)));
+  }
+  return node.Scalar();
+}
+
+absl::StatusOr<std::string> ReadString(const Reader& r, const Field& f) {
+  return ReadScalar(r, f.value, f.line, f.path, "a string");
+}
+
+absl::StatusOr<bool> ReadBool(const Reader& r, const Field& f) {
+  if (f.value.IsScalar()) {
+    const std::string& s = f.value.Scalar();
+    if (s == "true" || s == "True" || s == "TRUE") return true;
+    if (s == "false" || s == "False" || s == "FALSE") return false;
+  }
+  return r.Error(f.line, f.path, absl::StrCat("expected true or false, got ", Got(f.value)));
+}
+
+absl::StatusOr<int64_t> ReadInt(const Reader& r, const YAML::Node& node, int line,
+                                absl::string_view path, int64_t min, int64_t max) {
+  const char* expected = min > 0 ? "a positive integer" : "a non-negative integer";
+  int64_t v = 0;
+  if (!node.IsScalar() || !absl::SimpleAtoi(node.Scalar(), &v) || v < min || v > max) {
+    std::string limit =
+        max < std::numeric_limits<int64_t>::max() && v > max ? absl::StrCat(" up to ", max) : "";
+    return r.Error(line, path, absl::StrCat("expected ", expected, limit, ", got ", Got(node)));
+  }
+  return v;
+}
+
+absl::StatusOr<int> ReadCount(const Reader& r, const Field& f, int64_t min) {
+  INFERD_ASSIGN_OR_RETURN(
+      int64_t v, ReadInt(r, f.value, f.line, f.path, min, std::numeric_limits<int32_t>::max()));
+  return static_cast<int>(v);
+}
+
+absl::StatusOr<uint64_t> ReadBytes(const Reader& r, const YAML::Node& node, int line,
+                                   absl::string_view path) {
+  if (!node.IsScalar()) {
+    return r.Error(line, path,
+                   absl::StrCat("expected a byte size such as 512MiB, got ", Got(node)));
+  }
+  absl::StatusOr<uint64_t> bytes = ParseByteSize(node.Scalar());
+  if (!bytes.ok()) return r.Error(line, path, bytes.status().message());
+  return *bytes;
+}
+
+absl::StatusOr<std::string> ReadDevice(const Reader& r, const YAML::Node& node, int line,
+                                       absl::string_view path) {
+  INFERD_ASSIGN_OR_RETURN(std::string text, ReadScalar(r, node, line, path, "a device"));
+  absl::StatusOr<std::string> device = NormalizeDeviceName(text);
+  if (!device.ok()) return r.Error(line, path, device.status().message());
+  return *device;
+}
+
+template <typename Enum>
+absl::StatusOr<Enum> ReadEnum(const Reader& r, const Field& f,
+                              std::initializer_list<std::pair<const char*, Enum>> choices) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : choices) {
+    if (f.value.IsScalar() && f.value.Scalar() == name) return value;
+    names.push_back(name);
+  }
+  return r.Error(
+      f.line, f.path,
+      absl::StrCat("expected one of ", absl::StrJoin(names, ", "), "; got ", Got(f.value)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Addresses
+
+struct Address {
+  std::string host;  // without brackets; empty for unix sockets
+  bool is_unix = false;
+  int port = 0;
+};
+
+// "host:port", "[v6]:port" or (allow_unix) "unix:/path".
+absl::StatusOr<Address> ParseAddress(absl::string_view text, bool allow_unix) {
+  Address a;
+  if (allow_unix && absl::StartsWith(text, "unix:")) {
+    if (text.size() == 5) return absl::InvalidArgumentError("unix: socket path is empty");
+    a.is_unix = true;
+    return a;
+  }
+  const std::string expected =
+      absl::StrCat("expected host:port such as 127.0.0.1:8001 or [::1]:8001",
+                   allow_unix ? " or unix:/path" : "", ", got '", text, "'");
+  absl::string_view port;
+  if (absl::StartsWith(text, "[")) {
+    const size_t close = text.find(']');
+    if (close == absl::string_view::npos || text.substr(close + 1, 1) != ":") {
+      return absl::InvalidArgumentError(expected);
+    }
+    a.host = std::string(text.substr(1, close - 1));
+    port = text.substr(close + 2);
+  } else {
+    const size_t colon = text.rfind(':');
+    if (colon == absl::string_view::npos) return absl::InvalidArgumentError(expected);
+    a.host = std::string(text.substr(0, colon));
+    port = text.substr(colon + 1);
+    if (a.host.find(':') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("write an IPv6 host in brackets, e.g. [::1]:8001; got '", text, "'"));
+    }
+  }
+  if (a.host.empty() || port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(port, &a.port) || a.port > 65535) {
+    return absl::InvalidArgumentError(expected);
+  }
+  return a;
+}
+
+bool IsLoopback(const Address& a) {
+  if (a.is_unix || a.host == "localhost" || a.host == "::1") return true;
+  in_addr v4;
+  return inet_pton(AF_INET, a.host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
+}
+
+bool IsWildcard(const Address& a) { return a.host == "0.0.0.0" || a.host == "::"; }
+
+// ---------------------------------------------------------------------------------------------
+// server:
+
+constexpr absl::string_view kServerKeys[] = {
+    "grpc_address",      "admin_address", "metrics_address", "tls",
+    "max_message_bytes", "admin_token",   "admin_token_env", "model_repository",
+    "drain_timeout",     "log_level",     "log_json",        "load_all_models"};
+constexpr absl::string_view kTlsKeys[] = {"cert_file", "key_file"};
+
+bool IsEnvName(absl::string_view s) {
+  if (s.empty() || absl::ascii_isdigit(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
+}
+
+std::string Resolve(const Environment& env, const std::string& path) {
+  if (path.empty() || path[0] == '/' || env.base_dir.empty()) return path;
+  return absl::StrCat(absl::StripSuffix(env.base_dir, "/"), "/", path);
+}
+
+// The lines of the server keys that checks across keys point at; 0: not written.
+struct ServerLines {
+  int server = 1;  // the `server:` key (line 1 when absent)
+  int grpc = 0, admin = 0, metrics = 0, tls = 0, token = 0, token_env = 0, repository = 0;
+};
+
+// pass 1: each key's value.
+absl::Status ReadServer(const Reader& r, const YAML::Node& node, ServerLines* lines,
+                        ServerConfig* out) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                          ReadMap(r, node, lines->server, "server", kServerKeys));
+  for (const Field& f : fields) {
+    if (f.key == "grpc_address" || f.key == "admin_address" || f.key == "metrics_address") {
+      INFERD_ASSIGN_OR_RETURN(std::string address,
+                              ReadScalar(r, f.value, f.line, f.path,
+                                         "host:port (quote an IPv6 address: \"[::]:8001\")"));
+      absl::StatusOr<Address> parsed = ParseAddress(address, f.key != "metrics_address");
+      if (!parsed.ok()) return r.Error(f.line, f.path, parsed.status().message());
+      if (f.key == "grpc_address") {
+        out->grpc_address = address;
+        lines->grpc = f.line;
+      } else if (f.key == "admin_address") {
+        out->admin_address = address;
+        lines->admin = f.line;
+      } else {
+        out->metrics_address = address;
+        lines->metrics = f.line;
+      }
+    } else if (f.key == "tls") {
+      lines->tls = f.line;
+      INFERD_ASSIGN_OR_RETURN(std::vector<Field> tls,
+                              ReadMap(r, f.value, f.line, f.path, kTlsKeys));
+      TlsConfig t;
+      for (const Field& g : tls) {
+        INFERD_ASSIGN_OR_RETURN(std::string file, ReadString(r, g));
+        if (file.empty()) return r.Error(g.line, g.path, "expected a file name, got ''");
+        (g.key == "cert_file" ? t.cert_file : t.key_file) = file;
+      }
+      if (t.cert_file.empty() != t.key_file.empty()) {
+        return r.Error(f.line, f.path, "set both cert_file and key_file (or neither)");
+      }
+      if (!t.cert_file.empty()) out->tls = t;
+    } else if (f.key == "max_message_bytes") {
+      INFERD_ASSIGN_OR_RETURN(out->max_message_bytes, ReadBytes(r, f.value, f.line, f.path));
+      if (out->max_message_bytes == 0 ||
+          out->max_message_bytes > uint64_t{std::numeric_limits<int32_t>::max()}) {
+        return r.Error(f.line, f.path,
+                       absl::StrCat("must be between 1 and 2147483647 bytes (gRPC's limit), got ",
+                                    Got(f.value)));
+      }
+    } else if (f.key == "admin_token") {
+      lines->token = f.line;
+      INFERD_ASSIGN_OR_RETURN(out->admin_token, ReadString(r, f));
+      if (out->admin_token.empty()) return r.Error(f.line, f.path, "the token is empty");
+    } else if (f.key == "admin_token_env") {
+      lines->token_env = f.line;
+      INFERD_ASSIGN_OR_RETURN(out->admin_token_env, ReadString(r, f));
+      if (!IsEnvName(out->admin_token_env)) {
+        return r.Error(f.line, f.path,
+                       absl::StrCat("expected an environment variable name, got ", Got(f.value)));
+      }
+    } else if (f.key == "model_repository") {
+      lines->repository = f.line;
+      INFERD_ASSIGN_OR_RETURN(out->model_repository, ReadString(r, f));
+      if (out->model_repository.empty()) {
+        return r.Error(f.line, f.path, "expected a directory, got ''");
+      }
+    } else if (f.key == "drain_timeout") {
+      INFERD_ASSIGN_OR_RETURN(std::string text,
+                              ReadScalar(r, f.value, f.line, f.path, "a duration such as 10s"));
+      absl::StatusOr<absl::Duration> d = ParseDuration(text);
+      if (!d.ok()) return r.Error(f.line, f.path, d.status().message());
+      out->drain_timeout = *d;
+    } else if (f.key == "log_level") {
+      INFERD_ASSIGN_OR_RETURN(out->log_level, ReadEnum<LogLevel>(r, f,
+                                                                 {{"trace", LogLevel::kTrace},
+                                                                  {"debug", LogLevel::kDebug},
+                                                                  {"info", LogLevel::kInfo},
+                                                                  {"warn", LogLevel::kWarn},
+                                                                  {"error", LogLevel::kError}}));
+    } else if (f.key == "log_json") {
+      INFERD_ASSIGN_OR_RETURN(out->log_json, ReadBool(r, f));
+    } else if (f.key == "load_all_models") {
+      INFERD_ASSIGN_OR_RETURN(out->load_all_models, ReadBool(r, f));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// pass 2: rules across keys.
+absl::Status CheckServer(const Reader& r, const ServerLines& lines, const ServerConfig& server) {
+  if (lines.repository == 0) {
+    return r.Error(lines.server, "server.model_repository",
+                   "required (the directory holding <name>/model.onnx)");
+  }
+  if (lines.token != 0 && lines.token_env != 0) {
+    return r.Error(std::max(lines.token, lines.token_env), "server",
+                   "set admin_token or admin_token_env, not both");
+  }
+  const absl::StatusOr<Address> admin = ParseAddress(server.admin_address, true);
+  if (!IsLoopback(*admin) && lines.token == 0 && lines.token_env == 0) {
+    return r.Error(lines.admin != 0 ? lines.admin : lines.server, "server.admin_address",
+                   absl::StrCat("'", server.admin_address,
+                                "' is not a loopback address, so the admin API requires a bearer "
+                                "token: set server.admin_token or server.admin_token_env (or bind "
+                                "it to 127.0.0.1)"));
+  }
+  // The three listeners must not collide (port 0, "pick a free port", excepted).
+  struct Listener {
+    const char* key;
+    const std::string* address;
+    int line;
+  };
+  const Listener listeners[] = {{"grpc_address", &server.grpc_address, lines.grpc},
+                                {"admin_address", &server.admin_address, lines.admin},
+                                {"metrics_address", &server.metrics_address, lines.metrics}};
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < i; ++j) {
+      const Address a = *ParseAddress(*listeners[i].address, true);
+      const Address b = *ParseAddress(*listeners[j].address, true);
+      const bool clash = a.is_unix ? *listeners[i].address == *listeners[j].address
+                                   : !b.is_unix && a.port != 0 && a.port == b.port &&
+                                         (a.host == b.host || IsWildcard(a) || IsWildcard(b));
+      if (clash) {
+        return r.Error(listeners[i].line != 0 ? listeners[i].line : lines.server,
+                       Join("server", listeners[i].key),
+                       absl::StrCat("'", *listeners[i].address, "' collides with server.",
+                                    listeners[j].key, " ('", *listeners[j].address, "')"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// pass 3 (LoadConfig only): paths against the config file's directory, the token variable.
+absl::Status ResolveServer(const Reader& r, const ServerLines& lines, const Environment& env,
+                           ServerConfig* out) {
+  out->model_repository = Resolve(env, out->model_repository);
+  struct stat st;
+  const int stat_result = stat(out->model_repository.c_str(), &st);
+  const int stat_errno = errno;
+  if (stat_result != 0 || !S_ISDIR(st.st_mode)) {
+    return r.Error(
+        lines.repository, "server.model_repository",
+        absl::StrCat("'", out->model_repository, "' is not a directory",
+                     stat_result != 0 ? absl::StrCat(" (", std::strerror(stat_errno), ")") : ""));
+  }
+  if (out->tls) {
+    for (std::string* file : {&out->tls->cert_file, &out->tls->key_file}) {
+      *file = Resolve(env, *file);
+      if (access(file->c_str(), R_OK) != 0) {
+        return r.Error(lines.tls, "server.tls",
+                       absl::StrCat("cannot read '", *file, "': ", std::strerror(errno)));
+      }
+    }
+  }
+  if (lines.token_env != 0) {
+    const char* value = std::getenv(out->admin_token_env.c_str());
+    if (value == nullptr || *value == '\0') {
+      return r.Error(lines.token_env, "server.admin_token_env",
+                     absl::StrCat("environment variable ", out->admin_token_env, " is ",
+                                  value == nullptr ? "not set" : "empty"));
+    }
+    out->admin_token = value;
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// models:
+
+constexpr absl::string_view kModelKeys[] = {"name",
+                                            "path",
+                                            "version",
+                                            "threads",
+                                            "max_concurrent_runs",
+                                            "queue_length",
+                                            "when_busy",
+                                            "pre_allocate",
+                                            "fixed_input_shapes",
+                                            "max_input_shapes",
+                                            "partition",
+                                            "retention_caps",
+                                            "enable_fusions"};
+constexpr absl::string_view kPartitionKeys[] = {"devices", "name_rules", "annotation_rules",
+                                                "fallback_device", "fallback_on_missing_device"};
+constexpr absl::string_view kArenaKeys[] = {"execution", "io"};
+
+// Where a model's settings come from, which decides a few keys.
+enum class ModelSource { kListEntry, kMapEntry, kModelDir };
+
+bool IsModelName(absl::string_view s) {
+  if (s.empty() || s[0] == '.' || s.size() > 200) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// input name -> shape; dims >= min_dim. `lines` receives each input's line.
+absl::Status ReadShapes(const Reader& r, const Field& f, int64_t min_dim,
+                        std::map<std::string, std::vector<int64_t>>* out,
+                        std::map<std::string, int>* lines) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> inputs, ReadMap(r, f.value, f.line, f.path));
+  for (const Field& input : inputs) {
+    if (!input.value.IsSequence()) {
+      return r.Error(
+          input.line, input.path,
+          absl::StrCat("expected a shape such as [1, 3, 224, 224], got ", Got(input.value)));
+    }
+    std::vector<int64_t> shape;
+    for (size_t i = 0; i < input.value.size(); ++i) {
+      const YAML::Node dim = input.value[i];
+      INFERD_ASSIGN_OR_RETURN(
+          int64_t d, ReadInt(r, dim, LineOf(dim, input.line), absl::StrCat(input.path, "[", i, "]"),
+                             min_dim, std::numeric_limits<int64_t>::max()));
+      shape.push_back(d);
+    }
+    (*out)[input.key] = std::move(shape);
+    (*lines)[input.key] = input.line;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParsePartition(const Reader& r, const Field& f, ModelConfig* m) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                          ReadMap(r, f.value, f.line, f.path, kPartitionKeys));
+  PartitionConfig& p = m->partition;
+  int name_rules_line = 0, annotation_rules_line = 0;
+  for (const Field& g : fields) {
+    if (g.key == "devices") {
+      m->keys_set.insert("partition.devices");
+      INFERD_ASSIGN_OR_RETURN(std::vector<Field> devices, ReadMap(r, g.value, g.line, g.path));
+      for (const Field& d : devices) {
+        INFERD_ASSIGN_OR_RETURN(std::string device,
+                                ReadDevice(r, YAML::Node(d.key), d.line, d.path));
+        for (const DeviceBudget& earlier : p.devices) {
+          if (earlier.device == device) {
+            return r.Error(d.line, d.path, absl::StrCat("device ", device, " is listed twice"));
+          }
+        }
+        DeviceBudget budget{device, std::nullopt};
+        if (!d.value.IsNull() && !(d.value.IsScalar() && d.value.Scalar() == "none")) {
+          INFERD_ASSIGN_OR_RETURN(budget.budget_bytes, ReadBytes(r, d.value, d.line, d.path));
+        }
+        p.devices.push_back(std::move(budget));
+      }
+    } else if (g.key == "name_rules" || g.key == "annotation_rules") {
+      m->keys_set.insert("partition.rules");
+      INFERD_ASSIGN_OR_RETURN(std::string rules, ReadString(r, g));
+      const bool by_name = g.key == "name_rules";
+      (by_name ? p.name_rules : p.annotation_rules) = rules;
+      (by_name ? name_rules_line : annotation_rules_line) = rules.empty() ? 0 : g.line;
+    } else if (g.key == "fallback_device") {
+      m->keys_set.insert("partition.fallback_device");
+      INFERD_ASSIGN_OR_RETURN(p.fallback_device, ReadDevice(r, g.value, g.line, g.path));
+    } else if (g.key == "fallback_on_missing_device") {
+      m->keys_set.insert("partition.fallback_on_missing_device");
+      INFERD_ASSIGN_OR_RETURN(p.fallback_on_missing_device, ReadBool(r, g));
+    }
+  }
+  if (name_rules_line != 0 && annotation_rules_line != 0) {
+    return r.Error(std::max(name_rules_line, annotation_rules_line), f.path,
+                   "name_rules and annotation_rules are both set: choose one");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseRetentionCaps(const Reader& r, const Field& f, ModelConfig* m) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> devices, ReadMap(r, f.value, f.line, f.path));
+  for (const Field& d : devices) {
+    INFERD_ASSIGN_OR_RETURN(std::string device, ReadDevice(r, YAML::Node(d.key), d.line, d.path));
+    if (m->retention_caps.count(device) != 0) {
+      return r.Error(d.line, d.path, absl::StrCat("device ", device, " is listed twice"));
+    }
+    RetentionCaps caps;
+    INFERD_ASSIGN_OR_RETURN(std::vector<Field> arenas,
+                            ReadMap(r, d.value, d.line, d.path, kArenaKeys));
+    for (const Field& a : arenas) {
+      std::optional<uint64_t> cap;
+      if (!(a.value.IsScalar() && a.value.Scalar() == "unbounded")) {
+        INFERD_ASSIGN_OR_RETURN(cap, ReadBytes(r, a.value, a.line, a.path));
+      }
+      (a.key == "execution" ? caps.execution_bytes : caps.io_bytes) = cap;
+    }
+    m->retention_caps[device] = caps;
+  }
+  return absl::OkStatus();
+}
+
+// The per-model keys of `fields` into `m` (whose name is already set). `line` is the model's.
+absl::Status ParseModelFields(const Reader& r, const std::vector<Field>& fields, int line,
+                              absl::string_view path, ModelSource source, ModelConfig* m) {
+  std::map<std::string, int> fixed_lines, max_lines;
+  for (const Field& f : fields) {
+    if (f.key != "name" && f.key != "partition") m->keys_set.insert(f.key);
+    if (f.key == "name") {
+      if (source == ModelSource::kModelDir) {
+        return r.Error(f.line, f.path,
+                       absl::StrCat("not allowed in a model directory's config.yaml (the "
+                                    "directory's name, '",
+                                    m->name, "', is the model's name)"));
+      }
+      if (source == ModelSource::kMapEntry) {
+        return r.Error(f.line, f.path, "not allowed here: the map key names the model");
+      }
+    } else if (f.key == "path") {
+      INFERD_ASSIGN_OR_RETURN(std::string p, ReadString(r, f));
+      if (p.empty()) return r.Error(f.line, f.path, "expected a file path, got ''");
+      if (source == ModelSource::kModelDir) {
+        const std::vector<absl::string_view> parts = absl::StrSplit(p, '/');
+        if (p[0] == '/' || std::find(parts.begin(), parts.end(), "..") != parts.end()) {
+          return r.Error(
+              f.line, f.path,
+              absl::StrCat("'", p, "' leaves the model directory (use a path inside it)"));
+        }
+        p = absl::StrCat(m->name, "/", absl::StripPrefix(p, "./"));
+      }
+      m->path = p;
+    } else if (f.key == "version") {
+      INFERD_ASSIGN_OR_RETURN(m->version, ReadString(r, f));
+      if (!IsModelName(m->version)) {
+        return r.Error(f.line, f.path,
+                       absl::StrCat("expected a version (letters, digits, '_', '-', '.'), got ",
+                                    Got(f.value)));
+      }
+    } else if (f.key == "threads") {
+      INFERD_ASSIGN_OR_RETURN(m->threads, ReadCount(r, f, 1));
+    } else if (f.key == "max_concurrent_runs") {
+      INFERD_ASSIGN_OR_RETURN(m->max_concurrent_runs, ReadCount(r, f, 1));
+    } else if (f.key == "queue_length") {
+      INFERD_ASSIGN_OR_RETURN(m->queue_length, ReadCount(r, f, 0));
+    } else if (f.key == "when_busy") {
+      INFERD_ASSIGN_OR_RETURN(
+          m->when_busy, ReadEnum<WhenBusy>(
+                            r, f, {{"wait", WhenBusy::kWait}, {"fail_fast", WhenBusy::kFailFast}}));
+    } else if (f.key == "pre_allocate") {
+      INFERD_ASSIGN_OR_RETURN(m->pre_allocate, ReadBool(r, f));
+    } else if (f.key == "fixed_input_shapes") {
+      INFERD_RETURN_IF_ERROR(ReadShapes(r, f, 0, &m->fixed_input_shapes, &fixed_lines));
+    } else if (f.key == "max_input_shapes") {
+      INFERD_RETURN_IF_ERROR(ReadShapes(r, f, 1, &m->max_input_shapes, &max_lines));
+    } else if (f.key == "partition") {
+      INFERD_RETURN_IF_ERROR(ParsePartition(r, f, m));
+    } else if (f.key == "retention_caps") {
+      INFERD_RETURN_IF_ERROR(ParseRetentionCaps(r, f, m));
+    } else if (f.key == "enable_fusions") {
+      INFERD_ASSIGN_OR_RETURN(m->enable_fusions, ReadBool(r, f));
+    }
+  }
+  for (const auto& [input, max_line] : max_lines) {
+    if (fixed_lines.count(input) != 0) {
+      return r.Error(
+          std::max(max_line, fixed_lines[input]), path,
+          absl::StrCat("input '", input,
+                       "' is in both fixed_input_shapes and max_input_shapes; keep one"));
+    }
+  }
+  m->source = absl::StrCat(r.file(), ":", line);
+  return absl::OkStatus();
+}
+
+absl::Status ParseModels(const Reader& r, const YAML::Node& node, int line,
+                         std::vector<ModelConfig>* out) {
+  std::map<std::string, int> first_line;  // model name -> line of its definition
+  const auto add = [&](ModelConfig m, int name_line, absl::string_view name_path) -> absl::Status {
+    const auto [it, inserted] = first_line.emplace(m.name, name_line);
+    if (!inserted) {
+      return r.Error(name_line, name_path,
+                     absl::StrCat("duplicate model name '", m.name, "' (first defined at line ",
+                                  it->second, ")"));
+    }
+    out->push_back(std::move(m));
+    return absl::OkStatus();
+  };
+  const auto check_name = [&](const std::string& name, const YAML::Node& at, int name_line,
+                              absl::string_view name_path) -> absl::Status {
+    if (IsModelName(name)) return absl::OkStatus();
+    return r.Error(name_line, name_path,
+                   absl::StrCat("expected a model name (letters, digits, '_', '-', '.'; not "
+                                "starting with '.'), got ",
+                                Got(at)));
+  };
+
+  if (node.IsNull()) return absl::OkStatus();
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      const YAML::Node entry = node[i];
+      const int entry_line = LineOf(entry, line);
+      const std::string path = absl::StrCat("models[", i, "]");
+      if (!entry.IsMap()) {
+        return r.Error(entry_line, path,
+                       absl::StrCat("expected a map with a name, got ", Got(entry)));
+      }
+      INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                              ReadMap(r, entry, entry_line, path, kModelKeys));
+      const auto name = std::find_if(fields.begin(), fields.end(),
+                                     [](const Field& f) { return f.key == "name"; });
+      if (name == fields.end()) return r.Error(entry_line, path, "missing required key 'name'");
+      INFERD_ASSIGN_OR_RETURN(std::string model_name, ReadString(r, *name));
+      INFERD_RETURN_IF_ERROR(check_name(model_name, name->value, name->line, name->path));
+      ModelConfig m = DefaultModelConfig(model_name);
+      INFERD_RETURN_IF_ERROR(
+          ParseModelFields(r, fields, entry_line, path, ModelSource::kListEntry, &m));
+      INFERD_RETURN_IF_ERROR(add(std::move(m), name->line, name->path));
+    }
+    return absl::OkStatus();
+  }
+  if (node.IsMap()) {
+    INFERD_ASSIGN_OR_RETURN(std::vector<Field> entries, ReadMap(r, node, line, "models"));
+    for (const Field& e : entries) {
+      INFERD_RETURN_IF_ERROR(check_name(e.key, YAML::Node(e.key), e.line, e.path));
+      INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                              ReadMap(r, e.value, e.line, e.path, kModelKeys));
+      ModelConfig m = DefaultModelConfig(e.key);
+      INFERD_RETURN_IF_ERROR(
+          ParseModelFields(r, fields, e.line, e.path, ModelSource::kMapEntry, &m));
+      INFERD_RETURN_IF_ERROR(add(std::move(m), e.line, e.path));
+    }
+    return absl::OkStatus();
+  }
+  return r.Error(line, "models",
+                 absl::StrCat("expected a list of models (or a map by name), got ", Got(node)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The document
+
+// Parses one YAML document. yaml-cpp reports syntax errors by exception; they stop here.
+absl::StatusOr<YAML::Node> LoadDocument(const Reader& r, absl::string_view text) {
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    if (docs.size() > 1) {
+      return r.Error(LineOf(docs[1], 1), "", "only one YAML document is allowed per file");
+    }
+    return docs.empty() ? YAML::Node() : docs[0];
+  } catch (const YAML::Exception& e) {
+    return r.Error(e.mark.is_null() ? 1 : e.mark.line + 1, "",
+                   absl::StrCat("invalid YAML: ", e.msg));
+  }
+}
+
+constexpr absl::string_view kTopKeys[] = {"server", "models"};
+
+absl::StatusOr<std::shared_ptr<const Config>> Parse(absl::string_view text, absl::string_view file,
+                                                    const Environment* env) {
+  const Reader r(file);
+  INFERD_ASSIGN_OR_RETURN(YAML::Node root, LoadDocument(r, text));
+  auto config = std::make_shared<Config>();
+  config->file = std::string(file);
+  try {
+    if (!root.IsNull() && !root.IsMap()) {
+      return r.Error(LineOf(root, 1), "",
+                     absl::StrCat("expected a map with keys server and models, got ", Got(root)));
+    }
+    INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields, ReadMap(r, root, 1, "", kTopKeys));
+    YAML::Node server;  // null unless present: its checks still run (model_repository)
+    ServerLines lines;
+    for (const Field& f : fields) {
+      if (f.key == "server") {
+        server = f.value;
+        lines.server = f.line;
+      } else {
+        INFERD_RETURN_IF_ERROR(ParseModels(r, f.value, f.line, &config->models));
+      }
+    }
+    INFERD_RETURN_IF_ERROR(ReadServer(r, server, &lines, &config->server));
+    INFERD_RETURN_IF_ERROR(CheckServer(r, lines, config->server));
+    if (env != nullptr) INFERD_RETURN_IF_ERROR(ResolveServer(r, lines, *env, &config->server));
+  } catch (const YAML::Exception& e) {
+    // Not expected (every access checks the node's type first); a bad file must not crash.
+    return r.Error(e.mark.is_null() ? 1 : e.mark.line + 1, "", e.msg);
+  }
+  return std::shared_ptr<const Config>(std::move(config));
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Config>> ParseConfig(
+    absl::string_view yaml_text, absl::string_view file_name_for_messages) {
+  return Parse(yaml_text, file_name_for_messages, nullptr);
+}
+
+absl::StatusOr<std::shared_ptr<const Config>> LoadConfig(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    const int err = errno;
+    const std::string message =
+        absl::StrCat("cannot read config file '", path, "': ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(message) : absl::FailedPreconditionError(message);
+  }
+  std::string text;
+  char buffer[1 << 14];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot read config file '", path, "'"));
+  }
+  Environment env;
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos) env.base_dir = path.substr(0, slash == 0 ? 1 : slash);
+  return Parse(text, path, &env);
+}
+
+absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view yaml_text,
+                                             absl::string_view file_name,
+                                             absl::string_view default_name) {
+  const Reader r(file_name);
+  if (!IsModelName(default_name)) {
+    return r.Error(1, "",
+                   absl::StrCat("the model directory's name, '", default_name,
+                                "', is not a valid model name (letters, digits, '_', '-', "
+                                "'.'; not starting with '.')"));
+  }
+  INFERD_ASSIGN_OR_RETURN(YAML::Node root, LoadDocument(r, yaml_text));
+  ModelConfig m = DefaultModelConfig(default_name);
+  try {
+    INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields, ReadMap(r, root, 1, "", kModelKeys));
+    INFERD_RETURN_IF_ERROR(ParseModelFields(r, fields, 1, "", ModelSource::kModelDir, &m));
+  } catch (const YAML::Exception& e) {
+    return r.Error(e.mark.is_null() ? 1 : e.mark.line + 1, "", e.msg);
+  }
+  m.source = std::string(file_name);
+  return m;
+}
+
+absl::StatusOr<ModelConfig> MergeModelConfig(const ModelConfig& main, const ModelConfig& dir) {
+  ModelConfig out = dir;
+  out.name = main.name;
+  const auto wins = [&](const char* key) { return main.keys_set.count(key) != 0; };
+  if (wins("path")) out.path = main.path;
+  if (wins("version")) out.version = main.version;
+  if (wins("threads")) out.threads = main.threads;
+  if (wins("max_concurrent_runs")) out.max_concurrent_runs = main.max_concurrent_runs;
+  if (wins("queue_length")) out.queue_length = main.queue_length;
+  if (wins("when_busy")) out.when_busy = main.when_busy;
+  if (wins("pre_allocate")) out.pre_allocate = main.pre_allocate;
+  if (wins("fixed_input_shapes")) out.fixed_input_shapes = main.fixed_input_shapes;
+  if (wins("max_input_shapes")) out.max_input_shapes = main.max_input_shapes;
+  if (wins("partition.devices")) out.partition.devices = main.partition.devices;
+  if (wins("partition.rules")) {
+    out.partition.name_rules = main.partition.name_rules;
+    out.partition.annotation_rules = main.partition.annotation_rules;
+  }
+  if (wins("partition.fallback_device")) {
+    out.partition.fallback_device = main.partition.fallback_device;
+  }
+  if (wins("partition.fallback_on_missing_device")) {
+    out.partition.fallback_on_missing_device = main.partition.fallback_on_missing_device;
+  }
+  if (wins("retention_caps")) out.retention_caps = main.retention_caps;
+  if (wins("enable_fusions")) out.enable_fusions = main.enable_fusions;
+  out.keys_set.insert(main.keys_set.begin(), main.keys_set.end());
+  out.source = main.source.empty() ? dir.source : absl::StrCat(main.source, " + ", dir.source);
+
+  for (const auto& [input, shape] : out.max_input_shapes) {
+    if (out.fixed_input_shapes.count(input) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model '", out.name, "' (", out.source, "): input '", input,
+                       "' has a fixed shape in one file and a max shape in the other; keep one"));
+    }
+  }
+  return out;
+}
+
+}  // namespace inferd::server

@@ -1,0 +1,199 @@
+// Config: the daemon's settings, read from one YAML file into one immutable object.
+//
+// LoadConfig reads the file, checks every key (unknown keys are errors, so typos are never
+// silently ignored) and returns a `shared_ptr<const Config>`; nothing changes it afterwards, so
+// any number of threads may read it without synchronization. A bad file is refused with the file,
+// line and reason, e.g.
+//   inferd.yaml:14: models[1].threads: expected a positive integer, got 'two'
+//
+// The file (server/testdata/inferd.yaml is the documented example, with every key):
+//
+//   server:
+//     grpc_address: 0.0.0.0:8001       # KServe v2 gRPC; default 127.0.0.1:8001
+//     admin_address: 0.0.0.0:8002      # admin API; default 127.0.0.1:8002
+//     metrics_address: 0.0.0.0:8003    # Prometheus HTTP; default 127.0.0.1:8003
+//     admin_token_env: INFERD_ADMIN_TOKEN   # or admin_token: "<token>"; not both
+//     tls: {cert_file: tls/server.crt, key_file: tls/server.key}   # optional; both or neither
+//     max_message_bytes: 64MiB         # default 256MiB; at most 2147483647 (gRPC's limit)
+//     model_repository: models         # required: a directory of <name>/model.onnx
+//     drain_timeout: 15s               # default 10s; bounded wait for in-flight requests
+//     log_level: info                  # trace | debug | info (default) | warn | error
+//     log_json: true                   # default false
+//     load_all_models: true            # default true: load every model of the repository
+//   models:                            # a list (as here) or a map keyed by model name
+//     - name: decoder                  # letters, digits, '_', '-', '.'; unique
+//       path: llm/decoder_step.onnx    # default <name>/model.onnx, relative to the repository
+//       version: "3"                   # default "1"
+//       threads: 4                     # intra-op threads; default 1
+//       max_concurrent_runs: 2         # default 1
+//       queue_length: 128              # requests waiting beyond the running ones; default 64
+//       when_busy: fail_fast           # wait (default) | fail_fast, when all runs are busy
+//       pre_allocate: true             # allocate the static plan's blocks at load; default false
+//       fixed_input_shapes: {input_ids: [1, 16]}        # input -> shape (dims >= 0)
+//       max_input_shapes: {past_key: [1, 8, 2048, 64]}  # input -> largest shape (dims >= 1)
+//       partition:
+//         devices: {cpu:1: 512MiB, cpu:0: 2GiB, cuda:0: ~}   # device -> budget (~ or none: none)
+//         name_rules: "cpu:1(layers.[0-15]/); cpu:0(layers.[16-31]/)"   # or annotation_rules
+//         fallback_device: cpu:0       # default cpu:0
+//         fallback_on_missing_device: true   # default false: a missing device fails the load
+//       retention_caps:                # device -> arena -> cap; unset or `unbounded`: no cap
+//         cpu:0: {execution: 512MiB, io: 1GiB}
+//       enable_fusions: true           # default true
+//
+// Values:
+// - Byte sizes: a plain integer, or a number and a unit, case-sensitive: B, KiB, MiB, GiB, TiB
+//   (1024-based), KB, MB, GB, TB (1000-based); a space is allowed ("512 MiB"); fractions must
+//   come to whole bytes ("1.5GiB").
+// - Durations: a number and a unit: ns, us, ms, s, m, h, combinable ("250ms", "10s", "1m30s").
+// - Devices: `cpu` (read as `cpu:0`), `cpu:N`, `cuda:N`. Only the syntax is checked here; that
+//   the device exists is checked when the model loads.
+// - Booleans: true or false.
+//
+// Rules beyond single values:
+// - The admin API bound to a non-loopback host requires a token (admin_token or admin_token_env);
+//   loopback is 127.0.0.0/8, ::1, localhost, or a unix: socket.
+// - tls takes both cert_file and key_file; partition takes name_rules or annotation_rules, not
+//   both; model names are unique; an input is in fixed_input_shapes or max_input_shapes, not both;
+//   the three addresses differ (port 0, "pick a free port", excepted). Quote IPv6 addresses
+//   ("[::1]:8001"): unquoted, YAML reads a bracket as a list.
+//
+// Paths: ParseConfig keeps them as written. LoadConfig resolves relative model_repository and tls
+// paths against the config file's directory, resolves admin_token_env from the environment (an
+// unset or empty variable is an error), and checks that model_repository is a directory and the
+// tls files are readable, each error with its line. Model paths stay relative to the repository.
+//
+// Per-model config.yaml: a model directory may hold a config.yaml with the per-model keys (not
+// `name`: the directory names the model). Its `path` is relative to that model directory and may
+// not leave it. MergeModelConfig combines it with the main file's entry: per key, a setting
+// written in the main config wins; partition.devices, the maps of input shapes, and retention_caps
+// are taken whole from one file, and name_rules / annotation_rules count as one setting (the rule
+// mode comes from one file).
+#ifndef INFERD_SERVER_CONFIG_H_
+#define INFERD_SERVER_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace inferd::server {
+
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
+enum class WhenBusy { kWait, kFailFast };
+
+struct TlsConfig {
+  std::string cert_file;  // PEM certificate chain
+  std::string key_file;   // PEM private key
+};
+
+struct ServerConfig {
+  std::string grpc_address = "127.0.0.1:8001";
+  std::string admin_address = "127.0.0.1:8002";
+  std::string metrics_address = "127.0.0.1:8003";
+  std::optional<TlsConfig> tls;
+  uint64_t max_message_bytes = uint64_t{256} << 20;
+  // The bearer token the admin API requires; empty: none (only allowed on loopback). From
+  // admin_token, or (LoadConfig) from the variable named by admin_token_env.
+  std::string admin_token;
+  std::string admin_token_env;  // the variable's name, as written; empty when not used
+  std::string model_repository;
+  absl::Duration drain_timeout = absl::Seconds(10);
+  LogLevel log_level = LogLevel::kInfo;
+  bool log_json = false;
+  bool load_all_models = true;
+};
+
+struct DeviceBudget {
+  std::string device;                    // normalised: "cpu:0", "cuda:1"
+  std::optional<uint64_t> budget_bytes;  // nullopt: no budget
+};
+
+struct PartitionConfig {
+  std::vector<DeviceBudget> devices;  // in file order; device names unique
+  std::string name_rules;             // at most one of name_rules and annotation_rules is set
+  std::string annotation_rules;
+  std::string fallback_device = "cpu:0";
+  bool fallback_on_missing_device = false;
+};
+
+struct RetentionCaps {
+  std::optional<uint64_t> execution_bytes;  // nullopt: unbounded
+  std::optional<uint64_t> io_bytes;
+};
+
+struct ModelConfig {
+  std::string name;
+  std::string path;  // relative to the model repository (or absolute)
+  std::string version = "1";
+  int threads = 1;
+  int max_concurrent_runs = 1;
+  int queue_length = 64;
+  WhenBusy when_busy = WhenBusy::kWait;
+  bool pre_allocate = false;
+  std::map<std::string, std::vector<int64_t>> fixed_input_shapes;
+  std::map<std::string, std::vector<int64_t>> max_input_shapes;
+  PartitionConfig partition;
+  std::map<std::string, RetentionCaps> retention_caps;  // by normalised device
+  bool enable_fusions = true;
+
+  // Where these settings were read ("inferd.yaml:12"; two places, joined by " + ", after a
+  // merge), for messages.
+  std::string source;
+  // The keys written in the file ("threads", "partition.devices", "partition.rules", ...);
+  // MergeModelConfig uses them to let the main config win key by key.
+  std::set<std::string> keys_set;
+};
+
+struct Config {
+  std::string file;  // the file it was read from, as given
+  ServerConfig server;
+  std::vector<ModelConfig> models;  // in file order; names unique
+
+  // The model's entry, or nullptr when the config does not list it.
+  const ModelConfig* FindModel(absl::string_view name) const;
+};
+
+// Reads, parses and checks the file, then resolves paths and the environment (see above).
+absl::StatusOr<std::shared_ptr<const Config>> LoadConfig(const std::string& path);
+
+// Parses YAML text; `file_name_for_messages` prefixes every error. No file system or
+// environment access: paths stay as written and admin_token_env is not resolved.
+absl::StatusOr<std::shared_ptr<const Config>> ParseConfig(absl::string_view yaml_text,
+                                                          absl::string_view file_name_for_messages);
+
+// Parses a model directory's config.yaml. `default_name` (the directory's name) becomes the
+// model's name; a relative `path` is made relative to the repository (`<default_name>/<path>`).
+absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view yaml_text,
+                                             absl::string_view file_name,
+                                             absl::string_view default_name);
+
+// The settings of a model that no file configures: defaults, path `<name>/model.onnx`.
+ModelConfig DefaultModelConfig(absl::string_view name);
+
+// Combines a model's entry in the main config with its directory's config.yaml; per key the main
+// config wins (see above). Fails when the result is inconsistent (an input given a fixed shape
+// in one file and a max shape in the other).
+absl::StatusOr<ModelConfig> MergeModelConfig(const ModelConfig& from_main_config,
+                                             const ModelConfig& from_model_dir);
+
+// Value parsers, exported for the admin API and tools.
+// "6GiB", "512 MiB", "1.5GB", "1048576" -> bytes.
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
+// "250ms", "10s", "2m", "1m30s" -> a non-negative, finite duration.
+absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text);
+// "cpu" -> "cpu:0"; "cpu:N" and "cuda:N" -> themselves (N without leading zeros).
+absl::StatusOr<std::string> NormalizeDeviceName(absl::string_view text);
+
+const char* LogLevelName(LogLevel level);  // "trace", ..., "error"
+const char* WhenBusyName(WhenBusy when);   // "wait", "fail_fast"
+
+}  // namespace inferd::server
+
+#endif  // INFERD_SERVER_CONFIG_H_
