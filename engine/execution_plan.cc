@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "engine/device_copies.h"
 #include "engine/memory_planner.h"
 
 namespace inferd::engine {
@@ -94,8 +95,12 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
       out_info.push_back(std::move(io));
     }
     const std::string device_type = DeviceType(devices_[step.device].name);
-    step.def = registry.Find(node.domain, node.op_type, node.opset, device_type, in_types,
-                             out_types);
+    step.def = EngineKernels().Find(node.domain, node.op_type, node.opset, device_type,
+                                    in_types, out_types);
+    if (step.def == nullptr) {
+      step.def = registry.Find(node.domain, node.op_type, node.opset, device_type, in_types,
+                               out_types);
+    }
     if (step.def == nullptr) {
       return registry.Explain(node.domain, node.op_type, node.opset, device_type, in_types,
                               out_types, node.name);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "engine/copy.h"
+#include "engine/device_copies.h"
 #include "engine/rewrites.h"
 #include "memory/system_allocator.h"
 
@@ -167,11 +168,9 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   if (options_.enable_fusions) {
     INFERD_ASSIGN_OR_RETURN(fused_nodes_, ApplyFusions(graph_, registry));
   }
-  // pass 2: devices. Everything runs on cpu:0 until partition rules say otherwise.
-  std::vector<std::string> devices = {"cpu:0"};
-  for (Node& node : graph_.nodes) {
-    if (node.device.empty()) node.device = devices[0];
-  }
+  // pass 2: devices: partition (rules and budgets), then the copies at device boundaries.
+  std::vector<std::string> devices;
+  INFERD_RETURN_IF_ERROR(PartitionGraph(registry, &devices));
   // pass 3: kernels and the execution plan.
   INFERD_ASSIGN_OR_RETURN(plan_, ExecutionPlan::Build(graph_, registry, devices,
                                                       options_.intra_op_threads));
@@ -201,6 +200,9 @@ absl::Status Session::Init(const KernelRegistry& registry) {
     }
     devices_.push_back(std::move(d));
   }
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    if (devices_[d].device == partition_report_.fallback_device) staging_device_ = d;
+  }
   threads_ = std::make_unique<ThreadPool>(options_.intra_op_threads);
   // pass 5: run slots; weights are bound once.
   for (int i = 0; i < options_.max_concurrent_runs; ++i) {
@@ -215,7 +217,73 @@ absl::Status Session::Init(const KernelRegistry& registry) {
     free_slots_.push_back(slot.get());
     slots_.push_back(std::move(slot));
   }
-  if (options_.pre_allocate) INFERD_RETURN_IF_ERROR(PreAllocate());
+  if (options_.pre_allocate) {
+    INFERD_RETURN_IF_ERROR(CheckBudgets());
+    INFERD_RETURN_IF_ERROR(PreAllocate());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::PartitionGraph(const KernelRegistry& registry,
+                                     std::vector<std::string>* devices) {
+  partition::PartitionConfig config = options_.partition;
+  for (partition::DeviceSpec& d : config.devices) {
+    INFERD_ASSIGN_OR_RETURN(d.name, partition::NormalizeDeviceName(d.name));
+    d.present = partition::IsHostDevice(d.name);  // this build has CPU kernels only
+  }
+  // Dynamic models are budgeted at their largest shapes: a second view of the model with
+  // max_input_shapes fixed (weights are mapped, not copied, so this costs little).
+  const Graph* costed = &graph_;
+  Graph max_graph;
+  bool all_static = true;
+  for (const Node& n : graph_.nodes) {
+    for (int v : n.outputs) all_static = all_static && (v < 0 || graph_.values[v].shape.IsStatic());
+  }
+  if (!all_static && !options_.max_input_shapes.empty()) {
+    ModelLoadOptions load;
+    load.fixed_input_shapes = options_.fixed_input_shapes;
+    for (const auto& [name, dims] : options_.max_input_shapes) load.fixed_input_shapes[name] = dims;
+    absl::StatusOr<std::shared_ptr<const Model>> max_model = Model::Load(model_->path(), load);
+    if (!max_model.ok()) {
+      return absl::Status(max_model.status().code(),
+                          absl::StrCat("max_input_shapes: ", max_model.status().message()));
+    }
+    max_graph = (*max_model)->graph();
+    if (options_.enable_fusions) INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry).status());
+    costed = &max_graph;
+  }
+  INFERD_ASSIGN_OR_RETURN(partition::PartitionResult result,
+                          partition::Partition(*costed, registry, config));
+  INFERD_RETURN_IF_ERROR(partition::ApplyPartition(result, graph_));
+  partition_report_ = std::move(result.report);
+  for (const partition::DeviceReport& d : partition_report_.devices) {
+    // Listed devices that are absent (allowed by fallback_on_missing_device) get no arenas.
+    bool used = false;
+    for (const Node& n : graph_.nodes) used = used || n.device == d.device;
+    if (used || d.device == partition_report_.fallback_device) devices->push_back(d.device);
+  }
+  INFERD_ASSIGN_OR_RETURN(boundary_copies_, InsertDeviceCopies(graph_));
+  return absl::OkStatus();
+}
+
+absl::Status Session::CheckBudgets() const {
+  // A pre-allocated plan must fit each device's budget: weights + one block per concurrent run
+  // + one set of outputs per run.
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    const partition::DeviceReport* report = partition_report_.FindDevice(devices_[d].device);
+    if (report == nullptr || !report->budget_bytes) continue;
+    const DevicePlan& dp = plan_->devices()[d];
+    const uint64_t runs = slots_.size();
+    const uint64_t weights = report->accounted.weights;
+    const uint64_t needed = weights + runs * (dp.block_bytes + dp.output_bytes);
+    if (needed > *report->budget_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "pre_allocate: ", dp.name, " needs ", needed, " bytes but its budget is ",
+          *report->budget_bytes, ": weights ", weights, ", intermediates and workspaces ",
+          dp.block_bytes, " x ", runs, " runs (workspaces ", dp.workspace_bytes,
+          "), outputs ", dp.output_bytes, " x ", runs, " runs"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -344,8 +412,8 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
       slot.values[v] = Tensor::Borrowed(in.type, in.shape, in.data);
       borrowed_.fetch_add(in.bytes, std::memory_order_relaxed);
     } else {
-      // Misaligned for its element type: staged in the IOArena of the first device.
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, devices_[0].io->Allocate(in.bytes));
+      // Misaligned for its element type: staged in the IOArena of the fallback (host) device.
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, devices_[staging_device_].io->Allocate(in.bytes));
       CopyPayload(h.data(), in.data, in.bytes);
       slot.values[v] = Tensor::Owned(in.type, in.shape, std::move(h));
       staged_.fetch_add(in.bytes, std::memory_order_relaxed);

@@ -37,6 +37,7 @@
 #include "engine/thread_pool.h"
 #include "memory/execution_arena.h"
 #include "memory/io_arena.h"
+#include "partition/plan_report.h"
 
 namespace inferd::engine {
 
@@ -106,12 +107,18 @@ class Session {
   const std::vector<DeviceArenas>& devices() const { return devices_; }
   SessionStats stats() const;
   int fused_nodes() const { return fused_nodes_; }
+  // How the graph was split over devices and what each device holds (logged at load; served by
+  // the admin API).
+  const partition::PlanReport& partition_report() const { return partition_report_; }
+  int boundary_copies() const { return boundary_copies_; }
 
  private:
   struct RunSlot;
   class RunContext;
   Session() = default;
   absl::Status Init(const KernelRegistry& registry);
+  absl::Status PartitionGraph(const KernelRegistry& registry, std::vector<std::string>* devices);
+  absl::Status CheckBudgets() const;
   absl::Status PreAllocate();
   RunSlot* AcquireSlot(absl::Status* status);
   void ReleaseSlot(RunSlot* slot);
@@ -130,6 +137,9 @@ class Session {
   std::unique_ptr<ThreadPool> threads_;
   std::vector<std::unique_ptr<RunSlot>> slots_;
   int fused_nodes_ = 0;
+  int boundary_copies_ = 0;
+  size_t staging_device_ = 0;  // where misaligned inputs are staged
+  partition::PlanReport partition_report_;
 
   std::mutex slots_mu_;
   // Protected by slots_mu_.

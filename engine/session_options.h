@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memory/system_allocator.h"
+#include "partition/partitioner.h"
 
 namespace inferd::engine {
 
@@ -28,6 +29,11 @@ struct SessionOptions {
   bool pre_allocate = false;
   // Concrete shapes for dynamic graph inputs (see ModelLoadOptions).
   std::map<std::string, std::vector<int64_t>> fixed_input_shapes;
+  // Devices with budgets, and name or annotation rules (partition/partitioner.h). No devices
+  // listed: everything on cpu:0. Devices cuda:N are not present on this build (no CUDA kernels).
+  partition::PartitionConfig partition;
+  // For the budget of dynamic models: the largest shapes of their dynamic inputs.
+  std::map<std::string, std::vector<int64_t>> max_input_shapes;
   // Graph rewrites (MatMul+Add, Conv+Relu fusions).
   bool enable_fusions = true;
   // Retention caps per device and arena kind ("execution" / "io"), applied at creation.

@@ -1,0 +1,84 @@
+// RegisterCpuKernels: every op resolves for opsets 7..17 (or from the opset it appears in), with
+// the right element types and a workspace estimate where oneDNN is used; registering twice is
+// refused; unsupported opsets and types are explained.
+#include "kernels/cpu/cpu_kernels.h"
+
+#include "engine/kernel_registry.h"
+#include "gtest/gtest.h"
+
+namespace inferd::kernels::cpu {
+namespace {
+
+using engine::DataType;
+using engine::KernelRegistry;
+
+struct OpCase {
+  const char* domain;
+  const char* op;
+  int first_opset, last_opset;
+  std::vector<DataType> types;  // accepted on input 0
+  bool has_estimate;
+};
+
+const std::vector<OpCase>& Ops() {
+  static const auto* ops = new std::vector<OpCase>{
+      {"", "MatMul", 7, 17, {DataType::kFloat32}, true},
+      {"", "Gemm", 7, 17, {DataType::kFloat32}, true},
+      {"", "Add", 7, 17, {DataType::kFloat32, DataType::kInt32, DataType::kInt64}, false},
+      {"", "Mul", 7, 17, {DataType::kFloat32, DataType::kInt32, DataType::kInt64}, false},
+      {"", "Relu", 7, 17, {DataType::kFloat32}, false},
+      {"", "Softmax", 7, 17, {DataType::kFloat32}, false},
+      {"", "Reshape", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kUint8}, false},
+      {"", "Transpose", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kBool}, false},
+      {"", "Conv", 7, 17, {DataType::kFloat32}, true},
+      {"", "MaxPool", 7, 17, {DataType::kFloat32}, true},
+      {"", "LayerNormalization", 17, 17, {DataType::kFloat32}, false},
+      {"", "Gather", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kInt32}, false},
+      {"", "Concat", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kFloat16}, false},
+      {"com.inferd", "FusedMatMul", 1, 1, {DataType::kFloat32}, true},
+      {"com.inferd", "FusedConv", 1, 1, {DataType::kFloat32}, true},
+  };
+  return *ops;
+}
+
+TEST(CpuKernelsTest, EveryOpResolvesOverItsOpsets) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  EXPECT_EQ(registry.Ops().size(), Ops().size());
+  for (const OpCase& c : Ops()) {
+    for (int opset = c.first_opset; opset <= c.last_opset; ++opset) {
+      for (DataType type : c.types) {
+        SCOPED_TRACE(std::string(c.op) + " opset " + std::to_string(opset) + " " +
+                     engine::DataTypeName(type));
+        const engine::KernelDef* def =
+            registry.Find(c.domain, c.op, opset, "cpu", {type, DataType::kInt64}, {});
+        ASSERT_NE(def, nullptr);
+        EXPECT_EQ(static_cast<bool>(def->estimate_workspace), c.has_estimate);
+      }
+    }
+  }
+  // "ai.onnx" is the default domain.
+  EXPECT_NE(registry.Find("ai.onnx", "Conv", 11, "cpu", {DataType::kFloat32}, {}), nullptr);
+}
+
+TEST(CpuKernelsTest, RegisteringTwiceIsRefused) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  absl::Status again = RegisterCpuKernels(registry);
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << again;
+}
+
+TEST(CpuKernelsTest, UnsupportedCasesAreExplained) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  EXPECT_EQ(registry.Find("", "Conv", 11, "cpu", {DataType::kFloat64}, {}), nullptr);
+  absl::Status s = registry.Explain("", "Conv", 11, "cpu", {DataType::kFloat64}, {}, "conv1");
+  EXPECT_NE(s.message().find("does not support element type float64"), std::string::npos) << s;
+  EXPECT_EQ(registry.Find("", "Add", 6, "cpu", {DataType::kFloat32}, {}), nullptr);
+  EXPECT_EQ(registry.Find("", "Add", 18, "cpu", {DataType::kFloat32}, {}), nullptr);
+  EXPECT_EQ(registry.Find("", "Add", 13, "cuda", {DataType::kFloat32}, {}), nullptr);
+  EXPECT_EQ(registry.Find("", "Gather", 13, "cpu", {DataType::kString}, {}), nullptr);
+}
+
+}  // namespace
+}  // namespace inferd::kernels::cpu

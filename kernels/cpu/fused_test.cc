@@ -1,0 +1,169 @@
+// The com.inferd fusions against the unfused pairs they replace: FusedMatMul == MatMul then Add
+// (bias over the last dimension), FusedConv == Conv then Relu (or Conv alone for activation "").
+// Also their errors and workspace estimates.
+#include "engine/kernel_registry.h"
+#include "engine/testing/kernel_tester.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/testing/kernel_runner.h"
+#include "kernels/cpu/testing/reference.h"
+
+namespace inferd::kernels::cpu {
+namespace {
+
+using engine::kInferdDomain;
+using engine::Shape;
+using engine::Tensor;
+using engine::testing::KernelTester;
+using engine::testing::Values;
+using testing::CpuRegistry;
+using testing::ExpectNear;
+using testing::NodeSpec;
+using testing::RandomFloats;
+using testing::TestTensor;
+
+// Runs a single-output node and returns output 0's values (and shape).
+std::vector<float> RunOne(KernelTester& t, Shape* shape = nullptr) {
+  auto out = t.Run(CpuRegistry());
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok()) return {};
+  if (shape != nullptr) *shape = (*out)[0].shape();
+  return Values<float>((*out)[0]);
+}
+
+void CheckFusedMatMul(const Shape& as, const Shape& bs, const Shape& bias_shape, bool constant_b,
+                      int threads) {
+  SCOPED_TRACE(as.ToString() + " x " + bs.ToString() + " + " + bias_shape.ToString());
+  const auto a = RandomFloats(as.NumElements(), 1), b = RandomFloats(bs.NumElements(), 2);
+  const auto bias = RandomFloats(bias_shape.NumElements(), 3);
+  // Unfused: MatMul, then Add.
+  KernelTester matmul("MatMul", 13);
+  matmul.Input<float>(as, a).Input<float>(bs, b).Threads(threads);
+  Shape product_shape;
+  const auto product = RunOne(matmul, &product_shape);
+  KernelTester add("Add", 14);
+  add.Input<float>(product_shape, product).Input<float>(bias_shape, bias);
+  Shape expected_shape;
+  const auto expected = RunOne(add, &expected_shape);
+  // Fused.
+  KernelTester fused("FusedMatMul", 1, kInferdDomain);
+  fused.Input<float>(as, a).Input<float>(bs, b, constant_b).Input<float>(bias_shape, bias, true);
+  fused.Threads(threads);
+  Shape shape;
+  ExpectNear(RunOne(fused, &shape), expected, 1e-5f);
+  EXPECT_EQ(shape, expected_shape);
+
+  NodeSpec spec("FusedMatMul", 1, kInferdDomain);
+  spec.Input(TestTensor::Of<float>(as, a))
+      .Input(TestTensor::Of<float>(bs, b), true, constant_b)
+      .Input(TestTensor::Of<float>(bias_shape, bias), true, true)
+      .Threads(threads);
+  absl::StatusOr<size_t> estimate = spec.Estimate(CpuRegistry());
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(*estimate, fused.workspace_bytes_declared());
+}
+
+TEST(FusedMatMulTest, EqualsMatMulThenAdd) {
+  for (int threads : {1, 2}) {
+    for (bool constant_b : {false, true}) {
+      CheckFusedMatMul({4, 8}, {8, 16}, {16}, constant_b, threads);
+      CheckFusedMatMul({2, 3, 8}, {8, 5}, {5}, constant_b, threads);
+      CheckFusedMatMul({2, 3, 8}, {2, 8, 5}, {1, 5}, constant_b, threads);
+      CheckFusedMatMul({64, 256}, {256, 192}, {192}, constant_b, threads);
+      CheckFusedMatMul({8}, {8, 6}, {6}, constant_b, threads);  // 1-D A
+    }
+  }
+}
+
+TEST(FusedMatMulTest, KZeroIsTheBias) {
+  KernelTester t("FusedMatMul", 1, kInferdDomain);
+  t.Input<float>({2, 0}, {}).Input<float>({0, 3}, {}).Input<float>({3}, {1, 2, 3});
+  EXPECT_EQ(RunOne(t), (std::vector<float>{1, 2, 3, 1, 2, 3}));
+}
+
+TEST(FusedMatMulTest, BadBias) {
+  KernelTester t("FusedMatMul", 1, kInferdDomain);
+  t.Input<float>({2, 4}, std::vector<float>(8))
+      .Input<float>({4, 3}, std::vector<float>(12))
+      .Input<float>({2, 1}, std::vector<float>(2));
+  auto out = t.Run(CpuRegistry());
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("node 'test_FusedMatMul' (FusedMatMul): bias has shape "
+                                        "[2,1] but must broadcast over the last dimension"),
+            std::string::npos)
+      << out.status();
+  KernelTester missing("FusedMatMul", 1, kInferdDomain);
+  missing.Input<float>({2, 4}, std::vector<float>(8)).Input<float>({4, 3}, std::vector<float>(12));
+  EXPECT_FALSE(missing.Run(CpuRegistry()).ok());
+}
+
+void CheckFusedConv(const std::string& activation, bool with_bias, bool constant_w, int threads) {
+  SCOPED_TRACE("activation '" + activation + "' bias " + std::to_string(with_bias));
+  const Shape xs{2, 8, 13, 11}, ws{12, 4, 3, 3};
+  const auto x = RandomFloats(xs.NumElements(), 4), w = RandomFloats(ws.NumElements(), 5);
+  const auto b = RandomFloats(12, 6);
+  auto attrs = [&](KernelTester& t) {
+    t.Attr("group", int64_t{2})
+        .Attr("strides", std::vector<int64_t>{2, 1})
+        .Attr("pads", std::vector<int64_t>{1, 0, 1, 2})
+        .Attr("dilations", std::vector<int64_t>{1, 2})
+        .Threads(threads);
+  };
+  KernelTester conv("Conv", 11);
+  attrs(conv);
+  conv.Input<float>(xs, x).Input<float>(ws, w);
+  if (with_bias) conv.Input<float>({12}, b);
+  Shape conv_shape;
+  auto expected = RunOne(conv, &conv_shape);
+  if (activation == "Relu") {
+    KernelTester relu("Relu", 14);
+    relu.Input<float>(conv_shape, expected);
+    expected = RunOne(relu);
+  }
+  KernelTester fused("FusedConv", 1, kInferdDomain);
+  attrs(fused);
+  fused.Attr("activation", activation).Input<float>(xs, x).Input<float>(ws, w, constant_w);
+  if (with_bias) fused.Input<float>({12}, b, constant_w);
+  Shape shape;
+  ExpectNear(RunOne(fused, &shape), expected, 1e-5f);
+  EXPECT_EQ(shape, conv_shape);
+
+  NodeSpec spec("FusedConv", 1, kInferdDomain);
+  spec.Attr("group", int64_t{2})
+      .Attr("strides", std::vector<int64_t>{2, 1})
+      .Attr("pads", std::vector<int64_t>{1, 0, 1, 2})
+      .Attr("dilations", std::vector<int64_t>{1, 2})
+      .Attr("activation", activation)
+      .Threads(threads)
+      .Input(TestTensor::Of<float>(xs, x))
+      .Input(TestTensor::Of<float>(ws, w), true, constant_w);
+  if (with_bias) spec.Input(TestTensor::Of<float>({12}, b), true, constant_w);
+  absl::StatusOr<size_t> estimate = spec.Estimate(CpuRegistry());
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(*estimate, fused.workspace_bytes_declared());
+}
+
+TEST(FusedConvTest, EqualsConvThenRelu) {
+  for (int threads : {1, 2}) {
+    for (bool constant_w : {false, true}) {
+      for (bool with_bias : {false, true}) {
+        CheckFusedConv("Relu", with_bias, constant_w, threads);
+        CheckFusedConv("", with_bias, constant_w, threads);
+      }
+    }
+  }
+}
+
+TEST(FusedConvTest, UnknownActivationIsRefusedAtLoad) {
+  KernelTester t("FusedConv", 1, kInferdDomain);
+  t.Attr("activation", std::string("Sigmoid"))
+      .Input<float>({1, 1, 3, 3}, std::vector<float>(9))
+      .Input<float>({1, 1, 1, 1}, {1.0f});
+  auto out = t.Run(CpuRegistry());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(),
+            "node 'test_FusedConv' (FusedConv): activation 'Sigmoid' is not supported (expected "
+            "\"Relu\" or \"\")");
+}
+
+}  // namespace
+}  // namespace inferd::kernels::cpu

@@ -1,0 +1,197 @@
+// MaxPool against a naive reference: 1-D, 2-D, 3-D, strides, pads, dilations, ceil_mode, every
+// auto_pad; the Indices output is refused; errors; workspace declared == estimated; threads.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/testing/kernel_tester.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/testing/kernel_runner.h"
+#include "kernels/cpu/testing/reference.h"
+
+namespace inferd::kernels::cpu {
+namespace {
+
+using engine::Shape;
+using engine::testing::KernelTester;
+using engine::testing::Values;
+using testing::CpuRegistry;
+using testing::ExpectNear;
+using testing::NodeSpec;
+using testing::RandomFloats;
+using testing::RefWindow;
+using testing::TestTensor;
+
+struct PoolCase {
+  Shape x;
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  std::string auto_pad;
+  bool ceil_mode = false;
+  int threads = 1;
+};
+
+RefWindow ReferenceWindow(const PoolCase& c) {
+  const size_t sp = c.x.rank() - 2;
+  RefWindow w;
+  w.kernel = c.kernel;
+  w.strides = c.strides.empty() ? std::vector<int64_t>(sp, 1) : c.strides;
+  w.dilations = c.dilations.empty() ? std::vector<int64_t>(sp, 1) : c.dilations;
+  w.pad_begin.assign(sp, 0);
+  w.pad_end.assign(sp, 0);
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t in = c.x[2 + i], ext = (c.kernel[i] - 1) * w.dilations[i] + 1;
+    if (c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER") {
+      const int64_t out = (in + w.strides[i] - 1) / w.strides[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + ext - in);
+      w.pad_begin[i] = c.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pad_end[i] = total - w.pad_begin[i];
+    } else if (c.auto_pad.empty() && !c.pads.empty()) {
+      w.pad_begin[i] = c.pads[i];
+      w.pad_end[i] = c.pads[sp + i];
+    }
+  }
+  return w;
+}
+
+void CheckPool(const PoolCase& c) {
+  SCOPED_TRACE(absl::StrCat("x ", c.x.ToString(), " kernel ", absl::StrJoin(c.kernel, ","),
+                            " auto_pad '", c.auto_pad, "' ceil ", c.ceil_mode));
+  const std::vector<float> x = RandomFloats(c.x.NumElements(), 51, -5.0f, -1.0f);
+  Shape expected_shape;
+  const std::vector<float> expected =
+      testing::RefMaxPool(x, c.x, ReferenceWindow(c), c.ceil_mode, &expected_shape);
+  KernelTester t("MaxPool", 12);
+  NodeSpec spec("MaxPool", 12);
+  t.Attr("kernel_shape", c.kernel);
+  spec.Attr("kernel_shape", c.kernel);
+  if (!c.strides.empty()) t.Attr("strides", c.strides), spec.Attr("strides", c.strides);
+  if (!c.dilations.empty()) t.Attr("dilations", c.dilations), spec.Attr("dilations", c.dilations);
+  if (!c.pads.empty()) t.Attr("pads", c.pads), spec.Attr("pads", c.pads);
+  if (!c.auto_pad.empty()) t.Attr("auto_pad", c.auto_pad), spec.Attr("auto_pad", c.auto_pad);
+  if (c.ceil_mode) t.Attr("ceil_mode", int64_t{1}), spec.Attr("ceil_mode", int64_t{1});
+  t.Input<float>(c.x, x).Threads(c.threads);
+  spec.Input(TestTensor::Of<float>(c.x, x)).Threads(c.threads);
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), expected_shape);
+  ExpectNear(Values<float>((*out)[0]), expected, 0.0f);
+  absl::StatusOr<size_t> estimate = spec.Estimate(CpuRegistry());
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  EXPECT_EQ(*estimate, t.workspace_bytes_declared());
+}
+
+TEST(MaxPoolTest, TwoD) {
+  CheckPool({.x = {1, 3, 8, 8}, .kernel = {2, 2}, .strides = {2, 2}});
+  CheckPool({.x = {2, 2, 7, 9}, .kernel = {3, 2}, .strides = {2, 1}, .pads = {1, 0, 1, 1}});
+  CheckPool({.x = {1, 2, 10, 10}, .kernel = {3, 3}, .dilations = {2, 2}, .pads = {2, 2, 2, 2}});
+  // Negative inputs: padding must never win the max.
+  CheckPool({.x = {1, 1, 4, 4}, .kernel = {3, 3}, .pads = {2, 2, 2, 2}});
+}
+
+TEST(MaxPoolTest, CeilMode) {
+  CheckPool({.x = {1, 1, 4, 4}, .kernel = {3, 3}, .strides = {2, 2}, .ceil_mode = true});
+  CheckPool({.x = {1, 2, 7, 6}, .kernel = {2, 2}, .strides = {2, 2}, .ceil_mode = true});
+  CheckPool({.x = {1, 2, 5, 5},
+             .kernel = {2, 2},
+             .strides = {3, 3},
+             .pads = {1, 1, 1, 1},
+             .ceil_mode = true});
+  CheckPool({.x = {1, 1, 9, 9},
+             .kernel = {3, 3},
+             .strides = {2, 2},
+             .dilations = {2, 2},
+             .ceil_mode = true});
+  // The window that would start in the right padding is dropped: [1,1,2,2] -> 1 output.
+  CheckPool({.x = {1, 1, 2, 2},
+             .kernel = {1, 1},
+             .strides = {2, 2},
+             .pads = {0, 0, 1, 1},
+             .ceil_mode = true});
+}
+
+TEST(MaxPoolTest, AutoPad) {
+  for (const char* mode : {"SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET"}) {
+    for (int64_t stride : {1, 2, 3}) {
+      CheckPool(
+          {.x = {1, 2, 7, 8}, .kernel = {3, 2}, .strides = {stride, stride}, .auto_pad = mode});
+    }
+  }
+}
+
+TEST(MaxPoolTest, OneAndThreeDAndThreads) {
+  CheckPool({.x = {2, 3, 15}, .kernel = {3}, .strides = {2}, .pads = {1, 1}});
+  CheckPool({.x = {1, 2, 6, 7, 8}, .kernel = {2, 3, 2}, .strides = {2, 2, 2}, .ceil_mode = true});
+  CheckPool({.x = {4, 32, 56, 56},
+             .kernel = {3, 3},
+             .strides = {2, 2},
+             .pads = {1, 1, 1, 1},
+             .threads = 2});
+}
+
+TEST(MaxPoolTest, IndicesOutputIsUnimplemented) {
+  KernelTester t("MaxPool", 12);
+  t.Attr("kernel_shape", std::vector<int64_t>{2, 2})
+      .Input<float>({1, 1, 2, 2}, {1, 2, 3, 4})
+      .Outputs(2);
+  auto out = t.Run(CpuRegistry());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(out.status().message().find("Indices"), std::string::npos);
+
+  KernelTester unused("MaxPool", 12);
+  unused.Attr("kernel_shape", std::vector<int64_t>{2, 2})
+      .Input<float>({1, 1, 2, 2}, {1, 2, 3, 4})
+      .Outputs(2)
+      .UnwantedOutput(1);
+  auto ok = unused.Run(CpuRegistry());
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(Values<float>((*ok)[0]), std::vector<float>{4});
+}
+
+TEST(MaxPoolTest, Errors) {
+  {
+    KernelTester t("MaxPool", 12);
+    t.Input<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+    auto out = t.Run(CpuRegistry());
+    ASSERT_FALSE(out.ok());
+    EXPECT_NE(out.status().message().find("'kernel_shape' is missing"), std::string::npos);
+  }
+  {
+    KernelTester t("MaxPool", 12);
+    t.Attr("kernel_shape", std::vector<int64_t>{2, 2}).Input<float>({4, 4}, std::vector<float>(16));
+    auto out = t.Run(CpuRegistry());
+    ASSERT_FALSE(out.ok());
+    EXPECT_NE(out.status().message().find("node 'test_MaxPool' (MaxPool)"), std::string::npos);
+  }
+  {
+    KernelTester t("MaxPool", 12);
+    t.Attr("kernel_shape", std::vector<int64_t>{3})
+        .Input<float>({1, 1, 4, 4}, std::vector<float>(16));
+    auto out = t.Run(CpuRegistry());
+    ASSERT_FALSE(out.ok());
+    EXPECT_NE(out.status().message().find("window has 1 dimensions"), std::string::npos)
+        << out.status();
+  }
+}
+
+TEST(MaxPoolTest, ShapesUnknownAtLoad) {
+  NodeSpec spec("MaxPool", 12);
+  spec.Attr("kernel_shape", std::vector<int64_t>{3, 3})
+      .Attr("strides", std::vector<int64_t>{2, 2})
+      .Attr("auto_pad", std::string("SAME_UPPER"))
+      .Input(TestTensor::Of<float>({1, 1, 4, 4}, std::vector<float>(16)), /*shape_known=*/false);
+  auto kernel = spec.Create(CpuRegistry());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  for (const Shape& xs : {Shape{1, 2, 9, 9}, Shape{2, 3, 6, 11}, Shape{1, 2, 9, 9}}) {
+    const auto x = RandomFloats(xs.NumElements(), 52);
+    PoolCase c{.x = xs, .kernel = {3, 3}, .strides = {2, 2}, .auto_pad = "SAME_UPPER"};
+    Shape expected_shape;
+    const auto expected = testing::RefMaxPool(x, xs, ReferenceWindow(c), false, &expected_shape);
+    const auto xt = TestTensor::Of<float>(xs, x);
+    auto out = testing::RunKernel(**kernel, {&xt}, 1, 1);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].shape, expected_shape);
+    ExpectNear((*out)[0].values<float>(), expected, 0.0f);
+  }
+}
+
+}  // namespace
+}  // namespace inferd::kernels::cpu

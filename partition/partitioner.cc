@@ -1,0 +1,399 @@
+#include "partition/partitioner.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace inferd::partition {
+namespace {
+
+constexpr size_t kMaxNamesInWarning = 3;
+
+std::string Bytes(uint64_t b) { return absl::StrCat(FormatBytes(b), " (", b, " bytes)"); }
+
+// The devices, normalised, with the fallback among them.
+absl::Status ResolveDevices(const PartitionConfig& config, std::vector<DeviceSpec>& devices,
+                            std::string& fallback) {
+  for (const DeviceSpec& d : config.devices) {
+    absl::StatusOr<std::string> name = NormalizeDeviceName(d.name);
+    if (!name.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("devices: ", name.status().message()));
+    }
+    for (const DeviceSpec& seen : devices) {
+      if (seen.name == *name) {
+        return absl::InvalidArgumentError(absl::StrCat("devices: '", *name, "' is listed twice"));
+      }
+    }
+    devices.push_back(DeviceSpec{*name, d.budget_bytes, d.present});
+  }
+  absl::StatusOr<std::string> fb = NormalizeDeviceName(config.fallback_device);
+  if (!fb.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("fallback device: ", fb.status().message()));
+  }
+  fallback = *fb;
+  auto it = std::find_if(devices.begin(), devices.end(),
+                         [&](const DeviceSpec& d) { return d.name == fallback; });
+  if (it == devices.end()) {
+    if (fallback != "cpu:0") {
+      std::vector<std::string> names;
+      for (const DeviceSpec& d : devices) names.push_back(d.name);
+      return absl::InvalidArgumentError(absl::StrCat("fallback device '", fallback,
+                                                     "' is not among the devices (",
+                                                     absl::StrJoin(names, ", "), ")"));
+    }
+    devices.push_back(DeviceSpec{fallback, std::nullopt, true});
+  } else if (!it->present) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("fallback device '", fallback,
+                     "' does not exist on this machine; every node no other device takes runs "
+                     "there, so choose a fallback_device that exists"));
+  }
+  return absl::OkStatus();
+}
+
+// "'a', 'b', 'c' and 4 more"
+std::string SomeNames(const engine::Graph& graph, const std::vector<int>& nodes) {
+  std::vector<std::string> names;
+  for (size_t k = 0; k < nodes.size() && k < kMaxNamesInWarning; ++k) {
+    names.push_back(absl::StrCat("'", graph.nodes[nodes[k]].name, "'"));
+  }
+  std::string out = absl::StrJoin(names, ", ");
+  if (nodes.size() > kMaxNamesInWarning) {
+    absl::StrAppend(&out, " and ", nodes.size() - kMaxNamesInWarning, " more");
+  }
+  return out;
+}
+
+// The refusal: what the fallback must hold, by category, against its budget.
+absl::Status Refuse(const ResourceAccountant& fb, const std::vector<DeviceSpec>& devices,
+                    const std::vector<ResourceAccountant>& accountants,
+                    const std::vector<std::string>& node_device,
+                    const std::vector<NodeCost>& costs) {
+  const ResourceCost& need = fb.committed();
+  const uint64_t budget = *fb.budget_bytes();
+  int estimated = 0, heuristic = 0;
+  for (size_t i = 0; i < node_device.size(); ++i) {
+    if (node_device[i] == fb.device()) ++(costs[i].workspace_estimated ? estimated : heuristic);
+  }
+  std::string msg = absl::StrCat(
+      "partition: the model does not fit: the fallback device ", fb.device(),
+      " must hold every node the other devices did not take, which needs ",
+      FormatBytes(need.total()), ", but its budget is ", FormatBytes(budget), " (short by ",
+      FormatBytes(need.total() - budget), ")\n", "  on ", fb.device(), ":\n",
+      "    weights      needed ", Bytes(need.weights), "\n", "    activations  needed ",
+      Bytes(need.activations), " (sum of node outputs)\n", "    workspace    needed ",
+      Bytes(need.workspace), " (", estimated, " nodes estimated, ", heuristic,
+      " by the 1.5x heuristic)\n", "    total        needed ", Bytes(need.total()), ", available ",
+      Bytes(budget), "\n");
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (devices[d].name == fb.device()) continue;
+    const int n =
+        static_cast<int>(std::count(node_device.begin(), node_device.end(), devices[d].name));
+    absl::StrAppend(&msg, "  ", devices[d].name, " took ", n, " nodes, ",
+                    FormatBytes(accountants[d].committed().total()),
+                    devices[d].budget_bytes
+                        ? absl::StrCat(" of its ", FormatBytes(*devices[d].budget_bytes), " budget")
+                        : " (no budget)",
+                    "\n");
+  }
+  absl::StrAppend(&msg, "  to fit: raise the budget of ", fb.device(),
+                  ", give other devices budgets or rules for more of the model, or load with "
+                  "smaller max_input_shapes");
+  return absl::ResourceExhaustedError(msg);
+}
+
+}  // namespace
+
+absl::StatusOr<PartitionResult> Partition(const engine::Graph& graph,
+                                          const engine::KernelRegistry& registry,
+                                          const PartitionConfig& config) {
+  const int num_nodes = static_cast<int>(graph.nodes.size());
+  PlanInputs plan;
+  plan.graph = &graph;
+  plan.layers = LayerDetector(config.layer_prefixes);
+
+  // pass 1: devices, and the fallback among them.
+  std::vector<DeviceSpec>& devices = plan.devices;
+  std::string& fallback = plan.fallback_device;
+  if (absl::Status st = ResolveDevices(config, devices, fallback); !st.ok()) return st;
+  std::map<std::string, size_t> device_index;
+  std::vector<ResourceAccountant> accountants;
+  accountants.reserve(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) {
+    device_index[devices[d].name] = d;
+    accountants.emplace_back(graph, registry, devices[d].name, devices[d].budget_bytes);
+  }
+  const size_t fb = device_index.at(fallback);
+
+  // pass 2: parse the rules (one mode at most).
+  absl::StatusOr<LayeringIndex> index =
+      LayeringIndex::Create(config.name_rules, config.annotation_rules);
+  if (!index.ok()) return index.status();
+  const LayeringRules& rules = index->rules();
+
+  // pass 3: the device of each rule: it must exist, or fall back when allowed.
+  std::vector<size_t> rule_device(rules.rules.size());
+  for (size_t r = 0; r < rules.rules.size(); ++r) {
+    const std::string& name = rules.rules[r].device;
+    auto it = device_index.find(name);
+    const bool listed = it != device_index.end();
+    if (listed && devices[it->second].present) {
+      rule_device[r] = it->second;
+      continue;
+    }
+    const std::string why =
+        listed ? "does not exist on this machine" : "is not among the configured devices";
+    if (!config.fallback_on_missing_device) {
+      const std::string msg = absl::StrCat(
+          RuleModeName(index->mode()), " rules: rule ", r + 1, " (column ", rules.rules[r].column,
+          ") names device '", name, "', which ", why,
+          "; configure the device, or set fallback_on_missing_device to run its nodes on ",
+          fallback);
+      return listed ? absl::FailedPreconditionError(msg) : absl::InvalidArgumentError(msg);
+    }
+    plan.warnings.push_back(absl::StrCat("rule ", r + 1, " names device '", name, "', which ", why,
+                                         ": its nodes go to the fallback ", fallback));
+    rule_device[r] = fb;
+  }
+
+  // pass 4: index every node to its rule.
+  absl::StatusOr<std::vector<std::optional<PatternMatch>>> node_rule =
+      index->Assign(graph, config.subgraph_parent);
+  if (!node_rule.ok()) return node_rule.status();
+  plan.node_rule = *std::move(node_rule);
+
+  std::vector<std::string>& node_device = plan.node_device;
+  std::vector<NodeCost>& costs = plan.node_costs;
+  node_device.assign(num_nodes, "");
+  costs.assign(num_nodes, NodeCost());
+  // Offers one node to device d; true when it took it. `need`: the node's cost there.
+  auto offer = [&](size_t d, int node, uint64_t* need) {
+    NodeCost c = accountants[d].AddPending(node);
+    *need = c.cost.total();
+    if (!accountants[d].PendingFits()) {
+      accountants[d].DiscardPending();
+      return false;
+    }
+    accountants[d].CommitPending();
+    node_device[node] = devices[d].name;
+    costs[node] = c;
+    return true;
+  };
+
+  bool budget_only = false;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    budget_only |= d != fb && devices[d].budget_bytes.has_value();
+  }
+  budget_only &= !index->has_rules();
+
+  if (index->has_rules()) {
+    // pass 5 (rules): each rule's nodes to its device, in rule order, until a budget stops it.
+    plan.mode = absl::StrCat(RuleModeName(index->mode()), " rules (", rules.rules.size(),
+                             rules.rules.size() == 1 ? " rule, " : " rules, ", rules.num_patterns(),
+                             rules.num_patterns() == 1 ? " pattern)" : " patterns)");
+    for (size_t r = 0; r < rules.rules.size(); ++r) {
+      const size_t d = rule_device[r];
+      if (d == fb) continue;                      // the fallback takes its nodes in pass 6
+      std::vector<std::pair<size_t, int>> order;  // (pattern, node)
+      for (int i = 0; i < num_nodes; ++i) {
+        if (plan.node_rule[i] && plan.node_rule[i]->rule == r) {
+          order.emplace_back(plan.node_rule[i]->pattern, i);
+        }
+      }
+      std::stable_sort(order.begin(), order.end());
+      ResourceAccountant& acct = accountants[d];
+      for (size_t k = 0; k < order.size(); ++k) {
+        if (acct.stopped()) {
+          plan.warnings.push_back(absl::StrCat(devices[d].name, " is full (budget reached): the ",
+                                               order.size() - k, " nodes of rule ", r + 1,
+                                               " go to ", fallback));
+          break;
+        }
+        const int node = order[k].second;
+        uint64_t need = 0;
+        if (offer(d, node, &need)) continue;
+        acct.Stop();
+        plan.warnings.push_back(absl::StrCat(
+            devices[d].name, ": budget of ", FormatBytes(*acct.budget_bytes()),
+            " reached at node '", graph.nodes[node].name, "' (rule ", r + 1, "), which needs ",
+            FormatBytes(need), " with ",
+            FormatBytes(*acct.budget_bytes() - acct.committed().total()), " left; it and the ",
+            order.size() - k - 1, " later nodes of rule ", r + 1, " go to ", fallback));
+        break;
+      }
+    }
+  } else if (budget_only) {
+    // pass 5 (budget only): units (whole layers; single nodes outside layers) in graph order,
+    // a contiguous run per device, most capable device first.
+    std::vector<std::vector<int>> units;
+    std::vector<std::string> unit_name;
+    std::unordered_map<std::string, size_t> unit_of_layer;
+    for (int i = 0; i < num_nodes; ++i) {
+      std::optional<LayerId> layer = plan.layers.Detect(graph.nodes[i].name);
+      if (!layer) {
+        units.push_back({i});
+        unit_name.push_back(absl::StrCat("node '", graph.nodes[i].name, "'"));
+        continue;
+      }
+      auto [it, inserted] = unit_of_layer.emplace(layer->key, units.size());
+      if (inserted) {
+        units.emplace_back();
+        unit_name.push_back(absl::StrCat("layer ", layer->key));
+      }
+      units[it->second].push_back(i);
+    }
+    std::vector<size_t> fill;
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (d == fb) continue;
+      if (!devices[d].budget_bytes) {
+        plan.warnings.push_back(
+            absl::StrCat(devices[d].name,
+                         " has no budget: budget-only mode places nodes only on devices "
+                         "with a budget, so it gets none"));
+      } else if (!devices[d].present) {
+        const std::string msg =
+            absl::StrCat(devices[d].name, " has a budget but does not exist on this machine");
+        if (!config.fallback_on_missing_device) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("partition: ", msg,
+                           "; remove it, or set fallback_on_missing_device to run its "
+                           "share on ",
+                           fallback));
+        }
+        plan.warnings.push_back(absl::StrCat(msg, ": its share goes to the fallback ", fallback));
+      } else {
+        fill.push_back(d);
+      }
+    }
+    std::stable_sort(fill.begin(), fill.end(), [&](size_t a, size_t b) {
+      return CapabilityRank(devices[a].name) < CapabilityRank(devices[b].name);
+    });
+    std::vector<std::string> order_names;
+    for (size_t d : fill) order_names.push_back(devices[d].name);
+    plan.mode = absl::StrCat("budget only (fills ", absl::StrJoin(order_names, ", then "),
+                             ", whole layers at a time)");
+    size_t next = 0;
+    for (size_t d : fill) {
+      ResourceAccountant& acct = accountants[d];
+      const size_t first = next;
+      std::string stop;  // why the device stopped, when it did
+      for (; next < units.size(); ++next) {
+        std::vector<NodeCost> unit_costs;
+        for (int i : units[next]) unit_costs.push_back(acct.AddPending(i));
+        const uint64_t need = acct.pending().total();
+        if (!acct.PendingFits()) {
+          acct.DiscardPending();
+          acct.Stop();
+          stop =
+              absl::StrCat(unit_name[next], ", which needs ", FormatBytes(need), " with ",
+                           FormatBytes(*acct.budget_bytes() - acct.committed().total()), " left");
+          break;
+        }
+        acct.CommitPending();
+        for (size_t k = 0; k < units[next].size(); ++k) {
+          node_device[units[next][k]] = devices[d].name;
+          costs[units[next][k]] = unit_costs[k];
+        }
+      }
+      if (next == first && !stop.empty()) {
+        plan.warnings.push_back(
+            absl::StrCat(devices[d].name, " takes nothing: it stops at once before ", stop));
+      } else if (next > first) {
+        plan.notes.push_back(absl::StrCat(
+            devices[d].name, " takes ", unit_name[first],
+            next - first > 1 ? absl::StrCat(" to ", unit_name[next - 1]) : "", " (",
+            FormatBytes(acct.committed().total()), " of ", FormatBytes(*acct.budget_bytes()), ")",
+            stop.empty() ? "" : absl::StrCat("; it stops before ", stop)));
+      }
+    }
+  } else {
+    plan.mode = "no rules or budgets: every node on the fallback";
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (d != fb) {
+        plan.warnings.push_back(
+            absl::StrCat(devices[d].name, " has neither rules nor a budget: it gets no nodes"));
+      }
+    }
+  }
+
+  // pass 6: the fallback takes every node left, in graph order, and must hold them.
+  ResourceAccountant& fb_acct = accountants[fb];
+  for (int i = 0; i < num_nodes; ++i) {
+    if (!node_device[i].empty()) continue;
+    costs[i] = fb_acct.AddPending(i);
+    fb_acct.CommitPending();
+    node_device[i] = fallback;
+  }
+  if (fb_acct.budget_bytes() && fb_acct.committed().total() > *fb_acct.budget_bytes()) {
+    return Refuse(fb_acct, devices, accountants, node_device, costs);
+  }
+
+  // pass 7: the report.
+  std::vector<int> unknown;
+  for (int i = 0; i < num_nodes; ++i) {
+    if (costs[i].shapes_unknown) unknown.push_back(i);
+  }
+  if (!unknown.empty()) {
+    plan.warnings.push_back(absl::StrCat(
+        unknown.size(),
+        " nodes have outputs of unknown shape, counted as 0 bytes: ", SomeNames(graph, unknown),
+        "; give the largest input shapes (max_input_shapes; inferctl plan --input-shape) so "
+        "that budgets see every activation"));
+  }
+  PartitionResult result;
+  result.report = BuildPlanReport(plan);
+  result.node_device = std::move(plan.node_device);
+  result.node_costs = std::move(plan.node_costs);
+  return result;
+}
+
+absl::Status ApplyPartition(const PartitionResult& result, engine::Graph& graph) {
+  const std::vector<NodeReport>& nodes = result.report.nodes;
+  std::map<std::string, size_t, std::less<>> by_name;  // ordered: prefix search below
+  std::unordered_map<std::string, size_t> by_output;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    by_name.emplace(nodes[i].name, i);
+    for (const std::string& v : nodes[i].outputs) by_output.emplace(v, i);
+  }
+  auto find = [&](absl::string_view name) -> std::optional<size_t> {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) return std::nullopt;
+    return it->second;
+  };
+  for (engine::Node& node : graph.nodes) {
+    // 1: the same name.
+    std::optional<size_t> match = find(node.name);
+    // 2: fused here, not there: "<original>/MatMulAddFusion" takes the original's device.
+    const size_t slash = node.name.rfind('/');
+    if (!match && slash != std::string::npos)
+      match = find(absl::string_view(node.name).substr(0, slash));
+    // 3: fused there, not here: the node that made one of its outputs there, or the fused node
+    // named after it ("<name>/...").
+    for (size_t k = 0; !match && k < node.outputs.size(); ++k) {
+      if (node.outputs[k] < 0) continue;
+      auto it = by_output.find(graph.values[node.outputs[k]].name);
+      if (it != by_output.end()) match = it->second;
+    }
+    if (!match) {
+      const std::string prefix = node.name + "/";
+      auto it = by_name.lower_bound(prefix);
+      if (it != by_name.end() && absl::StartsWith(it->first, prefix)) match = it->second;
+    }
+    if (!match) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "partition: node '", node.name,
+          "' is not in the partition; partition a graph of the same model (same node and value "
+          "names, fusions aside)"));
+    }
+    node.device = result.node_device[*match];
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace inferd::partition

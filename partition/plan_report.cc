@@ -1,0 +1,373 @@
+#include "partition/plan_report.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/memory_planner.h"
+
+namespace inferd::partition {
+namespace {
+
+constexpr size_t kMaxCopiesListed = 10;
+constexpr size_t kMaxGrownListed = 5;
+
+// Columns padded to their widest cell; `align[c]` is 'r' for right-aligned columns (others left).
+std::string Table(const std::vector<std::vector<std::string>>& rows, absl::string_view align,
+                  absl::string_view indent) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line(indent);
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      if (c > 0) line += "  ";
+      line += c < align.size() && align[c] == 'r' ? pad + row[c] : row[c] + pad;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+std::string SignedBytes(int64_t bytes) {
+  return bytes < 0 ? absl::StrCat("-", FormatBytes(static_cast<uint64_t>(-bytes)))
+                   : FormatBytes(static_cast<uint64_t>(bytes));
+}
+
+// The activation peak of `device`: node outputs live from their producer to their last reader
+// (graph outputs to the end), incoming copies from their first to their last reader there.
+void PlanActivations(const PlanInputs& in, const std::vector<BoundaryCopy>& copies,
+                     DeviceReport& dev) {
+  const engine::Graph& g = *in.graph;
+  const int end = static_cast<int>(g.nodes.size());
+  engine::GreedyMemoryPlanner planner;
+  uint64_t naive = 0;
+  bool unknown = false;
+  for (int i = 0; i < end; ++i) {
+    if (in.node_device[i] != dev.device) continue;
+    for (int v : g.nodes[i].outputs) {
+      if (v < 0) continue;
+      const engine::Value& value = g.values[v];
+      const std::optional<uint64_t> bytes = StaticValueBytes(value);
+      if (!bytes) {
+        unknown = true;
+        continue;
+      }
+      int last = i;
+      for (const auto& [reader, input_index] : value.consumers) last = std::max(last, reader);
+      if (value.is_graph_output) last = end;
+      planner.AddBuffer(*bytes, i, last);
+      naive += *bytes;
+    }
+  }
+  for (const BoundaryCopy& c : copies) {
+    if (c.to != dev.device) continue;
+    if (!c.bytes_known) {
+      unknown = true;
+      continue;
+    }
+    planner.AddBuffer(c.bytes, c.first_reader, c.last_reader);
+    naive += c.bytes;
+  }
+  dev.activation_peak_planned = !unknown;
+  dev.activation_peak_bytes = unknown ? naive : planner.GetPeakBytes();
+}
+
+}  // namespace
+
+std::string FormatBytes(uint64_t bytes) {
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes) / 1024;
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < sizeof(kUnits) / sizeof(kUnits[0])) {
+    value /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), unit >= 2 ? "%.2f %s" : "%.1f %s", value, kUnits[unit]);
+  return buf;
+}
+
+std::optional<int64_t> DeviceReport::headroom_bytes() const {
+  if (!budget_bytes) return std::nullopt;
+  return static_cast<int64_t>(*budget_bytes) - static_cast<int64_t>(accounted.total());
+}
+
+const DeviceReport* PlanReport::FindDevice(absl::string_view device) const {
+  for (const DeviceReport& d : devices) {
+    if (d.device == device) return &d;
+  }
+  return nullptr;
+}
+
+PlanReport BuildPlanReport(const PlanInputs& in) {
+  const engine::Graph& g = *in.graph;
+  PlanReport r;
+  r.mode = in.mode;
+  r.fallback_device = in.fallback_device;
+  r.notes = in.notes;
+  r.warnings = in.warnings;
+  r.copies = FindBoundaryCopies(g, in.node_device);
+  // per node
+  std::map<std::string, size_t> layer_index;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const engine::Node& node = g.nodes[i];
+    NodeReport n;
+    n.name = node.name;
+    n.op_type = node.op_type;
+    n.device = in.node_device[i];
+    if (std::optional<LayerId> layer = in.layers.Detect(node.name)) n.layer = layer->key;
+    if (!in.node_rule.empty()) n.rule = in.node_rule[i];
+    n.cost = in.node_costs[i];
+    for (int v : node.outputs) {
+      if (v >= 0) n.outputs.push_back(g.values[v].name);
+    }
+    // per layer
+    auto [it, inserted] = layer_index.emplace(n.layer, r.layers.size());
+    if (inserted) r.layers.push_back(LayerReport{n.layer, {}, 0, 0});
+    LayerReport& layer = r.layers[it->second];
+    ++layer.nodes;
+    layer.bytes += n.cost.cost.total();
+    auto dev = std::find_if(layer.devices.begin(), layer.devices.end(),
+                            [&](const auto& d) { return d.first == n.device; });
+    if (dev == layer.devices.end()) {
+      layer.devices.emplace_back(n.device, 1);
+    } else {
+      ++dev->second;
+    }
+    r.nodes.push_back(std::move(n));
+  }
+  // per device
+  for (const DeviceSpec& spec : in.devices) {
+    DeviceReport d;
+    d.device = spec.name;
+    d.fallback = spec.name == in.fallback_device;
+    d.budget_bytes = spec.budget_bytes;
+    for (const NodeReport& n : r.nodes) {
+      if (n.device != d.device) continue;
+      ++d.nodes;
+      d.accounted += n.cost.cost;
+      ++(n.cost.workspace_estimated ? d.workspace_estimated_nodes : d.workspace_heuristic_nodes);
+    }
+    for (const BoundaryCopy& c : r.copies) {
+      if (c.to != d.device) continue;
+      ++d.copies_in;
+      d.copy_in_bytes += c.bytes;
+    }
+    PlanActivations(in, r.copies, d);
+    r.devices.push_back(std::move(d));
+  }
+  return r;
+}
+
+std::string PlanReport::ToString() const {
+  std::string out = absl::StrCat("partition plan: ", mode, "; fallback ", fallback_device, "\n");
+  // devices
+  std::vector<std::vector<std::string>> rows = {{"device", "nodes", "weights", "activations",
+                                                 "act. peak", "workspace", "accounted", "budget",
+                                                 "headroom"}};
+  bool any_naive = false;
+  for (const DeviceReport& d : devices) {
+    any_naive |= !d.activation_peak_planned;
+    const std::optional<int64_t> headroom = d.headroom_bytes();
+    rows.push_back({absl::StrCat(d.device, d.fallback ? "*" : ""), absl::StrCat(d.nodes),
+                    FormatBytes(d.accounted.weights), FormatBytes(d.accounted.activations),
+                    absl::StrCat(FormatBytes(d.activation_peak_bytes),
+                                 d.activation_peak_planned ? "" : " (sum)"),
+                    FormatBytes(d.accounted.workspace), FormatBytes(d.accounted.total()),
+                    d.budget_bytes ? FormatBytes(*d.budget_bytes) : "none",
+                    headroom ? SignedBytes(*headroom) : "-"});
+  }
+  absl::StrAppend(&out, Table(rows, "lrrrrrrrr", "  "));
+  absl::StrAppend(&out,
+                  "  * fallback device. accounted = weights + activations (sum of node outputs) + "
+                  "workspace: what budgets are checked against.\n"
+                  "  act. peak = liveness-planned peak of node outputs and incoming copies",
+                  any_naive ? "; (sum) = shapes unknown, naive sum of the known sizes" : "", ".\n");
+  std::vector<std::string> sources;
+  for (const DeviceReport& d : devices) {
+    if (d.nodes == 0) continue;
+    sources.push_back(absl::StrCat(d.device, " ", d.workspace_estimated_nodes,
+                                   " kernel estimates / ", d.workspace_heuristic_nodes,
+                                   " by the 1.5x heuristic"));
+  }
+  if (!sources.empty()) {
+    absl::StrAppend(&out, "  workspace of nodes: ", absl::StrJoin(sources, "; "), "\n");
+  }
+  // copies
+  if (copies.empty()) {
+    absl::StrAppend(&out, "boundary copies: none\n");
+  } else {
+    std::map<std::pair<std::string, std::string>, std::pair<int, uint64_t>> by_pair;
+    for (const BoundaryCopy& c : copies) {
+      auto& e = by_pair[{c.from, c.to}];
+      ++e.first;
+      e.second += c.bytes;
+    }
+    std::vector<std::string> parts;
+    for (const auto& [pair, e] : by_pair) {
+      parts.push_back(absl::StrCat(pair.first, " -> ", pair.second, ": ", e.first, " (",
+                                   FormatBytes(e.second), ")"));
+    }
+    absl::StrAppend(&out, "boundary copies: ", copies.size(), " (", absl::StrJoin(parts, ", "),
+                    ")\n");
+    std::vector<std::vector<std::string>> copy_rows;
+    for (size_t i = 0; i < copies.size() && i < kMaxCopiesListed; ++i) {
+      const BoundaryCopy& c = copies[i];
+      const std::string reader = static_cast<size_t>(c.first_reader) < nodes.size()
+                                     ? absl::StrCat("before '", nodes[c.first_reader].name, "'")
+                                     : "";
+      copy_rows.push_back({absl::StrCat(c.from, " -> ", c.to),
+                           c.bytes_known ? FormatBytes(c.bytes) : "? B",
+                           absl::StrCat("'", c.value_name, "'"), reader});
+    }
+    absl::StrAppend(&out, Table(copy_rows, "lrll", "  "));
+    if (copies.size() > kMaxCopiesListed) {
+      absl::StrAppend(&out, "  ... and ", copies.size() - kMaxCopiesListed, " more\n");
+    }
+  }
+  // layers
+  size_t named_layers = 0;
+  for (const LayerReport& l : layers) named_layers += l.layer.empty() ? 0 : 1;
+  if (named_layers == 0) {
+    absl::StrAppend(&out, "layers: none detected in node names\n");
+  } else {
+    absl::StrAppend(&out, "layers: ", named_layers, "\n");
+    std::vector<std::vector<std::string>> layer_rows = {{"layer", "device", "nodes", "bytes"}};
+    for (const LayerReport& l : layers) {
+      std::vector<std::string> devs;
+      for (const auto& [device, n] : l.devices) {
+        devs.push_back(l.devices.size() == 1 ? device : absl::StrCat(device, " (", n, ")"));
+      }
+      layer_rows.push_back({l.layer.empty() ? "(outside layers)" : l.layer,
+                            absl::StrJoin(devs, " + "), absl::StrCat(l.nodes),
+                            FormatBytes(l.bytes)});
+    }
+    absl::StrAppend(&out, Table(layer_rows, "llrr", "  "));
+  }
+  // notes and warnings
+  if (!notes.empty()) {
+    absl::StrAppend(&out, "notes:\n");
+    for (const std::string& n : notes) absl::StrAppend(&out, "  - ", n, "\n");
+  }
+  if (!warnings.empty()) {
+    absl::StrAppend(&out, "warnings:\n");
+    for (const std::string& w : warnings) absl::StrAppend(&out, "  - ", w, "\n");
+  }
+  return out;
+}
+
+std::string PlanReport::NodesToString() const {
+  std::vector<std::vector<std::string>> rows = {
+      {"#", "device", "layer", "weights", "activations", "workspace", "op", "name"}};
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeReport& n = nodes[i];
+    rows.push_back(
+        {absl::StrCat(i), n.device, n.layer.empty() ? "-" : n.layer,
+         FormatBytes(n.cost.cost.weights), FormatBytes(n.cost.cost.activations),
+         absl::StrCat(FormatBytes(n.cost.cost.workspace), n.cost.workspace_estimated ? "" : " (h)"),
+         n.op_type, n.name});
+  }
+  return absl::StrCat(Table(rows, "rllrrrll", "  "),
+                      "  (h) = 1.5x heuristic, no kernel estimate\n");
+}
+
+RecheckResult RecheckAfterRewrites(const PlanReport& report, const engine::Graph& rewritten,
+                                   const engine::KernelRegistry& registry) {
+  RecheckResult result;
+  // pass 1: devices, in report order, then any the rewritten graph adds.
+  auto device_of = [&](const engine::Node& n) -> const std::string& {
+    return n.device.empty() ? report.fallback_device : n.device;
+  };
+  for (const DeviceReport& d : report.devices) {
+    result.devices.push_back(DeviceRecheck{d.device, d.budget_bytes, d.accounted.total(), 0});
+  }
+  auto find = [&](const std::string& device) -> DeviceRecheck& {
+    for (DeviceRecheck& d : result.devices) {
+      if (d.device == device) return d;
+    }
+    result.devices.push_back(DeviceRecheck{device, std::nullopt, 0, 0});
+    return result.devices.back();
+  };
+  // pass 2: re-estimate every node on its device, in graph order (weights count once per device).
+  std::map<std::string, ResourceAccountant> accountants;
+  std::vector<uint64_t> cost(rewritten.nodes.size(), 0);
+  for (size_t i = 0; i < rewritten.nodes.size(); ++i) {
+    const std::string& device = device_of(rewritten.nodes[i]);
+    auto it = accountants.find(device);
+    if (it == accountants.end()) {
+      it = accountants.emplace(device, ResourceAccountant(rewritten, registry, device, {})).first;
+    }
+    cost[i] = it->second.AddPending(static_cast<int>(i)).cost.total();
+    it->second.CommitPending();
+    find(device).after += cost[i];
+  }
+  // pass 3: where a device is over its budget, name the nodes that grew. A rewritten node's
+  // origins are the report's node of the same name, else the report's nodes that produced its
+  // outputs and the node its name derives from ("<original>/MatMulAddFusion").
+  std::unordered_map<std::string, size_t> by_name, producer_of;
+  for (size_t i = 0; i < report.nodes.size(); ++i) {
+    by_name.emplace(report.nodes[i].name, i);
+    for (const std::string& v : report.nodes[i].outputs) producer_of.emplace(v, i);
+  }
+  for (const DeviceRecheck& d : result.devices) {
+    if (!d.budget_bytes || d.after <= *d.budget_bytes) continue;
+    std::vector<std::pair<int64_t, std::string>> grown;  // (growth, name)
+    for (size_t i = 0; i < rewritten.nodes.size(); ++i) {
+      const engine::Node& node = rewritten.nodes[i];
+      if (device_of(node) != d.device) continue;
+      std::set<size_t> origins;
+      if (auto it = by_name.find(node.name); it != by_name.end()) {
+        origins.insert(it->second);
+      } else {
+        for (int v : node.outputs) {
+          if (v < 0) continue;
+          if (auto p = producer_of.find(rewritten.values[v].name); p != producer_of.end()) {
+            origins.insert(p->second);
+          }
+        }
+        const size_t slash = node.name.rfind('/');
+        if (slash != std::string::npos) {
+          if (auto it = by_name.find(node.name.substr(0, slash)); it != by_name.end()) {
+            origins.insert(it->second);
+          }
+        }
+      }
+      uint64_t before = 0;
+      for (size_t o : origins) before += report.nodes[o].cost.cost.total();
+      if (cost[i] > before) {
+        grown.emplace_back(static_cast<int64_t>(cost[i] - before), node.name);
+      }
+    }
+    std::stable_sort(grown.begin(), grown.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::string> names;
+    for (size_t k = 0; k < grown.size() && k < kMaxGrownListed; ++k) {
+      names.push_back(absl::StrCat("'", grown[k].second, "' (+", FormatBytes(grown[k].first), ")"));
+    }
+    if (grown.size() > kMaxGrownListed) {
+      names.push_back(absl::StrCat("and ", grown.size() - kMaxGrownListed, " more"));
+    }
+    result.warnings.push_back(absl::StrCat(
+        d.device, ": after rewrites the estimate is ", FormatBytes(d.after), " (", d.after,
+        " bytes), over its budget of ", FormatBytes(*d.budget_bytes), " by ",
+        FormatBytes(d.after - *d.budget_bytes), " (", FormatBytes(d.before),
+        " at partitioning); nodes that grew: ",
+        names.empty() ? "none (weights moved between nodes)" : absl::StrJoin(names, ", "),
+        ". A workspace estimate was too optimistic; runs may fail for memory"));
+  }
+  return result;
+}
+
+}  // namespace inferd::partition

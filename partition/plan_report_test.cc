@@ -1,0 +1,170 @@
+#include "partition/plan_report.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "partition/testing/test_util.h"
+
+namespace inferd::partition {
+namespace {
+
+using testing::FakeDef;
+using testing::GraphBuilder;
+
+constexpr uint64_t kKiB = 1024;
+
+// Costs of every node on its device, in graph order, as the partitioner accounts them.
+PlanInputs Inputs(const engine::Graph& g, const engine::KernelRegistry& registry,
+                  const std::vector<DeviceSpec>& devices, const std::vector<std::string>& dev) {
+  PlanInputs in;
+  in.graph = &g;
+  in.devices = devices;
+  in.fallback_device = "cpu:0";
+  in.mode = "test";
+  in.node_device = dev;
+  std::vector<std::unique_ptr<ResourceAccountant>> accts;
+  for (const DeviceSpec& d : devices) {
+    accts.push_back(std::make_unique<ResourceAccountant>(g, registry, d.name, d.budget_bytes));
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (devices[d].name != dev[i]) continue;
+      in.node_costs.push_back(accts[d]->AddPending(static_cast<int>(i)));
+      accts[d]->CommitPending();
+    }
+  }
+  return in;
+}
+
+TEST(FormatBytesTest, Units) {
+  EXPECT_EQ(FormatBytes(0), "0 B");
+  EXPECT_EQ(FormatBytes(1023), "1023 B");
+  EXPECT_EQ(FormatBytes(1024), "1.0 KiB");
+  EXPECT_EQ(FormatBytes(200 * kKiB), "200.0 KiB");
+  EXPECT_EQ(FormatBytes(3 * kKiB * kKiB / 2), "1.5 MiB");
+  EXPECT_EQ(FormatBytes(6ull << 30), "6.00 GiB");
+}
+
+// x -> n0 -> n1 -> n2 -> n3 (graph output), every value 1 KiB: at most two are live at once.
+struct ChainGraph {
+  GraphBuilder b;
+  engine::Graph* g;
+  explicit ChainGraph(int64_t dim0 = 1) {
+    b.Input("x", {dim0, 256});
+    std::string prev = "x";
+    for (int i = 0; i < 4; ++i) {
+      const std::string out = "v" + std::to_string(i);
+      b.Node("/m/layers." + std::to_string(i / 2) + "/n" + std::to_string(i), "Relu", {prev}, {out},
+             {dim0, 256});
+      prev = out;
+    }
+    b.Output(prev);
+    g = &b.graph();
+  }
+};
+
+TEST(PlanReportTest, ActivationPeakIsLivenessPlanned) {
+  ChainGraph m;
+  engine::KernelRegistry registry;
+  PlanReport r = BuildPlanReport(
+      Inputs(*m.g, registry, {{"cpu:0", std::nullopt}}, {"cpu:0", "cpu:0", "cpu:0", "cpu:0"}));
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceReport& d = r.devices[0];
+  EXPECT_TRUE(d.fallback);
+  EXPECT_EQ(d.nodes, 4);
+  EXPECT_EQ(d.accounted.activations, 4 * kKiB);  // the sum, what budgets see
+  EXPECT_TRUE(d.activation_peak_planned);
+  EXPECT_EQ(d.activation_peak_bytes, 2 * kKiB);
+  EXPECT_EQ(d.accounted.workspace, 2 * kKiB);  // heuristic: half of 4 KiB
+  EXPECT_EQ(d.workspace_heuristic_nodes, 4);
+  EXPECT_EQ(d.headroom_bytes(), std::nullopt);
+}
+
+TEST(PlanReportTest, UnknownShapesGiveTheNaiveSum) {
+  ChainGraph m(/*dim0=*/-1);
+  engine::KernelRegistry registry;
+  PlanReport r = BuildPlanReport(
+      Inputs(*m.g, registry, {{"cpu:0", std::nullopt}}, {"cpu:0", "cpu:0", "cpu:0", "cpu:0"}));
+  EXPECT_FALSE(r.devices[0].activation_peak_planned);
+  EXPECT_EQ(r.devices[0].activation_peak_bytes, 0u);
+  EXPECT_NE(r.ToString().find("(sum)"), std::string::npos);
+}
+
+TEST(PlanReportTest, SplitAcrossDevicesWithCopiesAndLayers) {
+  ChainGraph m;
+  engine::KernelRegistry registry;
+  PlanReport r =
+      BuildPlanReport(Inputs(*m.g, registry, {{"cpu:1", 8 * kKiB}, {"cpu:0", std::nullopt}},
+                             {"cpu:1", "cpu:1", "cpu:1", "cpu:0"}));
+  const DeviceReport* cpu1 = r.FindDevice("cpu:1");
+  const DeviceReport* cpu0 = r.FindDevice("cpu:0");
+  ASSERT_NE(cpu1, nullptr);
+  ASSERT_NE(cpu0, nullptr);
+  EXPECT_EQ(cpu1->nodes, 3);
+  EXPECT_EQ(cpu1->accounted.total(), 3 * kKiB + 3 * kKiB / 2);
+  EXPECT_EQ(cpu1->headroom_bytes(), static_cast<int64_t>(8 * kKiB - 9 * kKiB / 2));
+  // v2 crosses to cpu:0: one copy, live there with v3.
+  ASSERT_EQ(r.copies.size(), 1u);
+  EXPECT_EQ(r.copies[0].value_name, "v2");
+  EXPECT_EQ(cpu0->copies_in, 1);
+  EXPECT_EQ(cpu0->activation_peak_bytes, 2 * kKiB);
+  // Layers: layers.0 wholly on cpu:1, layers.1 split.
+  ASSERT_EQ(r.layers.size(), 2u);
+  EXPECT_EQ(r.layers[0].layer, "layers.0");
+  ASSERT_EQ(r.layers[0].devices.size(), 1u);
+  EXPECT_EQ(r.layers[1].devices.size(), 2u);
+  const std::string text = r.ToString();
+  EXPECT_NE(text.find("cpu:1 -> cpu:0"), std::string::npos) << text;
+  EXPECT_NE(text.find("cpu:1 (1) + cpu:0 (1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("8.0 KiB"), std::string::npos) << text;
+  EXPECT_NE(r.NodesToString().find("/m/layers.1/n3"), std::string::npos);
+}
+
+TEST(PlanReportTest, RecheckWarnsWhenFusedNodesOutgrowTheBudget) {
+  // Before: mm (MatMul) -> add (Add) on cpu:1; after: one fused node with a large workspace.
+  GraphBuilder b;
+  b.Input("x", {1, 64}).Weight("w", {64, 64}).Weight("bias", {64});
+  b.Node("/m/layers.0/mm", "MatMul", {"x", "w"}, {"t"}, {1, 64});
+  b.Node("/m/layers.0/add", "Add", {"t", "bias"}, {"y"}, {1, 64});
+  b.Output("y");
+  engine::Graph& before = b.graph();
+  engine::KernelRegistry registry;
+  ASSERT_TRUE(registry.Register(FakeDef("MatMul", "cpu", 0)).ok());
+  ASSERT_TRUE(registry.Register(FakeDef("Add", "cpu", 0)).ok());
+  ASSERT_TRUE(registry.Register(FakeDef("FusedMatMul", "cpu", 64 * kKiB)).ok());
+  const uint64_t budget = 20 * kKiB;
+  PlanReport report = BuildPlanReport(
+      Inputs(before, registry, {{"cpu:1", budget}, {"cpu:0", std::nullopt}}, {"cpu:1", "cpu:1"}));
+  const uint64_t planned = report.FindDevice("cpu:1")->accounted.total();
+  EXPECT_EQ(planned, 16 * kKiB + 3 * 256);  // w, bias; t, y
+  ASSERT_LE(planned, budget);
+
+  // Same graph, nothing rewritten: no warning.
+  engine::Graph same = before;
+  for (engine::Node& n : same.nodes) n.device = "cpu:1";
+  RecheckResult unchanged = RecheckAfterRewrites(report, same, registry);
+  EXPECT_TRUE(unchanged.warnings.empty());
+  EXPECT_EQ(unchanged.devices[0].after, planned);
+
+  engine::Graph after = same;
+  engine::Node fused = after.nodes[0];
+  fused.name = "/m/layers.0/mm/MatMulAddFusion";
+  fused.op_type = "FusedMatMul";
+  fused.inputs = {after.FindValue("x"), after.FindValue("w"), after.FindValue("bias")};
+  fused.outputs = after.nodes[1].outputs;
+  after.nodes = {fused};
+  after.RebuildEdges();
+  RecheckResult r = RecheckAfterRewrites(report, after, registry);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  const std::string& w = r.warnings[0];
+  EXPECT_NE(w.find("cpu:1"), std::string::npos) << w;
+  EXPECT_NE(w.find("over its budget of 20.0 KiB"), std::string::npos) << w;
+  EXPECT_NE(w.find("'/m/layers.0/mm/MatMulAddFusion' (+"), std::string::npos) << w;
+  const uint64_t now = 16 * kKiB + 256 + 256 + 64 * kKiB;
+  EXPECT_EQ(r.devices[0].after, now);
+  EXPECT_NE(w.find("by " + FormatBytes(now - budget)), std::string::npos) << w;
+}
+
+}  // namespace
+}  // namespace inferd::partition

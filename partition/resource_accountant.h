@@ -1,0 +1,113 @@
+// ResourceAccountant: what nodes cost on one device, for memory budgets. The cost of a node is
+//   activations: its output bytes, from static shapes (for dynamic models the caller loads the
+//                graph with the maximum input shapes fixed; an unknown shape counts 0 and is
+//                reported);
+//   weights:     bytes of the initializers it reads that are not yet counted on this device (an
+//                initializer shared by several nodes counts once per device, on every device
+//                that uses it, since each device holds its own copy);
+//   workspace:   the kernel's estimate (KernelDef::estimate_workspace of the kernel registered
+//                for this device type) where there is one, else the heuristic: the whole cost
+//                is 1.5x the base (ComputeNodeCostForBudget).
+// Weights of a node on offer are *pending* until the caller commits them (the node was
+// accepted) or discards them (rejected), so a rejected node's weights are never counted.
+//
+// One accountant per device; it reads the graph and registry, which must outlive it. Not
+// thread-safe (used by one partitioning pass).
+//
+// Example:
+//   ResourceAccountant acct(graph, registry, "cuda:0", /*budget=*/6ull << 30);
+//   NodeCost c = acct.AddPending(node_index);
+//   if (acct.PendingFits()) acct.CommitPending(); else acct.DiscardPending();
+#ifndef INFERD_PARTITION_RESOURCE_ACCOUNTANT_H_
+#define INFERD_PARTITION_RESOURCE_ACCOUNTANT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_set>
+
+#include "absl/strings/string_view.h"
+#include "engine/graph.h"
+#include "engine/kernel_registry.h"
+
+namespace inferd::partition {
+
+struct ResourceCost {
+  uint64_t weights = 0;
+  uint64_t activations = 0;
+  uint64_t workspace = 0;
+
+  uint64_t base() const { return weights + activations; }
+  uint64_t total() const { return weights + activations + workspace; }
+  ResourceCost& operator+=(const ResourceCost& o) {
+    weights += o.weights;
+    activations += o.activations;
+    workspace += o.workspace;
+    return *this;
+  }
+};
+
+// The budget cost of a node from its base cost (weights + activations) and, where the kernel has
+// one, its workspace estimate: with an estimate, base + estimate; without, the heuristic
+// ceil(1.5 x base), the extra half counted as workspace.
+ResourceCost ComputeNodeCostForBudget(const ResourceCost& base,
+                                      std::optional<uint64_t> workspace_estimate);
+
+struct NodeCost {
+  ResourceCost cost;
+  bool workspace_estimated = false;  // from the kernel's estimate (else the 1.5x heuristic)
+  bool shapes_unknown = false;       // an output's shape is unknown: its bytes counted as 0
+};
+
+// Bytes of a value whose shape is static, else nullopt (unknown dims, string elements, or a
+// size that does not fit in 64 bits).
+std::optional<uint64_t> StaticValueBytes(const engine::Value& value);
+
+// The workspace estimate of the kernel registered for `node` on `device_type` ("cpu", "cuda"),
+// or nullopt: no such kernel, no estimate function, or the estimate failed (shapes unknown).
+std::optional<uint64_t> EstimateNodeWorkspace(const engine::Graph& graph, const engine::Node& node,
+                                              const engine::KernelRegistry& registry,
+                                              absl::string_view device_type);
+
+class ResourceAccountant {
+ public:
+  ResourceAccountant(const engine::Graph& graph, const engine::KernelRegistry& registry,
+                     std::string device, std::optional<uint64_t> budget_bytes);
+  ResourceAccountant(const ResourceAccountant&) = delete;
+  ResourceAccountant& operator=(const ResourceAccountant&) = delete;
+  ResourceAccountant(ResourceAccountant&&) = default;
+
+  const std::string& device() const { return device_; }
+  std::optional<uint64_t> budget_bytes() const { return budget_; }
+
+  // The cost of node `node` (an index into graph.nodes) offered as the next node on this
+  // device; the initializers it is the first to read become pending.
+  NodeCost AddPending(int node);
+  // True when committed + pending stays within the budget (always without a budget).
+  bool PendingFits() const;
+  void CommitPending();
+  void DiscardPending();
+
+  const ResourceCost& committed() const { return committed_; }
+  const ResourceCost& pending() const { return pending_; }
+
+  // Assignment to this device has stopped (its budget was reached); later offers go elsewhere.
+  void Stop() { stopped_ = true; }
+  bool stopped() const { return stopped_; }
+
+ private:
+  // Constant after construction.
+  const engine::Graph* graph_;
+  const engine::KernelRegistry* registry_;
+  std::string device_;
+  std::string device_type_;
+  std::optional<uint64_t> budget_;
+
+  ResourceCost committed_, pending_;
+  std::unordered_set<int> committed_weights_, pending_weights_;  // value indices
+  bool stopped_ = false;
+};
+
+}  // namespace inferd::partition
+
+#endif  // INFERD_PARTITION_RESOURCE_ACCOUNTANT_H_

@@ -1,0 +1,161 @@
+#include "partition/resource_accountant.h"
+
+#include <optional>
+
+#include "gtest/gtest.h"
+#include "partition/testing/test_util.h"
+
+namespace inferd::partition {
+namespace {
+
+using testing::FakeDef;
+using testing::GraphBuilder;
+
+constexpr uint64_t kKiB = 1024;
+
+TEST(ComputeNodeCostForBudgetTest, ExactEstimateIsAddedAsIs) {
+  ResourceCost base{/*weights=*/1000, /*activations=*/24, /*workspace=*/0};
+  ResourceCost c = ComputeNodeCostForBudget(base, 100);
+  EXPECT_EQ(c.weights, 1000u);
+  EXPECT_EQ(c.activations, 24u);
+  EXPECT_EQ(c.workspace, 100u);
+  EXPECT_EQ(c.total(), 1124u);
+  EXPECT_EQ(ComputeNodeCostForBudget(base, 0).total(), 1024u);
+}
+
+TEST(ComputeNodeCostForBudgetTest, NoEstimateMeansOnePointFiveTimesTheBase) {
+  ResourceCost base{1000, 24, 0};
+  ResourceCost c = ComputeNodeCostForBudget(base, std::nullopt);
+  EXPECT_EQ(c.workspace, 512u);
+  EXPECT_EQ(c.total(), 1536u);
+  // Rounded up: ceil(1.5 * 1025) = 1538.
+  EXPECT_EQ(ComputeNodeCostForBudget(ResourceCost{1025, 0, 0}, std::nullopt).total(), 1538u);
+  EXPECT_EQ(ComputeNodeCostForBudget(ResourceCost{}, std::nullopt).total(), 0u);
+}
+
+// x[256] -> A = Add(x, w) -> B = Mul(a, w) -> C = Relu(b); w is 1 KiB, every output 1 KiB.
+struct SharedWeightGraph {
+  GraphBuilder b;
+  engine::Graph* g;
+  SharedWeightGraph() {
+    b.Input("x", {256}).Weight("w", {256});
+    b.Node("A", "Add", {"x", "w"}, {"a"}, {256});
+    b.Node("B", "Mul", {"a", "w"}, {"b"}, {256});
+    b.Node("C", "Relu", {"b"}, {"c"}, {256});
+    b.Output("c");
+    g = &b.graph();
+  }
+};
+
+TEST(ResourceAccountantTest, NodeCostByCategory) {
+  SharedWeightGraph m;
+  engine::KernelRegistry registry;
+  ASSERT_TRUE(registry.Register(FakeDef("Add", "cpu", 100)).ok());
+  ResourceAccountant acct(*m.g, registry, "cpu:0", std::nullopt);
+  NodeCost a = acct.AddPending(0);
+  EXPECT_EQ(a.cost.weights, kKiB);
+  EXPECT_EQ(a.cost.activations, kKiB);
+  EXPECT_EQ(a.cost.workspace, 100u);
+  EXPECT_TRUE(a.workspace_estimated);
+  EXPECT_FALSE(a.shapes_unknown);
+  acct.CommitPending();
+  EXPECT_EQ(acct.committed().total(), 2 * kKiB + 100);
+}
+
+TEST(ResourceAccountantTest, HeuristicVersusExactEstimate) {
+  SharedWeightGraph m;
+  engine::KernelRegistry exact, none;
+  ASSERT_TRUE(exact.Register(FakeDef("Add", "cpu", 100)).ok());
+  ASSERT_TRUE(none.Register(FakeDef("Add", "cpu", std::nullopt)).ok());
+  ResourceAccountant with(*m.g, exact, "cpu:0", std::nullopt);
+  ResourceAccountant without(*m.g, none, "cpu:0", std::nullopt);
+  EXPECT_EQ(with.AddPending(0).cost.total(), 2 * kKiB + 100);
+  NodeCost h = without.AddPending(0);
+  EXPECT_FALSE(h.workspace_estimated);
+  EXPECT_EQ(h.cost.workspace, kKiB);
+  EXPECT_EQ(h.cost.total(), 3 * kKiB);
+  // A kernel registered for another device type does not count: cuda gets the heuristic.
+  ResourceAccountant cuda(*m.g, exact, "cuda:0", std::nullopt);
+  EXPECT_EQ(cuda.AddPending(0).cost.total(), 3 * kKiB);
+}
+
+TEST(ResourceAccountantTest, FailedEstimateFallsBackToTheHeuristic) {
+  SharedWeightGraph m;
+  engine::KernelRegistry registry;
+  engine::KernelDef def = FakeDef("Add", "cpu", std::nullopt);
+  def.estimate_workspace = [](const engine::KernelInfo&) -> absl::StatusOr<size_t> {
+    return absl::FailedPreconditionError("shapes not static");
+  };
+  ASSERT_TRUE(registry.Register(std::move(def)).ok());
+  EXPECT_EQ(EstimateNodeWorkspace(*m.g, m.g->nodes[0], registry, "cpu"), std::nullopt);
+  ResourceAccountant acct(*m.g, registry, "cpu:0", std::nullopt);
+  EXPECT_EQ(acct.AddPending(0).cost.total(), 3 * kKiB);
+}
+
+TEST(ResourceAccountantTest, SharedWeightCountsOncePerDevice) {
+  SharedWeightGraph m;
+  engine::KernelRegistry registry;
+  ResourceAccountant cpu0(*m.g, registry, "cpu:0", std::nullopt);
+  ResourceAccountant cpu1(*m.g, registry, "cpu:1", std::nullopt);
+  EXPECT_EQ(cpu0.AddPending(0).cost.weights, kKiB);
+  cpu0.CommitPending();
+  EXPECT_EQ(cpu0.AddPending(1).cost.weights, 0u);  // w already on cpu:0
+  cpu0.CommitPending();
+  EXPECT_EQ(cpu0.committed().weights, kKiB);
+  // Another device holds its own copy.
+  EXPECT_EQ(cpu1.AddPending(1).cost.weights, kKiB);
+}
+
+TEST(ResourceAccountantTest, RejectedNodesWeightsAreNotCounted) {
+  SharedWeightGraph m;
+  engine::KernelRegistry registry;
+  ResourceAccountant acct(*m.g, registry, "cpu:1", 3 * kKiB);
+  acct.AddPending(0);
+  EXPECT_TRUE(acct.PendingFits());  // exactly the budget
+  acct.DiscardPending();
+  EXPECT_EQ(acct.committed().total(), 0u);
+  // B now pays for w: A's pending weight was dropped with A.
+  EXPECT_EQ(acct.AddPending(1).cost.weights, kKiB);
+}
+
+TEST(ResourceAccountantTest, PendingUnitCountsEachWeightOnce) {
+  SharedWeightGraph m;
+  engine::KernelRegistry registry;
+  ResourceAccountant acct(*m.g, registry, "cpu:1", 5 * kKiB);
+  acct.AddPending(0);  // 1 KiB weight + 1 KiB output -> 3 KiB with the heuristic
+  NodeCost b = acct.AddPending(1);
+  EXPECT_EQ(b.cost.weights, 0u);  // pending from A
+  EXPECT_EQ(b.cost.total(), kKiB + kKiB / 2);
+  EXPECT_EQ(acct.pending().total(), 4 * kKiB + kKiB / 2);
+  EXPECT_TRUE(acct.PendingFits());
+  acct.AddPending(2);
+  EXPECT_FALSE(acct.PendingFits());  // 6 KiB > 5 KiB
+  acct.DiscardPending();
+  EXPECT_EQ(acct.committed().total(), 0u);
+}
+
+TEST(ResourceAccountantTest, WeightReadTwiceByOneNodeCountsOnce) {
+  GraphBuilder b;
+  b.Weight("w", {256});
+  b.Node("sq", "Mul", {"w", "w"}, {"y"}, {256});
+  engine::Graph& g = b.graph();
+  engine::KernelRegistry registry;
+  ResourceAccountant acct(g, registry, "cpu:0", std::nullopt);
+  EXPECT_EQ(acct.AddPending(0).cost.weights, kKiB);
+}
+
+TEST(ResourceAccountantTest, UnknownShapesCountZeroAndAreFlagged) {
+  GraphBuilder b;
+  b.Input("x", {-1, 256});
+  b.Node("r", "Relu", {"x"}, {"y"}, {-1, 256});
+  engine::Graph& g = b.graph();
+  engine::KernelRegistry registry;
+  ResourceAccountant acct(g, registry, "cpu:0", std::nullopt);
+  NodeCost c = acct.AddPending(0);
+  EXPECT_TRUE(c.shapes_unknown);
+  EXPECT_EQ(c.cost.total(), 0u);
+  EXPECT_EQ(StaticValueBytes(g.values[g.FindValue("y")]), std::nullopt);
+}
+
+}  // namespace
+}  // namespace inferd::partition

@@ -1,0 +1,276 @@
+#include "tools/inferctl/run_command.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/npy.h"
+#include "engine/copy.h"
+#include "engine/session.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "tools/inferctl/npy_tensor.h"
+
+namespace inferd::tools {
+namespace {
+
+using engine::DataType;
+
+constexpr char kUsage[] =
+    "usage: inferctl run MODEL [--input NAME=FILE.npy]... [--random] [--runs N] [--warmup N]\n"
+    "                          [--threads T] [--pre-allocate] [--fixed-shape NAME=1x128]...\n"
+    "                          [--no-fusions] [--output-dir DIR]\n"
+    "Inputs not given as .npy are random (floats in [-1, 1), integers in [0, 8)); dynamic dims\n"
+    "without --fixed-shape are 1.\n";
+
+struct Args {
+  std::string model;
+  std::map<std::string, std::string> input_files;
+  std::map<std::string, std::vector<int64_t>> fixed_shapes;
+  int runs = 10, warmup = 1, threads = 1;
+  bool pre_allocate = false, fusions = true;
+  std::string output_dir;
+};
+
+absl::StatusOr<Args> Parse(const std::vector<std::string>& args) {
+  Args a;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&]() -> absl::StatusOr<std::string> {
+      if (i + 1 >= args.size()) return absl::InvalidArgumentError(arg + " needs a value");
+      return args[++i];
+    };
+    auto number = [&](int* out) -> absl::Status {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      if (!absl::SimpleAtoi(*v, out) || *out < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(arg, ": '", *v, "' is not a count"));
+      }
+      return absl::OkStatus();
+    };
+    absl::Status st;
+    if (arg == "--input") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      std::vector<std::string> kv = absl::StrSplit(*v, absl::MaxSplits('=', 1));
+      if (kv.size() != 2) return absl::InvalidArgumentError("--input takes NAME=FILE.npy");
+      a.input_files[kv[0]] = kv[1];
+    } else if (arg == "--fixed-shape") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      std::vector<std::string> kv = absl::StrSplit(*v, absl::MaxSplits('=', 1));
+      if (kv.size() != 2) return absl::InvalidArgumentError("--fixed-shape takes NAME=2x3x4");
+      for (absl::string_view d : absl::StrSplit(kv[1], 'x')) {
+        int64_t dim = 0;
+        if (!absl::SimpleAtoi(d, &dim) || dim < 0) {
+          return absl::InvalidArgumentError(absl::StrCat("--fixed-shape: bad dim '", d, "'"));
+        }
+        a.fixed_shapes[kv[0]].push_back(dim);
+      }
+    } else if (arg == "--random") {
+      // The default for inputs without a file.
+    } else if (arg == "--runs") {
+      st = number(&a.runs);
+    } else if (arg == "--warmup") {
+      st = number(&a.warmup);
+    } else if (arg == "--threads") {
+      st = number(&a.threads);
+    } else if (arg == "--pre-allocate") {
+      a.pre_allocate = true;
+    } else if (arg == "--no-fusions") {
+      a.fusions = false;
+    } else if (arg == "--output-dir") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      a.output_dir = *v;
+    } else if (!arg.empty() && arg[0] != '-' && a.model.empty()) {
+      a.model = arg;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown argument '", arg, "'"));
+    }
+    if (!st.ok()) return st;
+  }
+  if (a.model.empty()) return absl::InvalidArgumentError("no MODEL given");
+  if (a.runs < 1) return absl::InvalidArgumentError("--runs must be at least 1");
+  return a;
+}
+
+long MinorFaults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+struct OwnedInput {
+  engine::InputTensor tensor;
+  std::vector<unsigned char> bytes;
+};
+
+absl::StatusOr<std::vector<OwnedInput>> MakeInputs(const engine::Session& s, const Args& a) {
+  std::vector<OwnedInput> inputs;
+  std::mt19937 rng(42);
+  for (const engine::Value* v : s.inputs()) {
+    OwnedInput in;
+    in.tensor.name = v->name;
+    in.tensor.type = v->type;
+    auto file = a.input_files.find(v->name);
+    if (file != a.input_files.end()) {
+      absl::StatusOr<NpyArray> npy = ReadNpy(file->second);
+      if (!npy.ok()) return npy.status();
+      absl::StatusOr<DataType> t = DataTypeOfNpy(npy->dtype);
+      if (!t.ok()) return t.status();
+      in.tensor.type = *t;
+      in.tensor.shape = engine::Shape(npy->shape);
+      in.bytes = std::move(npy->data);
+    } else {
+      for (const engine::DimInfo& d : v->shape.dims) in.tensor.shape.push_back(d.known() ? d.value : 1);
+      const size_t n = static_cast<size_t>(in.tensor.shape.NumElements());
+      in.bytes.resize(n * engine::ElementSize(v->type));
+      for (size_t i = 0; i < n; ++i) {
+        switch (v->type) {
+          case DataType::kFloat32:
+            reinterpret_cast<float*>(in.bytes.data())[i] =
+                std::uniform_real_distribution<float>(-1, 1)(rng);
+            break;
+          case DataType::kInt64:
+            reinterpret_cast<int64_t*>(in.bytes.data())[i] = rng() % 8;
+            break;
+          case DataType::kInt32:
+            reinterpret_cast<int32_t*>(in.bytes.data())[i] = rng() % 8;
+            break;
+          case DataType::kBool:
+            in.bytes[i] = rng() % 2;
+            break;
+          default:
+            return absl::InvalidArgumentError(absl::StrCat(
+                "input '", v->name, "' of type ", engine::DataTypeName(v->type),
+                " cannot be made random; give it with --input"));
+        }
+      }
+    }
+    inputs.push_back(std::move(in));
+  }
+  for (OwnedInput& in : inputs) {
+    in.tensor.data = in.bytes.data();
+    in.tensor.bytes = in.bytes.size();
+  }
+  return inputs;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * (v.size() - 1) + 0.5));
+  return v[i];
+}
+
+}  // namespace
+
+int RunCommand(const std::vector<std::string>& raw_args) {
+  absl::StatusOr<Args> args = Parse(raw_args);
+  if (!args.ok()) {
+    std::fprintf(stderr, "inferctl run: %s\n%s", std::string(args.status().message()).c_str(),
+                 kUsage);
+    return 2;
+  }
+  engine::KernelRegistry registry;
+  if (absl::Status st = kernels::cpu::RegisterCpuKernels(registry); !st.ok()) {
+    std::fprintf(stderr, "inferctl: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  engine::SessionOptions opts;
+  opts.intra_op_threads = std::max(1, args->threads);
+  opts.pre_allocate = args->pre_allocate;
+  opts.fixed_input_shapes = args->fixed_shapes;
+  opts.enable_fusions = args->fusions;
+  absl::StatusOr<std::unique_ptr<engine::Session>> session =
+      engine::Session::Load(args->model, opts, registry);
+  if (!session.ok()) {
+    std::fprintf(stderr, "inferctl run: cannot load '%s': %s\n", args->model.c_str(),
+                 std::string(session.status().message()).c_str());
+    return 1;
+  }
+  engine::Session& s = **session;
+  absl::StatusOr<std::vector<OwnedInput>> inputs = MakeInputs(s, *args);
+  if (!inputs.ok()) {
+    std::fprintf(stderr, "inferctl run: %s\n", std::string(inputs.status().message()).c_str());
+    return 1;
+  }
+  std::vector<engine::InputTensor> feed;
+  for (const OwnedInput& in : *inputs) feed.push_back(in.tensor);
+
+  std::printf("model %s: %zu nodes (%d fused), %s\n", args->model.c_str(), s.graph().nodes.size(),
+              s.fused_nodes(), s.plan().Summary().c_str());
+  absl::StatusOr<std::vector<engine::OutputTensor>> outputs;
+  for (int i = 0; i < args->warmup; ++i) {
+    outputs = s.Run(feed);
+    if (!outputs.ok()) break;
+    outputs->clear();
+  }
+  auto sys_counts = [&] {
+    uint64_t allocs = 0, frees = 0;
+    for (const auto& d : s.devices()) {
+      for (const memory::Arena* a : {static_cast<const memory::Arena*>(d.execution.get()),
+                                     static_cast<const memory::Arena*>(d.io.get())}) {
+        allocs += a->Stats().system_allocations;
+        frees += a->Stats().system_frees;
+      }
+    }
+    return std::make_pair(allocs, frees);
+  };
+  const auto sys0 = sys_counts();
+  const long faults0 = MinorFaults();
+  const uint64_t copied0 = engine::PayloadBytesCopied();
+  std::vector<double> ms;
+  for (int i = 0; i < args->runs && (outputs.ok() || i == 0); ++i) {
+    if (outputs.ok()) outputs->clear();  // each run's outputs go back before the next
+    const auto t0 = std::chrono::steady_clock::now();
+    outputs = s.Run(feed);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                     .count());
+  }
+  if (!outputs.ok()) {
+    std::fprintf(stderr, "inferctl run: %s\n", std::string(outputs.status().message()).c_str());
+    return 1;
+  }
+  const long faults = MinorFaults() - faults0;
+  const auto sys1 = sys_counts();
+  const double runs = static_cast<double>(ms.size());
+  std::printf("latency over %zu runs (%d threads): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
+              ms.size(), opts.intra_op_threads, Percentile(ms, 50), Percentile(ms, 90),
+              Percentile(ms, 99));
+  std::printf("per run after warm-up: %.2f system allocations, %.2f system frees, %.2f minor page "
+              "faults, %.0f payload bytes copied\n",
+              (sys1.first - sys0.first) / runs, (sys1.second - sys0.second) / runs, faults / runs,
+              (engine::PayloadBytesCopied() - copied0) / runs);
+  for (const auto& d : s.devices()) {
+    std::printf("%s\n%s\n", d.execution->Stats().ToString().c_str(),
+                d.io->Stats().ToString().c_str());
+  }
+  for (const engine::OutputTensor& out : *outputs) {
+    std::printf("output %s: %s %s\n", out.name.c_str(), engine::DataTypeName(out.type),
+                out.shape.ToString().c_str());
+    if (args->output_dir.empty()) continue;
+    NpyArray npy;
+    npy.dtype = NpyDtype(out.type);
+    npy.shape.assign(out.shape.dims().begin(), out.shape.dims().end());
+    const auto* p = static_cast<const unsigned char*>(out.buffer.data());
+    npy.data.assign(p, p + out.buffer.size());
+    std::string file = out.name;
+    std::replace(file.begin(), file.end(), '/', '_');
+    const std::string path = absl::StrCat(args->output_dir, "/", file, ".npy");
+    if (absl::Status st = WriteNpy(path, npy); !st.ok()) {
+      std::fprintf(stderr, "inferctl run: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+    std::printf("  written to %s\n", path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace inferd::tools
