@@ -138,7 +138,7 @@ void ExecutionPlan::AssignRolesAndAliases() {
   }
   for (PlanStep& step : steps_) {
     const Node& node = g.nodes[step.node];
-    for (const auto& [slot, input] : step.def->aliases) {
+    for (const auto& [slot, input] : step.kernel->OutputAliases()) {
       if (slot >= static_cast<int>(node.outputs.size()) ||
           input >= static_cast<int>(node.inputs.size())) {
         continue;

@@ -42,7 +42,9 @@ struct KernelIoInfo {
   bool present = false;
   DataType type = DataType::kUndefined;
   ShapeInfo shape;               // possibly partial
-  const Tensor* constant = nullptr;  // an initializer or folded Constant, else nullptr
+  // An initializer or folded Constant, else nullptr. Owned by the Model, which outlives every
+  // kernel made from it: a kernel may keep the pointer (e.g. to prepack weights later).
+  const Tensor* constant = nullptr;
 };
 
 class KernelInfo {
@@ -55,6 +57,7 @@ class KernelInfo {
   const std::string& op_type() const { return op_type_; }
   const std::string& domain() const { return domain_; }
   int opset() const { return opset_; }
+  // Equal to KernelContext::threads().num_threads() in every run of the kernel.
   int intra_op_threads() const { return intra_op_threads_; }
 
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
@@ -126,6 +129,13 @@ class OpKernel {
       absl::Span<const Shape> input_shapes) const {
     return {};
   }
+  // (output slot, input index) pairs this kernel produces with KernelContext::MakeOutputAlias in
+  // every run (view ops such as Reshape; known at creation). The plan lets such an output share
+  // its input's buffer; an alias the plan did not allow is copied by the runtime instead.
+  virtual std::vector<std::pair<int, int>> OutputAliases() const { return {}; }
+  // Bytes the kernel holds for its whole life outside the arenas (weights prepacked into a
+  // library's layout, caches). The session adds them up per device, so memory reports are whole.
+  virtual size_t PersistentBytes() const { return 0; }
 };
 
 }  // namespace inferd::engine

@@ -47,9 +47,6 @@ struct KernelDef {
   int type_input = 0;
   KernelFactory create;
   WorkspaceEstimateFn estimate_workspace;  // optional
-  // (output slot, input index) pairs the kernel may produce with KernelContext::MakeOutputAlias
-  // (view ops such as Reshape): the plan then lets the output share the input's buffer.
-  std::vector<std::pair<int, int>> aliases;
 };
 
 class KernelRegistry {

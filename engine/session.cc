@@ -350,6 +350,7 @@ SessionStats Session::stats() const {
   s.input_bytes_borrowed = borrowed_.load();
   s.input_bytes_staged = staged_.load();
   s.static_plan_misses = plan_misses_.load();
+  for (const PlanStep& step : plan_->steps()) s.kernel_persistent_bytes += step.kernel->PersistentBytes();
   return s;
 }
 

@@ -75,6 +75,7 @@ struct SessionStats {
   uint64_t input_bytes_borrowed = 0;
   uint64_t input_bytes_staged = 0;
   uint64_t static_plan_misses = 0;  // outputs larger than planned, taken from the arena instead
+  uint64_t kernel_persistent_bytes = 0;  // held by kernels outside the arenas (prepacked weights)
 };
 
 class Session {

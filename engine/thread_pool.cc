@@ -18,7 +18,7 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
-                             const std::function<void(int64_t, int64_t)>& fn) {
+                             absl::FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
   const int64_t max_chunks = std::min<int64_t>(num_threads_, (n + min_chunk - 1) / min_chunk);

@@ -12,7 +12,7 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
+#include "absl/functional/function_ref.h"
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -31,7 +31,8 @@ class ThreadPool {
 
   // Calls fn(begin, end) over disjoint chunks covering [0, n), each at least `min_chunk` long
   // (except possibly the last). Returns when every chunk is done.
-  void ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn);
+  // `fn` is a FunctionRef: no allocation per call, whatever the lambda captures.
+  void ParallelFor(int64_t n, int64_t min_chunk, absl::FunctionRef<void(int64_t, int64_t)> fn);
 
  private:
   void WorkerLoop(int index);
@@ -44,7 +45,7 @@ class ThreadPool {
   // State below is protected by mu_.
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  const absl::FunctionRef<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
   int64_t chunk_ = 0;
   int64_t chunks_ = 0;

@@ -191,6 +191,12 @@ class ConvKernel final : public engine::OpKernel {
                                     y->raw_mutable_data(), node_);
   }
 
+  size_t PersistentBytes() const override {
+    return cache_.SumBytes([](const ConvPlan& p) {
+      return p.primitive != nullptr ? p.primitive->prepacked_bytes() : size_t{0};
+    });
+  }
+
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
       absl::Span<const Shape> input_shapes) const override {
     if (input_shapes.size() < (has_bias_ ? 3u : 2u)) return {};

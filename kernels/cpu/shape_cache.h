@@ -75,6 +75,16 @@ class ShapeCache {
     return pinned_.size() + entries_.size();
   }
 
+  // Sum of bytes(entry) over the entries held now (pinned and cached).
+  template <typename BytesFn>
+  size_t SumBytes(BytesFn&& bytes) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t total = 0;
+    for (const auto& [key, entry] : pinned_) total += bytes(*entry);
+    for (const auto& [key, entry] : entries_) total += bytes(*entry);
+    return total;
+  }
+
  private:
   mutable std::mutex mu_;
   // State below is protected by mu_.

@@ -34,6 +34,9 @@ class ReshapeKernel final : public engine::OpKernel {
     return std::unique_ptr<ReshapeKernel>(new ReshapeKernel(info, allow_zero));
   }
 
+  // The output is the input seen with another shape: a view, always.
+  std::vector<std::pair<int, int>> OutputAliases() const override { return {{0, 0}}; }
+
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* data, RequiredInput(ctx, 0, node_));
     INFERD_ASSIGN_OR_RETURN(const Tensor* shape, RequiredInput(ctx, 1, node_));
@@ -174,12 +177,13 @@ class ConcatKernel final : public engine::OpKernel {
 
 absl::Status RegisterShapeKernels(engine::KernelRegistry& registry) {
   // Reshape 5-13: 0 always copies; 14+: allowzero (read at creation from the opset).
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "Reshape", 5, 13, FixedSizeTypes(),
-                                       FactoryOf<ReshapeKernel>()),
-                                CpuDef(engine::kOnnxDomain, "Reshape", 14, kMaxOpset,
-                                       FixedSizeTypes(), FactoryOf<ReshapeKernel>()),
-                                CpuDef(engine::kOnnxDomain, "Concat", 4, kMaxOpset,
-                                       FixedSizeTypes(), FactoryOf<ConcatKernel>())});
+  std::vector<engine::KernelDef> defs = {
+      CpuDef(engine::kOnnxDomain, "Reshape", 5, 13, FixedSizeTypes(), FactoryOf<ReshapeKernel>()),
+      CpuDef(engine::kOnnxDomain, "Reshape", 14, kMaxOpset, FixedSizeTypes(),
+             FactoryOf<ReshapeKernel>()),
+      CpuDef(engine::kOnnxDomain, "Concat", 4, kMaxOpset, FixedSizeTypes(),
+             FactoryOf<ConcatKernel>())};
+  return RegisterAll(registry, std::move(defs));
 }
 
 }  // namespace inferd::kernels::cpu

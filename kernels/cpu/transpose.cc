@@ -170,16 +170,16 @@ class TransposeKernel final : public engine::OpKernel {
     return std::unique_ptr<TransposeKernel>(new TransposeKernel(info));
   }
 
+  std::vector<std::pair<int, int>> OutputAliases() const override {
+    if (view_) return {{0, 0}};
+    return {};
+  }
+
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     const size_t elem = engine::ElementSize(x->dtype());
     const Shape& in = x->shape();
-    const size_t rank = in.rank();
-    std::vector<int64_t> perm = perm_;
-    if (!has_perm_) {
-      perm.resize(rank);
-      for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-    }
+    const std::vector<int64_t> perm = PermFor(in.rank());
     INFERD_RETURN_IF_ERROR(CheckPerm(perm, in));
     Shape out_shape;
     for (int64_t p : perm) out_shape.push_back(in[p]);
@@ -213,7 +213,24 @@ class TransposeKernel final : public engine::OpKernel {
 
  private:
   explicit TransposeKernel(const KernelInfo& info)
-      : node_(info), has_perm_(info.HasAttribute("perm")), perm_(info.GetInts("perm")) {}
+      : node_(info), has_perm_(info.HasAttribute("perm")), perm_(info.GetInts("perm")) {
+    // With the input's shape known at load, a permutation that only moves dims of size 1 keeps
+    // the bytes in place: the output is a view in every run.
+    std::optional<Shape> in = info.input(0).shape.ToShape();
+    if (in && CheckPerm(PermFor(in->rank()), *in).ok()) {
+      const MergedTranspose m = Merge(*in, PermFor(in->rank()));
+      bool order_kept = true;
+      for (size_t i = 0; i < m.perm.size(); ++i) order_kept &= m.perm[i] == static_cast<int64_t>(i);
+      view_ = order_kept || in->NumElements() == 0;
+    }
+  }
+
+  std::vector<int64_t> PermFor(size_t rank) const {
+    if (has_perm_) return perm_;
+    std::vector<int64_t> perm(rank);
+    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+    return perm;
+  }
 
   absl::Status CheckPerm(const std::vector<int64_t>& perm, const Shape& in) const {
     std::vector<bool> seen(in.rank(), false);
@@ -231,6 +248,7 @@ class TransposeKernel final : public engine::OpKernel {
   const NodeLabel node_;
   const bool has_perm_;
   const std::vector<int64_t> perm_;
+  bool view_ = false;  // known at load to be a view
 };
 
 }  // namespace

@@ -252,6 +252,8 @@ int RunCommand(const std::vector<std::string>& raw_args) {
     std::printf("%s\n%s\n", d.execution->Stats().ToString().c_str(),
                 d.io->Stats().ToString().c_str());
   }
+  std::printf("kernels hold %llu bytes outside the arenas (prepacked weights)\n",
+              static_cast<unsigned long long>(s.stats().kernel_persistent_bytes));
   for (const engine::OutputTensor& out : *outputs) {
     std::printf("output %s: %s %s\n", out.name.c_str(), engine::DataTypeName(out.type),
                 out.shape.ToString().c_str());
