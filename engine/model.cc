@@ -254,7 +254,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
   }
   const int onnx_opset = opset("");
   if (onnx_opset < options.min_opset || onnx_opset > options.max_opset) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return absl::UnimplementedError(absl::StrCat(
         where, " imports opset ", onnx_opset, " of the default ONNX domain; inferd supports ",
         options.min_opset, " to ", options.max_opset));
   }

@@ -33,8 +33,9 @@ struct ModelLoadOptions {
   // Concrete shapes for graph inputs with dynamic dims, applied before shape inference, so that
   // every shape can become known at load (and the static memory plan applies).
   std::map<std::string, std::vector<int64_t>> fixed_input_shapes;
-  // Accepted opsets of the default ONNX domain.
-  int min_opset = 7;
+  // Accepted opsets of the default ONNX domain (libonnx 1.12 checks up to 17). Older opsets load;
+  // each node then needs a kernel registered for its version.
+  int min_opset = 1;
   int max_opset = 17;
 };
 

@@ -1,0 +1,272 @@
+#include "tests/conformance/conformance.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "engine/session.h"
+#include "engine/test_data_set.h"
+#include "onnx/onnx_pb.h"
+
+namespace inferd::tests {
+namespace {
+
+std::vector<std::string> SortedDirs(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> ModelOps(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  onnx::ModelProto m;
+  std::set<std::string> ops;
+  if (m.ParseFromString(ss.str())) {
+    for (const auto& n : m.graph().node()) {
+      if (n.op_type() != "Constant") ops.insert(n.op_type());
+    }
+  }
+  return std::vector<std::string>(ops.begin(), ops.end());
+}
+
+// Aborts the process, naming the test, if one test runs past its time (a hang is a failure the
+// runner must not hide).
+class Watchdog {
+ public:
+  explicit Watchdog(int seconds) : seconds_(seconds), thread_([this] { Loop(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Start(const std::string& name) {
+    std::lock_guard<std::mutex> l(mu_);
+    name_ = name;
+    deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(seconds_);
+    armed_ = true;
+  }
+  void Stop() {
+    std::lock_guard<std::mutex> l(mu_);
+    armed_ = false;
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> l(mu_);
+    while (!stop_) {
+      cv_.wait_for(l, std::chrono::milliseconds(200));
+      if (armed_ && std::chrono::steady_clock::now() > deadline_) {
+        std::fprintf(stderr, "conformance: test %s ran past %d s: treating as a hang\n",
+                     name_.c_str(), seconds_);
+        std::abort();
+      }
+    }
+  }
+  const int seconds_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string name_;
+  std::chrono::steady_clock::time_point deadline_;
+  bool armed_ = false, stop_ = false;
+  std::thread thread_;
+};
+
+TestResult RunOne(const engine::KernelRegistry& registry, const std::string& suite,
+                  const std::string& dir, const std::string& name) {
+  TestResult r;
+  r.suite = suite;
+  r.name = name;
+  const std::string model_path = dir + "/model.onnx";
+  r.ops = ModelOps(model_path);
+  r.ops_all_registered = !r.ops.empty();
+  for (const std::string& op : r.ops) {
+    r.ops_all_registered = r.ops_all_registered && registry.HasOp("", op);
+  }
+  absl::StatusOr<std::unique_ptr<engine::Session>> session =
+      engine::Session::Load(model_path, engine::SessionOptions{}, registry);
+  if (!session.ok()) {
+    r.outcome = session.status().code() == absl::StatusCode::kUnimplemented ? Outcome::kUnsupported
+                                                                            : Outcome::kFailed;
+    r.message = std::string(session.status().message());
+    return r;
+  }
+  absl::StatusOr<std::vector<engine::TestDataSet>> sets = engine::ReadTestDataSets(dir);
+  if (!sets.ok() || sets->empty()) {
+    r.outcome = Outcome::kFailed;
+    r.message = sets.ok() ? "no test data sets" : std::string(sets.status().message());
+    return r;
+  }
+  const std::vector<const engine::Value*> inputs = (*session)->inputs();
+  for (const engine::TestDataSet& set : *sets) {
+    std::vector<engine::InputTensor> feed;
+    for (size_t i = 0; i < set.inputs.size() && i < inputs.size(); ++i) {
+      const engine::NamedData& d = set.inputs[i];
+      // Inputs are matched by name where the data names them, else by position.
+      std::string input_name = inputs[i]->name;
+      for (const engine::Value* v : inputs) {
+        if (!d.name.empty() && v->name == d.name) input_name = v->name;
+      }
+      feed.push_back({input_name, d.type, d.shape, d.bytes.data(), d.bytes.size()});
+    }
+    absl::StatusOr<std::vector<engine::OutputTensor>> out = (*session)->Run(feed);
+    if (!out.ok()) {
+      r.outcome = out.status().code() == absl::StatusCode::kUnimplemented ? Outcome::kUnsupported
+                                                                          : Outcome::kFailed;
+      r.message = absl::StrCat(set.dir.substr(dir.size() + 1), ": ", out.status().message());
+      return r;
+    }
+    if (out->size() != set.outputs.size()) {
+      r.outcome = Outcome::kFailed;
+      r.message = absl::StrCat("model gave ", out->size(), " outputs, the data has ",
+                               set.outputs.size());
+      return r;
+    }
+    for (size_t o = 0; o < out->size(); ++o) {
+      const engine::OutputTensor& t = (*out)[o];
+      engine::NamedData expected = set.outputs[o];
+      if (expected.name.empty()) expected.name = t.name;
+      absl::Status st = engine::CompareData(expected, t.type, t.shape, t.buffer.data(),
+                                            t.buffer.size(), engine::Tolerance{1e-3, 1e-5});
+      if (!st.ok()) {
+        r.outcome = Outcome::kFailed;
+        r.message = absl::StrCat(set.dir.substr(dir.size() + 1), ": ", st.message());
+        return r;
+      }
+    }
+  }
+  r.outcome = Outcome::kPassed;
+  return r;
+}
+
+std::string JsonEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += absl::StrFormat("\\u%04x", c);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kPassed: return "passed";
+    case Outcome::kFailed: return "failed";
+    case Outcome::kUnsupported: return "unsupported";
+  }
+  return "?";
+}
+
+std::vector<TestResult> RunConformance(const engine::KernelRegistry& registry,
+                                       const ConformanceOptions& options) {
+  std::vector<TestResult> results;
+  Watchdog watchdog(options.per_test_timeout_s);
+  for (const std::string& suite : options.suites) {
+    const std::string suite_dir = options.data_dir + "/" + suite;
+    for (const std::string& name : SortedDirs(suite_dir)) {
+      if (!options.filter.empty() && !absl::StrContains(name, options.filter)) continue;
+      const std::string dir = suite_dir + "/" + name;
+      watchdog.Start(suite + "/" + name);
+      const auto t0 = std::chrono::steady_clock::now();
+      TestResult r = RunOne(registry, suite, dir, name);
+      r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      watchdog.Stop();
+      results.push_back(std::move(r));
+    }
+  }
+  return results;
+}
+
+std::map<std::string, SuiteCounts> CountBySuite(const std::vector<TestResult>& results) {
+  std::map<std::string, SuiteCounts> counts;
+  for (const TestResult& r : results) {
+    SuiteCounts& c = counts[r.suite];
+    if (r.outcome == Outcome::kPassed) ++c.passed;
+    if (r.outcome == Outcome::kFailed) ++c.failed;
+    if (r.outcome == Outcome::kUnsupported) ++c.unsupported;
+  }
+  return counts;
+}
+
+std::string FormatTable(const std::vector<TestResult>& results) {
+  std::map<std::string, SuiteCounts> by_op;
+  for (const TestResult& r : results) {
+    if (r.suite != "node") continue;
+    for (const std::string& op : r.ops) {
+      SuiteCounts& c = by_op[op];
+      if (r.outcome == Outcome::kPassed) ++c.passed;
+      if (r.outcome == Outcome::kFailed) ++c.failed;
+      if (r.outcome == Outcome::kUnsupported) ++c.unsupported;
+    }
+  }
+  std::string out = absl::StrFormat("%-28s %7s %7s %12s\n", "operator (node tests)", "passed",
+                                    "failed", "unsupported");
+  for (const auto& [op, c] : by_op) {
+    absl::StrAppend(&out, absl::StrFormat("%-28s %7d %7d %12d\n", op, c.passed, c.failed,
+                                          c.unsupported));
+  }
+  absl::StrAppend(&out, "\n", absl::StrFormat("%-28s %7s %7s %12s\n", "suite", "passed", "failed",
+                                              "unsupported"));
+  for (const auto& [suite, c] : CountBySuite(results)) {
+    absl::StrAppend(&out, absl::StrFormat("%-28s %7d %7d %12d\n", suite, c.passed, c.failed,
+                                          c.unsupported));
+  }
+  return out;
+}
+
+std::string ToJson(const std::vector<TestResult>& results) {
+  std::string out = "{\"tests\": [\n";
+  for (size_t i = 0; i < results.size(); ++i) {
+    const TestResult& r = results[i];
+    std::vector<std::string> ops;
+    for (const std::string& op : r.ops) ops.push_back(absl::StrCat("\"", JsonEscape(op), "\""));
+    absl::StrAppend(&out, "  {\"suite\": \"", r.suite, "\", \"name\": \"", JsonEscape(r.name),
+                    "\", \"outcome\": \"", OutcomeName(r.outcome), "\", \"ops\": [",
+                    absl::StrJoin(ops, ", "), "], \"ms\": ", absl::StrFormat("%.3f", r.ms),
+                    ", \"message\": \"", JsonEscape(r.message), "\"}",
+                    i + 1 < results.size() ? ",\n" : "\n");
+  }
+  absl::StrAppend(&out, "], \"suites\": {");
+  bool first = true;
+  for (const auto& [suite, c] : CountBySuite(results)) {
+    absl::StrAppend(&out, first ? "" : ", ", "\"", suite, "\": {\"passed\": ", c.passed,
+                    ", \"failed\": ", c.failed, ", \"unsupported\": ", c.unsupported, "}");
+    first = false;
+  }
+  absl::StrAppend(&out, "}}\n");
+  return out;
+}
+
+}  // namespace inferd::tests
