@@ -1,5 +1,6 @@
 #include "engine/device_copies.h"
 
+#include <cassert>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -22,21 +23,41 @@ class DeviceCopyKernel final : public OpKernel {
   }
 };
 
+// If: runs then_branch or else_branch; the branch's outputs become the node's outputs.
+class IfKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext& ctx) const override {
+    const Tensor* cond = ctx.input(0);
+    if (cond == nullptr || cond->NumElements() != 1 || cond->dtype() != DataType::kBool) {
+      return absl::InvalidArgumentError("the condition must be a single bool");
+    }
+    SubgraphRunner* runner = ctx.subgraphs();
+    if (runner == nullptr) return absl::InternalError("If without subgraph plans");
+    return runner->RunSubgraph(cond->data<uint8_t>()[0] != 0 ? "then_branch" : "else_branch");
+  }
+};
+
+template <typename K>
+KernelDef EngineDef(const char* domain, const char* op, int since) {
+  KernelDef def;
+  def.domain = domain;
+  def.op_type = op;
+  def.since_version = since;
+  def.device_type = "cpu";
+  def.create = [](const KernelInfo&) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
+    return std::make_unique<K>();
+  };
+  return def;
+}
+
 }  // namespace
 
 const KernelRegistry& EngineKernels() {
   static const KernelRegistry* registry = [] {
     auto* r = new KernelRegistry();
-    KernelDef def;
-    def.domain = kInferdDomain;
-    def.op_type = kDeviceCopyOp;
-    def.since_version = 1;
-    def.device_type = "cpu";
-    def.create = [](const KernelInfo&) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
-      return std::make_unique<DeviceCopyKernel>();
-    };
-    absl::Status st = r->Register(std::move(def));
-    (void)st;
+    absl::Status st = r->Register(EngineDef<DeviceCopyKernel>(kInferdDomain, kDeviceCopyOp, 1));
+    st.Update(r->Register(EngineDef<IfKernel>(kOnnxDomain, "If", 1)));
+    assert(st.ok());
     return r;
   }();
   return *registry;

@@ -37,7 +37,7 @@ int64_t StaticBytes(const Value& v) {
 
 absl::StatusOr<std::unique_ptr<ExecutionPlan>> ExecutionPlan::Build(
     const Graph& graph, const KernelRegistry& registry, const std::vector<std::string>& devices,
-    int intra_op_threads) {
+    int intra_op_threads, const std::vector<AllocationRole>& output_roles) {
   auto plan = std::unique_ptr<ExecutionPlan>(new ExecutionPlan());
   plan->graph_ = &graph;
   for (const std::string& d : devices) plan->devices_.push_back(DevicePlan{d});
@@ -57,7 +57,8 @@ absl::StatusOr<std::unique_ptr<ExecutionPlan>> ExecutionPlan::Build(
     plan->devices_[step.device].nodes++;
   }
   INFERD_RETURN_IF_ERROR(plan->ResolveKernels(registry, intra_op_threads));
-  plan->AssignRolesAndAliases();
+  plan->AssignRolesAndAliases(output_roles);
+  INFERD_RETURN_IF_ERROR(plan->BuildSubplans(registry, intra_op_threads));
   plan->ComputeLiveness();
   plan->PlanStatic();
   return plan;
@@ -120,7 +121,7 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
   return absl::OkStatus();
 }
 
-void ExecutionPlan::AssignRolesAndAliases() {
+void ExecutionPlan::AssignRolesAndAliases(const std::vector<AllocationRole>& output_roles) {
   const Graph& g = *graph_;
   for (size_t v = 0; v < g.values.size(); ++v) {
     ValuePlan& vp = values_[v];
@@ -135,6 +136,11 @@ void ExecutionPlan::AssignRolesAndAliases() {
       vp.producer_step = val.producer;
       vp.device = steps_[val.producer].device;
     }
+  }
+  // A subgraph's declared outputs become its parent node's outputs: same roles.
+  for (size_t i = 0; i < output_roles.size() && i < g.outputs.size(); ++i) {
+    ValuePlan& vp = values_[g.outputs[i]];
+    if (vp.role != AllocationRole::kBorrowed) vp.role = output_roles[i];
   }
   for (PlanStep& step : steps_) {
     const Node& node = g.nodes[step.node];
@@ -165,6 +171,29 @@ void ExecutionPlan::AssignRolesAndAliases() {
     }
   }
   for (ValuePlan& vp : values_) vp.role = values_[vp.root].role;
+}
+
+absl::Status ExecutionPlan::BuildSubplans(const KernelRegistry& registry, int threads) {
+  const Graph& g = *graph_;
+  for (PlanStep& step : steps_) {
+    const Node& node = g.nodes[step.node];
+    if (node.subgraphs.empty()) continue;
+    std::vector<AllocationRole> roles;
+    for (int v : node.outputs) {
+      roles.push_back(v >= 0 ? values_[v].role : AllocationRole::kExecution);
+    }
+    for (const auto& [attribute, sub] : node.subgraphs) {
+      absl::StatusOr<std::unique_ptr<ExecutionPlan>> plan =
+          Build(*sub, registry, {devices_[step.device].name}, threads, roles);
+      if (!plan.ok()) {
+        return absl::Status(plan.status().code(),
+                            absl::StrCat("subgraph '", attribute, "' of node '", node.name,
+                                         "': ", plan.status().message()));
+      }
+      step.subplans[attribute] = std::move(*plan);
+    }
+  }
+  return absl::OkStatus();
 }
 
 void ExecutionPlan::ComputeLiveness() {
@@ -217,6 +246,7 @@ void ExecutionPlan::PlanStatic() {
   for (size_t v = 0; v < values_.size(); ++v) {
     const ValuePlan& vp = values_[v];
     if (vp.root != static_cast<int>(v) || vp.role == AllocationRole::kBorrowed) continue;
+    if (vp.producer_step >= 0 && !steps_[vp.producer_step].subplans.empty()) continue;
     const int64_t bytes = StaticBytes(g.values[v]);
     if (bytes < 0) {
       dynamic_reason_ = absl::StrCat("value '", g.values[v].name, "' has shape ",
@@ -231,6 +261,8 @@ void ExecutionPlan::PlanStatic() {
   for (size_t v = 0; v < values_.size(); ++v) {
     ValuePlan& vp = values_[v];
     if (vp.root != static_cast<int>(v)) continue;
+    // Outputs of a node with subgraphs are made by the subgraph's run and handed over.
+    if (vp.producer_step >= 0 && !steps_[vp.producer_step].subplans.empty()) continue;
     if (vp.role == AllocationRole::kIO) {
       devices_[vp.device].output_bytes += vp.bytes;
       continue;

@@ -14,6 +14,7 @@
 #define INFERD_ENGINE_EXECUTION_PLAN_H_
 
 #include <climits>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,6 +32,8 @@ enum class AllocationRole : uint8_t { kBorrowed, kExecution, kIO };
 const char* AllocationRoleName(AllocationRole role);
 
 inline constexpr int kNeverReleased = INT_MAX;
+
+class ExecutionPlan;
 
 struct ValuePlan {
   AllocationRole role = AllocationRole::kBorrowed;
@@ -57,6 +60,8 @@ struct PlanStep {
   // Static plan: declared workspaces and their offsets in the device's block.
   std::vector<WorkspaceRequirement> workspaces;
   std::vector<size_t> workspace_offsets;
+  // Plans of the node's subgraphs (If branches), by attribute name.
+  std::map<std::string, std::unique_ptr<ExecutionPlan>> subplans;
 };
 
 struct DevicePlan {
@@ -71,9 +76,11 @@ struct DevicePlan {
 class ExecutionPlan {
  public:
   // `devices`: device names; node.device (empty = devices[0]) must be one of them.
+  // `output_roles`: for a subgraph, the roles of the parent node's outputs its outputs become
+  // (empty: declared outputs are IO, as for a session's graph).
   static absl::StatusOr<std::unique_ptr<ExecutionPlan>> Build(
       const Graph& graph, const KernelRegistry& registry, const std::vector<std::string>& devices,
-      int intra_op_threads);
+      int intra_op_threads, const std::vector<AllocationRole>& output_roles = {});
 
   const Graph& graph() const { return *graph_; }
   const std::vector<PlanStep>& steps() const { return steps_; }
@@ -88,7 +95,8 @@ class ExecutionPlan {
 
  private:
   absl::Status ResolveKernels(const KernelRegistry& registry, int threads);
-  void AssignRolesAndAliases();
+  void AssignRolesAndAliases(const std::vector<AllocationRole>& output_roles);
+  absl::Status BuildSubplans(const KernelRegistry& registry, int threads);
   void ComputeLiveness();
   void PlanStatic();
 

@@ -22,6 +22,8 @@
 
 namespace inferd::engine {
 
+class Graph;
+
 struct Value {
   std::string name;
   DataType type = DataType::kUndefined;
@@ -31,6 +33,7 @@ struct Value {
   std::vector<std::pair<int, int>> consumers;  // (node index, input index)
   bool is_graph_input = false;
   bool is_graph_output = false;
+  bool outer_scope = false;  // a subgraph's view of a value of an enclosing graph
   const Tensor* initializer = nullptr;  // weights: a borrowed view owned by the Model
 };
 
@@ -47,6 +50,8 @@ struct Node {
   std::vector<onnx::AttributeProto> attributes;
   std::map<std::string, std::string> metadata;  // node metadata_props, e.g. "layer_ann"
   std::string device;  // assigned device ("cpu:0", "cpu:1", "cuda:0"); empty before partitioning
+  // Graph attributes (If's then_branch / else_branch) as IR, by attribute name. Immutable.
+  std::map<std::string, std::shared_ptr<const Graph>> subgraphs;
 };
 
 class Graph {

@@ -28,7 +28,15 @@
 
 namespace inferd::engine {
 
-class SubgraphRunner;
+// Runs the subgraphs of a control-flow node (If's then_branch / else_branch): the subgraph reads
+// outer-scope values by name, and its outputs become the node's outputs, made in the arenas of
+// the node's output roles and handed over without a copy.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  // Runs the subgraph held by graph attribute `attribute` of the current node.
+  virtual absl::Status RunSubgraph(absl::string_view attribute) = 0;
+};
 
 // A workspace a kernel needs while it runs: `slot_id` is the kernel's own name for it.
 struct WorkspaceRequirement {

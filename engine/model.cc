@@ -312,13 +312,23 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": shape inference failed: ", e.what()));
   }
 
+  // pass 4-6: the IR (and the IR of every subgraph, recursively).
+  return BuildGraph(m.graph(), /*outer=*/nullptr, &graph_);
+}
+
+absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Graph* out) {
+  Graph& graph = *out;
+  const std::string where = absl::StrCat("model '", path_, "'", outer ? ", subgraph '" : "",
+                                         outer ? g.name() : "", outer ? "'" : "");
+  std::set<std::string> initializer_names;
+  for (const auto& t : g.initializer()) initializer_names.insert(t.name());
+
   // pass 4: values for weights, inputs, and the types / shapes inference found.
-  const onnx::GraphProto& g = m.graph();
   std::map<std::string, const onnx::TypeProto*> types;
   for (const auto& vi : g.value_info()) types[vi.name()] = &vi.type();
   for (const auto& vi : g.output()) types[vi.name()] = &vi.type();
   for (const auto& t : g.initializer()) {
-    if (graph_.FindValue(t.name()) >= 0) {
+    if (graph.FindValue(t.name()) >= 0) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": initializer '", t.name(),
                                                      "' is defined twice"));
     }
@@ -329,7 +339,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
     v.type = w->dtype();
     v.shape = ShapeInfo::FromShape(w->shape());
     v.initializer = w;
-    graph_.AddValue(std::move(v));
+    graph.AddValue(std::move(v));
   }
   if (g.sparse_initializer_size() > 0) {
     return absl::UnimplementedError(absl::StrCat(where, ": sparse initializers are not supported"));
@@ -340,7 +350,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
       return absl::UnimplementedError(absl::StrCat(
           where, ": input '", in.name(), "' is not a tensor (sequences and maps are not supported)"));
     }
-    if (graph_.FindValue(in.name()) >= 0) {
+    if (graph.FindValue(in.name()) >= 0) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": input '", in.name(),
                                                      "' is declared twice"));
     }
@@ -349,7 +359,27 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
     v.type = static_cast<DataType>(in.type().tensor_type().elem_type());
     v.shape = ShapeInfoFromType(in.type());
     v.is_graph_input = true;
-    graph_.inputs.push_back(graph_.AddValue(std::move(v)));
+    graph.inputs.push_back(graph.AddValue(std::move(v)));
+  }
+  if (outer != nullptr) {
+    // A subgraph reads values of its enclosing graphs by name: they enter it as outer-scope
+    // values, bound from the parent's run when the subgraph runs.
+    std::vector<std::string> outer_names;
+    CollectOuterNames(g, {}, outer_names);
+    for (const std::string& name : outer_names) {
+      const int pv = outer->FindValue(name);
+      if (pv < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, " reads '", name, "', which no enclosing graph defines"));
+      }
+      Value v;
+      v.name = name;
+      v.type = outer->values[pv].type;
+      v.shape = outer->values[pv].shape;
+      v.is_graph_input = true;
+      v.outer_scope = true;
+      graph.AddValue(std::move(v));
+    }
   }
 
   // pass 5: nodes. Constant nodes become weights.
@@ -359,7 +389,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
     const onnx::NodeProto& np = g.node(k);
     if (np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty()) {
       INFERD_ASSIGN_OR_RETURN(onnx::TensorProto t, ConstantValue(np));
-      if (np.output_size() != 1 || graph_.FindValue(np.output(0)) >= 0) {
+      if (np.output_size() != 1 || graph.FindValue(np.output(0)) >= 0) {
         return absl::InvalidArgumentError(absl::StrCat(
             where, ": Constant node '", np.name(), "' must define one new output"));
       }
@@ -373,7 +403,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
       v.type = w->dtype();
       v.shape = ShapeInfo::FromShape(w->shape());
       v.initializer = w;
-      graph_.AddValue(std::move(v));
+      graph.AddValue(std::move(v));
       continue;
     }
     Node node;
@@ -393,13 +423,20 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
                                                      "', which the model does not import"));
     }
     node.attributes.assign(np.attribute().begin(), np.attribute().end());
+    for (const auto& a : np.attribute()) {
+      if (a.graphs_size() > 0) {
+        return absl::UnimplementedError(absl::StrCat(where, ": node '", node.name,
+                                                     "' has a list of graphs in attribute '",
+                                                     a.name(), "', which is not supported"));
+      }
+    }
     node.metadata = NodeMetadata(np);
     for (const std::string& out : np.output()) {
       if (out.empty()) {
         node.outputs.push_back(-1);
         continue;
       }
-      if (graph_.FindValue(out) >= 0) {
+      if (graph.FindValue(out) >= 0) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": value '", out,
                                                        "' is produced twice (node '", node.name,
                                                        "')"));
@@ -411,21 +448,21 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
         v.type = static_cast<DataType>(t->second->tensor_type().elem_type());
         v.shape = ShapeInfoFromType(*t->second);
       }
-      node.outputs.push_back(graph_.AddValue(std::move(v)));
+      node.outputs.push_back(graph.AddValue(std::move(v)));
     }
-    graph_.nodes.push_back(std::move(node));
+    graph.nodes.push_back(std::move(node));
   }
   // Inputs are resolved after every output exists: files need not be sorted.
   for (int k = 0, n = 0; k < g.node_size(); ++k) {
     const onnx::NodeProto& np = g.node(k);
     if (np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty()) continue;
-    Node& node = graph_.nodes[n++];
+    Node& node = graph.nodes[n++];
     for (const std::string& in : np.input()) {
       if (in.empty()) {
         node.inputs.push_back(-1);
         continue;
       }
-      const int v = graph_.FindValue(in);
+      const int v = graph.FindValue(in);
       if (v < 0) {
         return absl::InvalidArgumentError(absl::StrCat(
             where, ": node '", node.name, "' reads '", in,
@@ -439,7 +476,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
       for (const auto& sg : a.graphs()) CollectOuterNames(sg, {}, outer);
     }
     for (const std::string& name : outer) {
-      const int v = graph_.FindValue(name);
+      const int v = graph.FindValue(name);
       if (v < 0) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": a subgraph of node '", node.name,
                                                        "' reads '", name,
@@ -449,18 +486,29 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
     }
   }
   for (const auto& out : g.output()) {
-    const int v = graph_.FindValue(out.name());
+    const int v = graph.FindValue(out.name());
     if (v < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": graph output '", out.name(), "' is produced by no node"));
     }
-    graph_.values[v].is_graph_output = true;
-    graph_.outputs.push_back(v);
+    graph.values[v].is_graph_output = true;
+    graph.outputs.push_back(v);
   }
 
-  // pass 6: topological order (real exports are not always sorted).
-  INFERD_RETURN_IF_ERROR(graph_.TopologicalSort());
-  return graph_.Validate();
+  // pass 6: subgraphs (If branches), then topological order (exports are not always sorted).
+  for (int k = 0, n = 0; k < g.node_size(); ++k) {
+    const onnx::NodeProto& np = g.node(k);
+    if (np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty()) continue;
+    Node& node = graph.nodes[n++];
+    for (const auto& a : np.attribute()) {
+      if (!a.has_g()) continue;
+      auto sub = std::make_shared<Graph>();
+      INFERD_RETURN_IF_ERROR(BuildGraph(a.g(), &graph, sub.get()));
+      node.subgraphs[a.name()] = std::move(sub);
+    }
+  }
+  INFERD_RETURN_IF_ERROR(graph.TopologicalSort());
+  return graph.Validate();
 }
 
 }  // namespace inferd::engine

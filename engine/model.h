@@ -60,6 +60,8 @@ class Model {
  private:
   explicit Model(std::string model_dir) : weights_(std::move(model_dir)) {}
   absl::Status Build(const ModelLoadOptions& options);
+  // The IR of `g`; `outer` is the enclosing graph of a subgraph (null for the main graph).
+  absl::Status BuildGraph(const onnx::GraphProto& g, const Graph* outer, Graph* out);
 
   std::string path_;
   std::unique_ptr<onnx::ModelProto> proto_;  // owns the bytes that weights view

@@ -14,131 +14,6 @@
 
 namespace inferd::engine {
 
-// The per-run state of one concurrent run: every value's tensor, the static block of each
-// device, and per-step dynamic workspace caches. Reused run after run, so a steady-state run
-// allocates no metadata.
-struct Session::RunSlot {
-  std::vector<Tensor> values;
-  std::vector<memory::AllocationHandle> blocks;  // per device (static plan)
-  bool blocks_pre_allocated = false;
-  // Dynamic shapes: per step, the input shapes of the last run and the workspaces they needed.
-  std::vector<std::vector<Shape>> last_shapes;
-  std::vector<std::vector<WorkspaceRequirement>> last_workspaces;
-  std::vector<memory::AllocationHandle> workspaces;  // of the step being run
-  std::vector<Tensor> scratch_outputs;               // outputs the graph does not use
-};
-
-class Session::RunContext final : public KernelContext {
- public:
-  RunContext(Session& s, RunSlot& slot, const PlanStep& step, const Node& node)
-      : s_(s), slot_(slot), step_(step), node_(node) {}
-
-  int num_inputs() const override { return static_cast<int>(node_.inputs.size()); }
-  const Tensor* input(int i) const override {
-    if (i < 0 || i >= num_inputs() || node_.inputs[i] < 0) return nullptr;
-    const Tensor& t = slot_.values[node_.inputs[i]];
-    return t.empty() ? nullptr : &t;
-  }
-  int num_outputs() const override { return static_cast<int>(node_.outputs.size()); }
-  bool output_wanted(int slot) const override {
-    return slot >= 0 && slot < num_outputs() && node_.outputs[slot] >= 0;
-  }
-
-  absl::StatusOr<Tensor*> MakeOutputTensor(int slot, DataType type, const Shape& shape) override {
-    if (slot < 0 || slot >= num_outputs()) {
-      return absl::InternalError(absl::StrCat("output slot ", slot, " out of range"));
-    }
-    std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(type));
-    if (!n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("output ", slot, " shape ", shape.ToString(), " is invalid or too large"));
-    }
-    const size_t bytes = static_cast<size_t>(*n) * ElementSize(type);
-    const int v = node_.outputs[slot];
-    DeviceArenas& dev = s_.devices_[step_.device];
-    if (v < 0) {  // an optional output nobody reads: scratch from the execution side
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, dev.execution->Allocate(bytes));
-      slot_.scratch_outputs.push_back(Tensor::Owned(type, shape, std::move(h)));
-      return &slot_.scratch_outputs.back();
-    }
-    Tensor& out = slot_.values[v];
-    if (!out.empty()) {
-      return absl::InternalError(absl::StrCat("output ", slot, " allocated twice"));
-    }
-    const ValuePlan& vp = s_.plan_->values()[v];
-    if (vp.role == AllocationRole::kIO) {
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, dev.io->Allocate(bytes));
-      out = Tensor::Owned(type, shape, std::move(h));
-    } else if (vp.planned && vp.root == v && bytes <= vp.bytes &&
-               slot_.blocks[step_.device].valid()) {
-      auto* base = static_cast<unsigned char*>(slot_.blocks[step_.device].data());
-      out = Tensor::Borrowed(type, shape, base + vp.offset);
-    } else {
-      // A shape larger than planned (shape inference disagreed with the kernel), or an alias
-      // the kernel chose to copy: from the arena instead of the block.
-      if (vp.planned && vp.root == v) s_.plan_misses_.fetch_add(1, std::memory_order_relaxed);
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, dev.execution->Allocate(bytes));
-      out = Tensor::Owned(type, shape, std::move(h));
-    }
-    return &out;
-  }
-
-  absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index, const Shape& shape) override {
-    const Tensor* in = input(input_index);
-    if (in == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", input_index, " is absent"));
-    }
-    std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(in->dtype()));
-    if (!n || static_cast<size_t>(*n) * ElementSize(in->dtype()) != in->bytes()) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot view ", in->shape().ToString(),
-                                                     " as ", shape.ToString()));
-    }
-    const bool allowed = std::find(step_.aliases.begin(), step_.aliases.end(),
-                                   std::make_pair(slot, input_index)) != step_.aliases.end();
-    if (allowed && node_.outputs[slot] >= 0) {
-      Tensor& out = slot_.values[node_.outputs[slot]];
-      out = Tensor::Borrowed(in->dtype(), shape, in->raw_data());
-      return &out;
-    }
-    INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, in->dtype(), shape));
-    CopyPayload(out->raw_mutable_data(), in->raw_data(), in->bytes());
-    return out;
-  }
-
-  absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) override {
-    std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(type));
-    if (!n) return absl::InvalidArgumentError("temporary shape is invalid or too large");
-    INFERD_ASSIGN_OR_RETURN(
-        memory::AllocationHandle h,
-        s_.devices_[step_.device].execution->Allocate(static_cast<size_t>(*n) * ElementSize(type)));
-    return Tensor::Owned(type, shape, std::move(h));
-  }
-
-  absl::StatusOr<void*> GetWorkspace(int slot_id) override {
-    const std::vector<WorkspaceRequirement>* reqs =
-        s_.plan_->is_static() ? &step_.workspaces : &slot_.last_workspaces[step_index()];
-    for (size_t i = 0; i < reqs->size(); ++i) {
-      if ((*reqs)[i].slot_id != slot_id) continue;
-      if (s_.plan_->is_static()) {
-        auto* base = static_cast<unsigned char*>(slot_.blocks[step_.device].data());
-        return static_cast<void*>(base + step_.workspace_offsets[i]);
-      }
-      return slot_.workspaces[i].data();
-    }
-    return absl::InternalError(absl::StrCat("workspace ", slot_id, " was not declared"));
-  }
-
-  ThreadPool& threads() override { return *s_.threads_; }
-
- private:
-  size_t step_index() const { return static_cast<size_t>(&step_ - s_.plan_->steps().data()); }
-
-  Session& s_;
-  RunSlot& slot_;
-  const PlanStep& step_;
-  const Node& node_;
-};
-
 Session::~Session() = default;
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path,
@@ -205,15 +80,10 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   }
   threads_ = std::make_unique<ThreadPool>(options_.intra_op_threads);
   // pass 5: run slots; weights are bound once.
+  std::vector<DeviceArenas*> arenas;
+  for (DeviceArenas& d : devices_) arenas.push_back(&d);
   for (int i = 0; i < options_.max_concurrent_runs; ++i) {
-    auto slot = std::make_unique<RunSlot>();
-    slot->values.resize(graph_.values.size());
-    for (size_t v = 0; v < graph_.values.size(); ++v) {
-      if (const Tensor* w = graph_.values[v].initializer) slot->values[v] = w->View();
-    }
-    slot->blocks.resize(devices_.size());
-    slot->last_shapes.resize(plan_->steps().size());
-    slot->last_workspaces.resize(plan_->steps().size());
+    auto slot = std::make_unique<RunSlot>(*plan_, arenas);
     free_slots_.push_back(slot.get());
     slots_.push_back(std::move(slot));
   }
@@ -354,7 +224,7 @@ SessionStats Session::stats() const {
   return s;
 }
 
-Session::RunSlot* Session::AcquireSlot(absl::Status* status) {
+RunSlot* Session::AcquireSlot(absl::Status* status) {
   std::unique_lock<std::mutex> lock(slots_mu_);
   if (free_slots_.empty() && options_.fail_fast_when_busy) {
     *status = absl::FailedPreconditionError(absl::StrCat(
@@ -429,55 +299,6 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
   return absl::OkStatus();
 }
 
-absl::Status Session::Execute(RunSlot& slot, const RunOptions& run_options) {
-  const std::vector<PlanStep>& steps = plan_->steps();
-  for (size_t k = 0; k < steps.size(); ++k) {
-    const PlanStep& step = steps[k];
-    const Node& node = graph_.nodes[step.node];
-    if (run_options.cancelled && run_options.cancelled()) {
-      return absl::CancelledError(absl::StrCat("run cancelled before node '", node.name, "'"));
-    }
-    // Dynamic shapes: workspaces for this run's input shapes (declared again only when they
-    // change), taken from the execution arena for the duration of the step.
-    if (!plan_->is_static()) {
-      std::vector<Shape>& shapes = slot.last_shapes[k];
-      bool same = shapes.size() == node.inputs.size();
-      for (size_t i = 0; same && i < node.inputs.size(); ++i) {
-        const int v = node.inputs[i];
-        same = (v < 0 ? Shape() : slot.values[v].shape()) == shapes[i];
-      }
-      if (!same) {
-        shapes.clear();
-        for (int v : node.inputs) shapes.push_back(v < 0 ? Shape() : slot.values[v].shape());
-        slot.last_workspaces[k] = step.kernel->DeclareWorkspaceRequirements(shapes);
-      }
-      for (const WorkspaceRequirement& w : slot.last_workspaces[k]) {
-        INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
-                                devices_[step.device].execution->Allocate(w.bytes));
-        slot.workspaces.push_back(std::move(h));
-      }
-    }
-    RunContext ctx(*this, slot, step, node);
-    absl::Status status = step.kernel->Compute(ctx);
-    slot.workspaces.clear();
-    slot.scratch_outputs.clear();
-    if (!status.ok()) {
-      if (absl::StrContains(status.message(), node.name)) return status;
-      return absl::Status(status.code(), absl::StrCat("node '", node.name, "' (", node.op_type,
-                                                      "): ", status.message()));
-    }
-    for (int v : node.outputs) {
-      if (v >= 0 && slot.values[v].empty()) {
-        return absl::InternalError(absl::StrCat("node '", node.name, "' (", node.op_type,
-                                                ") did not produce '", graph_.values[v].name,
-                                                "'"));
-      }
-    }
-    for (int v : step.release) slot.values[v].Reset();
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::vector<OutputTensor>> Session::CollectOutputs(RunSlot& slot,
                                                                   absl::Span<const int> outputs) {
   std::vector<OutputTensor> result;
@@ -509,17 +330,6 @@ absl::StatusOr<std::vector<OutputTensor>> Session::CollectOutputs(RunSlot& slot,
   return result;
 }
 
-void Session::ClearRun(RunSlot& slot) {
-  for (size_t v = 0; v < slot.values.size(); ++v) {
-    if (graph_.values[v].initializer == nullptr) slot.values[v].Reset();
-  }
-  slot.workspaces.clear();
-  slot.scratch_outputs.clear();
-  if (!slot.blocks_pre_allocated) {
-    for (auto& b : slot.blocks) b.Release();
-  }
-}
-
 absl::StatusOr<std::vector<OutputTensor>> Session::Run(absl::Span<const InputTensor> inputs,
                                                        absl::Span<const std::string> output_names,
                                                        const RunOptions& run_options) {
@@ -541,25 +351,16 @@ absl::StatusOr<std::vector<OutputTensor>> Session::Run(absl::Span<const InputTen
   if (slot == nullptr) return status;
   absl::StatusOr<std::vector<OutputTensor>> result;
   status = BindInputs(inputs, *slot);
-  if (status.ok() && plan_->is_static() && !slot->blocks_pre_allocated) {
-    for (size_t d = 0; d < devices_.size() && status.ok(); ++d) {
-      const size_t bytes = plan_->devices()[d].block_bytes;
-      if (bytes == 0) continue;
-      absl::StatusOr<memory::AllocationHandle> block = devices_[d].execution->Allocate(bytes);
-      if (block.ok()) {
-        slot->blocks[d] = std::move(*block);
-      } else {
-        status = block.status();
-      }
-    }
+  if (status.ok()) {
+    const RunEnv env{threads_.get(), &plan_misses_, &run_options};
+    status = ExecutePlan(env, *slot);
   }
-  if (status.ok()) status = Execute(*slot, run_options);
   if (status.ok()) {
     result = CollectOutputs(*slot, outputs);
   } else {
     result = status;
   }
-  ClearRun(*slot);
+  slot->Clear();
   ReleaseSlot(slot);
   runs_.fetch_add(1, std::memory_order_relaxed);
   if (!result.ok()) failed_runs_.fetch_add(1, std::memory_order_relaxed);

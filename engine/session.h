@@ -33,6 +33,7 @@
 #include "engine/graph.h"
 #include "engine/kernel_registry.h"
 #include "engine/model.h"
+#include "engine/run_context.h"
 #include "engine/session_options.h"
 #include "engine/thread_pool.h"
 #include "memory/execution_arena.h"
@@ -54,19 +55,6 @@ struct OutputTensor {
   DataType type = DataType::kUndefined;
   Shape shape;
   memory::AllocationHandle buffer;  // in the IOArena of the device that made it
-};
-
-struct RunOptions {
-  // Checked between steps; a run that is cancelled stops with CANCELLED.
-  std::function<bool()> cancelled;
-};
-
-// The two arenas of one device.
-struct DeviceArenas {
-  std::string device;
-  std::shared_ptr<memory::SystemAllocator> system;
-  std::unique_ptr<memory::ExecutionArena> execution;
-  std::unique_ptr<memory::IOArena> io;
 };
 
 struct SessionStats {
@@ -114,8 +102,6 @@ class Session {
   int boundary_copies() const { return boundary_copies_; }
 
  private:
-  struct RunSlot;
-  class RunContext;
   Session() = default;
   absl::Status Init(const KernelRegistry& registry);
   absl::Status PartitionGraph(const KernelRegistry& registry, std::vector<std::string>* devices);
@@ -124,10 +110,8 @@ class Session {
   RunSlot* AcquireSlot(absl::Status* status);
   void ReleaseSlot(RunSlot* slot);
   absl::Status BindInputs(absl::Span<const InputTensor> inputs, RunSlot& slot);
-  absl::Status Execute(RunSlot& slot, const RunOptions& run_options);
   absl::StatusOr<std::vector<OutputTensor>> CollectOutputs(RunSlot& slot,
                                                            absl::Span<const int> outputs);
-  void ClearRun(RunSlot& slot);
 
   // Constant after Create.
   std::shared_ptr<const Model> model_;

@@ -353,6 +353,59 @@ TEST_F(SessionTest, PreAllocateRefusesDynamicModelsAndReportsSizes) {
       << no_memory.status();
 }
 
+// If: the chosen branch reads outer-scope values; a branch output computed inside is handed to
+// the node's output without a copy, an outer value returned as is gets copied.
+TEST_F(SessionTest, IfRunsTheChosenBranchWithOuterScopeValues) {
+  ModelBuilder b(13);
+  b.ImportDomain(kTest, 1);
+  b.Input("x", DataType::kFloat32, {2, 3});
+  b.Input("cond", DataType::kBool, {});
+  b.Node("Copy", {"x"}, {"m"}, "pre", kTest);
+  onnx::NodeProto& node = b.Node("If", {"cond"}, {"y"}, "if");
+  auto branch = [&](const char* name, bool compute) {
+    onnx::AttributeProto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(name);
+    if (compute) {
+      onnx::NodeProto* n = g->add_node();
+      n->set_op_type("Copy");
+      n->set_domain(kTest);
+      n->set_name(std::string(name) + "/copy");
+      n->add_input("m");  // outer scope
+      n->add_output("z");
+    }
+    onnx::ValueInfoProto* out = g->add_output();
+    out->set_name(compute ? "z" : "m");
+    auto* t = out->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_value(2);
+    t->mutable_shape()->add_dim()->set_dim_value(3);
+  };
+  branch("then_branch", true);
+  branch("else_branch", false);
+  b.ValueInfo("m", DataType::kFloat32, {2, 3});
+  b.Output("y", DataType::kFloat32, {2, 3});
+  auto m = Model::Parse(b.Serialize(), "");
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto s = Make(*m);
+  ASSERT_NE(s, nullptr);
+  for (bool c : {true, false, true}) {
+    const uint8_t cond = c;
+    std::vector<InputTensor> in = {{"x", DataType::kFloat32, Shape{2, 3}, x_.data(), 24},
+                                   {"cond", DataType::kBool, Shape{}, &cond, 1}};
+    const uint64_t copied = PayloadBytesCopied();
+    auto out = s->Run(in);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const float* y = static_cast<const float*>((*out)[0].buffer.data());
+    EXPECT_EQ(y[5], c ? 500.f : 50.f);
+    EXPECT_EQ((*out)[0].buffer.arena_kind(), memory::ArenaKind::kIO);
+    EXPECT_EQ(PayloadBytesCopied() - copied, c ? 0u : 24u);
+  }
+  EXPECT_EQ(s->devices()[0].execution->Stats().live_bytes, 0u);
+}
+
 TEST_F(SessionTest, UnsupportedOperatorsAreRefusedAtLoadWithTheirNode) {
   ModelBuilder b(13);
   b.Input("x", DataType::kFloat32, {2});

@@ -1,0 +1,260 @@
+#include "engine/run_context.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "engine/copy.h"
+
+namespace inferd::engine {
+namespace {
+
+// The context one kernel invocation sees.
+class RunContext final : public KernelContext, public SubgraphRunner {
+ public:
+  RunContext(const RunEnv& env, RunSlot& slot, size_t step_index)
+      : env_(env),
+        slot_(slot),
+        plan_(slot.plan),
+        step_(plan_.steps()[step_index]),
+        step_index_(step_index),
+        node_(plan_.graph().nodes[step_.node]),
+        device_(*slot.devices[step_.device]) {}
+
+  int num_inputs() const override { return static_cast<int>(node_.inputs.size()); }
+  const Tensor* input(int i) const override {
+    if (i < 0 || i >= num_inputs() || node_.inputs[i] < 0) return nullptr;
+    const Tensor& t = slot_.values[node_.inputs[i]];
+    return t.empty() ? nullptr : &t;
+  }
+  int num_outputs() const override { return static_cast<int>(node_.outputs.size()); }
+  bool output_wanted(int slot) const override {
+    return slot >= 0 && slot < num_outputs() && node_.outputs[slot] >= 0;
+  }
+
+  absl::StatusOr<Tensor*> MakeOutputTensor(int slot, DataType type, const Shape& shape) override {
+    if (slot < 0 || slot >= num_outputs()) {
+      return absl::InternalError(absl::StrCat("output slot ", slot, " out of range"));
+    }
+    std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(type));
+    if (!n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output ", slot, " shape ", shape.ToString(), " is invalid or too large"));
+    }
+    const size_t bytes = static_cast<size_t>(*n) * ElementSize(type);
+    const int v = node_.outputs[slot];
+    if (v < 0) {  // an optional output nobody reads: scratch from the execution side
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, device_.execution->Allocate(bytes));
+      slot_.scratch_outputs.push_back(Tensor::Owned(type, shape, std::move(h)));
+      return &slot_.scratch_outputs.back();
+    }
+    Tensor& out = slot_.values[v];
+    if (!out.empty()) return absl::InternalError(absl::StrCat("output ", slot, " made twice"));
+    const ValuePlan& vp = plan_.values()[v];
+    if (vp.role == AllocationRole::kIO) {
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, device_.io->Allocate(bytes));
+      out = Tensor::Owned(type, shape, std::move(h));
+    } else if (vp.planned && vp.root == v && bytes <= vp.bytes &&
+               slot_.blocks[step_.device].valid()) {
+      auto* base = static_cast<unsigned char*>(slot_.blocks[step_.device].data());
+      out = Tensor::Borrowed(type, shape, base + vp.offset);
+    } else {
+      // A shape larger than planned (shape inference disagreed with the kernel), or an alias
+      // the kernel chose to copy: from the arena instead of the block.
+      if (vp.planned && vp.root == v) env_.plan_misses->fetch_add(1, std::memory_order_relaxed);
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, device_.execution->Allocate(bytes));
+      out = Tensor::Owned(type, shape, std::move(h));
+    }
+    return &out;
+  }
+
+  absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index, const Shape& shape) override {
+    const Tensor* in = input(input_index);
+    if (in == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", input_index, " is absent"));
+    }
+    std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(in->dtype()));
+    if (!n || static_cast<size_t>(*n) * ElementSize(in->dtype()) != in->bytes()) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot view ", in->shape().ToString(),
+                                                     " as ", shape.ToString()));
+    }
+    const bool allowed = std::find(step_.aliases.begin(), step_.aliases.end(),
+                                   std::make_pair(slot, input_index)) != step_.aliases.end();
+    if (allowed && node_.outputs[slot] >= 0) {
+      Tensor& out = slot_.values[node_.outputs[slot]];
+      out = Tensor::Borrowed(in->dtype(), shape, in->raw_data());
+      return &out;
+    }
+    INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, in->dtype(), shape));
+    CopyPayload(out->raw_mutable_data(), in->raw_data(), in->bytes());
+    return out;
+  }
+
+  absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) override {
+    std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(type));
+    if (!n) return absl::InvalidArgumentError("temporary shape is invalid or too large");
+    INFERD_ASSIGN_OR_RETURN(
+        memory::AllocationHandle h,
+        device_.execution->Allocate(static_cast<size_t>(*n) * ElementSize(type)));
+    return Tensor::Owned(type, shape, std::move(h));
+  }
+
+  absl::StatusOr<void*> GetWorkspace(int slot_id) override {
+    const bool planned = plan_.is_static();
+    const std::vector<WorkspaceRequirement>& reqs =
+        planned ? step_.workspaces : slot_.last_workspaces[step_index_];
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      if (reqs[i].slot_id != slot_id) continue;
+      if (planned) {
+        auto* base = static_cast<unsigned char*>(slot_.blocks[step_.device].data());
+        return static_cast<void*>(base + step_.workspace_offsets[i]);
+      }
+      return slot_.workspaces[i].data();
+    }
+    return absl::InternalError(absl::StrCat("workspace ", slot_id, " was not declared"));
+  }
+
+  ThreadPool& threads() override { return *env_.threads; }
+  SubgraphRunner* subgraphs() override { return step_.subplans.empty() ? nullptr : this; }
+
+  absl::Status RunSubgraph(absl::string_view attribute) override {
+    auto plan = step_.subplans.find(std::string(attribute));
+    if (plan == step_.subplans.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("no subgraph '", attribute, "'"));
+    }
+    const ExecutionPlan& sub = *plan->second;
+    std::unique_ptr<RunSlot>& child = slot_.children[{static_cast<int>(step_index_),
+                                                      plan->first}];
+    if (child == nullptr) child = std::make_unique<RunSlot>(sub, std::vector{&device_});
+    // Outer-scope values are views of this graph's values of the same name.
+    const Graph& g = sub.graph();
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      if (!g.values[v].outer_scope) continue;
+      const int pv = plan_.graph().FindValue(g.values[v].name);
+      if (pv < 0 || slot_.values[pv].empty()) {
+        return absl::InternalError(absl::StrCat("outer value '", g.values[v].name,
+                                                "' is not available to the subgraph"));
+      }
+      child->values[v] = slot_.values[pv].View();
+    }
+    absl::Status status = ExecutePlan(env_, *child);
+    for (size_t i = 0; status.ok() && i < g.outputs.size() && i < node_.outputs.size(); ++i) {
+      const int pv = node_.outputs[i];
+      if (pv < 0) continue;
+      Tensor& t = child->values[g.outputs[i]];
+      const memory::ArenaKind want = plan_.values()[pv].role == AllocationRole::kIO
+                                         ? memory::ArenaKind::kIO
+                                         : memory::ArenaKind::kExecution;
+      if (t.owns_buffer() && t.handle().arena_kind() == want) {
+        slot_.values[pv] = std::move(t);  // made in the right arena: handed over
+        continue;
+      }
+      // An outer value or weight returned as is: copied into the node's output.
+      absl::StatusOr<Tensor*> out = MakeOutputTensor(static_cast<int>(i), t.dtype(), t.shape());
+      if (!out.ok()) {
+        status = out.status();
+        break;
+      }
+      CopyPayload((*out)->raw_mutable_data(), t.raw_data(), t.bytes());
+    }
+    child->Clear();
+    return status;
+  }
+
+ private:
+  const RunEnv& env_;
+  RunSlot& slot_;
+  const ExecutionPlan& plan_;
+  const PlanStep& step_;
+  const size_t step_index_;
+  const Node& node_;
+  DeviceArenas& device_;
+};
+
+}  // namespace
+
+RunSlot::RunSlot(const ExecutionPlan& p, std::vector<DeviceArenas*> d)
+    : plan(p), devices(std::move(d)) {
+  const Graph& g = plan.graph();
+  values.resize(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (const Tensor* w = g.values[v].initializer) values[v] = w->View();
+  }
+  blocks.resize(devices.size());
+  last_shapes.resize(plan.steps().size());
+  last_workspaces.resize(plan.steps().size());
+}
+
+void RunSlot::Clear() {
+  const Graph& g = plan.graph();
+  for (size_t v = 0; v < values.size(); ++v) {
+    if (g.values[v].initializer == nullptr) values[v].Reset();
+  }
+  workspaces.clear();
+  scratch_outputs.clear();
+  for (auto& [key, child] : children) child->Clear();
+  if (!blocks_pre_allocated) {
+    for (auto& b : blocks) b.Release();
+  }
+}
+
+absl::Status ExecutePlan(const RunEnv& env, RunSlot& slot) {
+  const ExecutionPlan& plan = slot.plan;
+  const Graph& graph = plan.graph();
+  if (plan.is_static()) {
+    for (size_t d = 0; d < slot.devices.size(); ++d) {
+      const size_t bytes = plan.devices()[d].block_bytes;
+      if (bytes == 0 || slot.blocks[d].valid()) continue;
+      INFERD_ASSIGN_OR_RETURN(slot.blocks[d], slot.devices[d]->execution->Allocate(bytes));
+    }
+  }
+  const std::vector<PlanStep>& steps = plan.steps();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const PlanStep& step = steps[k];
+    const Node& node = graph.nodes[step.node];
+    if (env.options != nullptr && env.options->cancelled && env.options->cancelled()) {
+      return absl::CancelledError(absl::StrCat("run cancelled before node '", node.name, "'"));
+    }
+    // Dynamic shapes: workspaces for this run's input shapes (declared again only when they
+    // change), taken from the execution arena for the duration of the step.
+    if (!plan.is_static()) {
+      std::vector<Shape>& shapes = slot.last_shapes[k];
+      bool same = shapes.size() == node.inputs.size();
+      for (size_t i = 0; same && i < node.inputs.size(); ++i) {
+        const int v = node.inputs[i];
+        same = (v < 0 ? Shape() : slot.values[v].shape()) == shapes[i];
+      }
+      if (!same) {
+        shapes.clear();
+        for (int v : node.inputs) shapes.push_back(v < 0 ? Shape() : slot.values[v].shape());
+        slot.last_workspaces[k] = step.kernel->DeclareWorkspaceRequirements(shapes);
+      }
+      for (const WorkspaceRequirement& w : slot.last_workspaces[k]) {
+        INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
+                                slot.devices[step.device]->execution->Allocate(w.bytes));
+        slot.workspaces.push_back(std::move(h));
+      }
+    }
+    RunContext ctx(env, slot, k);
+    absl::Status status = step.kernel->Compute(ctx);
+    slot.workspaces.clear();
+    slot.scratch_outputs.clear();
+    if (!status.ok()) {
+      if (absl::StrContains(status.message(), node.name)) return status;
+      return absl::Status(status.code(), absl::StrCat("node '", node.name, "' (", node.op_type,
+                                                      "): ", status.message()));
+    }
+    for (int v : node.outputs) {
+      if (v >= 0 && slot.values[v].empty()) {
+        return absl::InternalError(absl::StrCat("node '", node.name, "' (", node.op_type,
+                                                ") did not produce '", graph.values[v].name,
+                                                "'"));
+      }
+    }
+    for (int v : step.release) slot.values[v].Reset();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace inferd::engine
