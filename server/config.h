@@ -83,6 +83,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
+#include "server/config_values.h"
+
 namespace inferd::server {
 
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
@@ -182,14 +184,6 @@ ModelConfig DefaultModelConfig(absl::string_view name);
 // in one file and a max shape in the other).
 absl::StatusOr<ModelConfig> MergeModelConfig(const ModelConfig& from_main_config,
                                              const ModelConfig& from_model_dir);
-
-// Value parsers, exported for the admin API and tools.
-// "6GiB", "512 MiB", "1.5GB", "1048576" -> bytes.
-absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
-// "250ms", "10s", "2m", "1m30s" -> a non-negative, finite duration.
-absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text);
-// "cpu" -> "cpu:0"; "cpu:N" and "cuda:N" -> themselves (N without leading zeros).
-absl::StatusOr<std::string> NormalizeDeviceName(absl::string_view text);
 
 const char* LogLevelName(LogLevel level);  // "trace", ..., "error"
 const char* WhenBusyName(WhenBusy when);   // "wait", "fail_fast"

@@ -1,0 +1,39 @@
+// Value formats of the config: byte sizes ("6GiB", "512 MiB", plain integers), durations
+// ("250ms", "10s"), device names ("cpu" = "cpu:0", "cpu:N", "cuda:N") and listen addresses
+// ("host:port", "[v6]:port", "unix:/path"). Pure functions; thread-safe.
+#ifndef INFERD_SERVER_CONFIG_VALUES_H_
+#define INFERD_SERVER_CONFIG_VALUES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace inferd::server {
+
+// Byte sizes: a plain integer, or a number with B, KiB, MiB, GiB, TiB (1024-based) or KB, MB,
+// GB, TB (1000-based); fractions when they come to whole bytes.
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
+// Durations as absl::ParseDuration reads them ("250ms", "1m30s"); negative and infinite refused.
+absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text);
+// "cpu" -> "cpu:0"; "cpu:N", "cuda:N" unchanged; anything else INVALID_ARGUMENT.
+absl::StatusOr<std::string> NormalizeDeviceName(absl::string_view text);
+
+struct Address {
+  std::string host;  // without brackets; empty for unix sockets
+  bool is_unix = false;
+  int port = 0;
+};
+
+// "host:port", "[v6]:port" or (allow_unix) "unix:/path".
+absl::StatusOr<Address> ParseAddress(absl::string_view text, bool allow_unix);
+// 127.0.0.0/8, ::1, localhost, or a unix socket.
+bool IsLoopback(const Address& a);
+// 0.0.0.0 or ::.
+bool IsWildcard(const Address& a);
+
+}  // namespace inferd::server
+
+#endif  // INFERD_SERVER_CONFIG_VALUES_H_
