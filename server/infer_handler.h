@@ -1,0 +1,36 @@
+// The ModelInfer call path, from gRPC's raw request bytes to the zero-copy response:
+//
+//   gRPC thread:   InferRequest::Parse (header only, raw inputs stay in gRPC's slices)
+//                  -> find the model, Acquire a Ref (READY only) -> Bind (validate, borrow / stage)
+//                  -> ModelWorker::Submit (full queue: RESOURCE_EXHAUSTED at once)
+//   worker thread: dropped if cancelled / past its deadline, else Session::Run
+//                  -> outputs exported as IOLeases -> WriteInferResponse -> Finish
+//
+// Each call counts its status code, borrowed / staged input bytes and queue / compute /
+// serialize / request latency in the model's ModelStats.
+//
+// Thread-safe.
+#ifndef INFERD_SERVER_INFER_HANDLER_H_
+#define INFERD_SERVER_INFER_HANDLER_H_
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/support/server_callback.h>
+
+#include "absl/status/status.h"
+#include "server/model_repository.h"
+
+namespace inferd::server {
+
+inline grpc::Status ToGrpcStatus(const absl::Status& s) {
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+// Handles one ModelInfer call; returns the call's reactor (finished now or later by a worker).
+grpc::ServerUnaryReactor* HandleModelInfer(ModelRepository& repository,
+                                           grpc::CallbackServerContext* context,
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response);
+
+}  // namespace inferd::server
+
+#endif  // INFERD_SERVER_INFER_HANDLER_H_

@@ -1,0 +1,179 @@
+#include "server/inference_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+#include "server/infer_handler.h"
+#include "server/kserve_types.h"
+#include "server/version.h"
+
+namespace inferd::server {
+namespace {
+
+grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context,
+                               const absl::Status& status = absl::OkStatus()) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+// The model `name` (any state) if it exists and `version` is empty or its version.
+absl::StatusOr<std::shared_ptr<LoadedModel>> FindModel(ModelRepository& repo,
+                                                       const std::string& name,
+                                                       const std::string& version) {
+  std::shared_ptr<LoadedModel> model = repo.Find(name);
+  if (model == nullptr) {
+    return absl::NotFoundError(absl::StrCat("unknown model '", name, "'"));
+  }
+  if (!version.empty() && version != model->version()) {
+    return absl::NotFoundError(absl::StrCat("model '", name, "' has no version '", version,
+                                            "'; it has version '", model->version(), "'"));
+  }
+  return model;
+}
+
+void FillTensors(
+    const std::vector<TensorSpec>& specs,
+    google::protobuf::RepeatedPtrField<inference::ModelMetadataResponse::TensorMetadata>* out) {
+  for (const TensorSpec& s : specs) {
+    auto* t = out->Add();
+    t->set_name(s.name);
+    t->set_datatype(KServeDataTypeName(s.type));
+    for (int64_t d : KServeShape(s.shape)) t->add_shape(d);
+  }
+}
+
+}  // namespace
+
+InferenceService::InferenceService(ModelRepository& repository) : repository_(repository) {}
+
+InferenceService::~InferenceService() {
+  std::list<Op> ops;
+  {
+    std::lock_guard<std::mutex> lock(ops_mu_);
+    ops.swap(ops_);
+  }
+  for (Op& op : ops) op.thread.join();
+}
+
+void InferenceService::RunInBackground(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(ops_mu_);
+  // Join the operations that have finished.
+  for (auto it = ops_.begin(); it != ops_.end();) {
+    if (it->done.load()) {
+      it->thread.join();
+      it = ops_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  Op& op = ops_.emplace_back();
+  op.thread = std::thread([fn = std::move(fn), &op] {
+    fn();
+    op.done.store(true);
+  });
+}
+
+grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
+                                                       const inference::ServerLiveRequest*,
+                                                       inference::ServerLiveResponse* response) {
+  response->set_live(true);
+  return Done(context);
+}
+
+grpc::ServerUnaryReactor* InferenceService::ServerReady(grpc::CallbackServerContext* context,
+                                                        const inference::ServerReadyRequest*,
+                                                        inference::ServerReadyResponse* response) {
+  response->set_ready(ready());
+  return Done(context);
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelReady(grpc::CallbackServerContext* context,
+                                                       const inference::ModelReadyRequest* request,
+                                                       inference::ModelReadyResponse* response) {
+  absl::StatusOr<std::shared_ptr<LoadedModel>> model =
+      FindModel(repository_, request->name(), request->version());
+  if (!model.ok()) return Done(context, model.status());
+  response->set_ready((*model)->state() == ModelState::kReady);
+  return Done(context);
+}
+
+grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
+    grpc::CallbackServerContext* context, const inference::ServerMetadataRequest*,
+    inference::ServerMetadataResponse* response) {
+  response->set_name(kInferdName);
+  response->set_version(kInferdVersion);
+  response->add_extensions("model_repository");
+  return Done(context);
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
+    grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
+    inference::ModelMetadataResponse* response) {
+  absl::StatusOr<std::shared_ptr<LoadedModel>> model =
+      FindModel(repository_, request->name(), request->version());
+  if (!model.ok()) return Done(context, model.status());
+  absl::StatusOr<LoadedModel::Ref> ref = (*model)->Acquire();
+  if (!ref.ok()) return Done(context, ref.status());
+  const ModelSignature& sig = (*ref)->signature();
+  response->set_name(sig.name);
+  response->add_versions(sig.version);
+  response->set_platform("onnx");
+  FillTensors(sig.inputs, response->mutable_inputs());
+  FillTensors(sig.outputs, response->mutable_outputs());
+  return Done(context);
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* request,
+                                                       grpc::ByteBuffer* response) {
+  return HandleModelInfer(repository_, context, request, response);
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
+    grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
+    inference::RepositoryIndexResponse* response) {
+  for (const ModelRepository::IndexEntry& e : repository_.Index()) {
+    if (request->ready() && e.state != ModelState::kReady) continue;
+    auto* m = response->add_models();
+    m->set_name(e.name);
+    m->set_version(e.version);
+    m->set_state(ModelStateName(e.state));
+    m->set_reason(e.reason);
+  }
+  return Done(context);
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+    inference::RepositoryModelLoadResponse*) {
+  if (request->model_name().empty()) {
+    return Done(context, absl::InvalidArgumentError("model_name is empty"));
+  }
+  if (!request->parameters().empty()) {
+    return Done(context, absl::InvalidArgumentError(
+                             "RepositoryModelLoad parameters are not supported; put the model's "
+                             "settings in <repository>/<model>/config.yaml"));
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::string name = request->model_name();
+  spdlog::info("RepositoryModelLoad '{}' from {}", name, context->peer());
+  RunInBackground([this, reactor, name] { reactor->Finish(ToGrpcStatus(repository_.Load(name))); });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+    inference::RepositoryModelUnloadResponse*) {
+  if (request->model_name().empty()) {
+    return Done(context, absl::InvalidArgumentError("model_name is empty"));
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::string name = request->model_name();
+  spdlog::info("RepositoryModelUnload '{}' from {}", name, context->peer());
+  RunInBackground(
+      [this, reactor, name] { reactor->Finish(ToGrpcStatus(repository_.Unload(name))); });
+  return reactor;
+}
+
+}  // namespace inferd::server

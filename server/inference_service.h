@@ -1,0 +1,86 @@
+// InferenceService: inference.GRPCInferenceService (KServe v2 + Triton's repository extension)
+// over the ModelRepository, with gRPC's callback API. ModelInfer is a raw method (ByteBuffer in
+// and out) for the zero-copy request reader and response writer (server/infer_handler.h); the
+// other methods are typed. Triton extensions not listed in the proto answer UNIMPLEMENTED.
+//
+// RepositoryModelLoad / Unload block (a load, a drain of in-flight requests), so they run on
+// threads of their own, never on gRPC's; the destructor joins them.
+//
+// Errors (PROTOCOL.md): unknown model or version NOT_FOUND; model not ready UNAVAILABLE;
+// malformed request INVALID_ARGUMENT; full queue RESOURCE_EXHAUSTED.
+//
+// Thread-safe.
+#ifndef INFERD_SERVER_INFERENCE_SERVICE_H_
+#define INFERD_SERVER_INFERENCE_SERVICE_H_
+
+#include <atomic>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <thread>
+
+#include "proto/inference.grpc.pb.h"
+#include "server/model_repository.h"
+
+namespace inferd::server {
+
+using InferenceServiceBase = inference::GRPCInferenceService::WithRawCallbackMethod_ModelInfer<
+    inference::GRPCInferenceService::CallbackService>;
+
+class InferenceService final : public InferenceServiceBase {
+ public:
+  // `repository` must outlive the service.
+  explicit InferenceService(ModelRepository& repository);
+  ~InferenceService() override;
+
+  // ServerReady's answer: true once start-up loading is done, false again while draining.
+  void SetReady(bool ready) { ready_.store(ready); }
+  bool ready() const { return ready_.load(); }
+
+  grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
+                                       const inference::ServerLiveRequest* request,
+                                       inference::ServerLiveResponse* response) override;
+  grpc::ServerUnaryReactor* ServerReady(grpc::CallbackServerContext* context,
+                                        const inference::ServerReadyRequest* request,
+                                        inference::ServerReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ModelReady(grpc::CallbackServerContext* context,
+                                       const inference::ModelReadyRequest* request,
+                                       inference::ModelReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ServerMetadata(grpc::CallbackServerContext* context,
+                                           const inference::ServerMetadataRequest* request,
+                                           inference::ServerMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
+                                          const inference::ModelMetadataRequest* request,
+                                          inference::ModelMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
+                                            const inference::RepositoryIndexRequest* request,
+                                            inference::RepositoryIndexResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelLoad(
+      grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+      inference::RepositoryModelLoadResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelUnload(
+      grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+      inference::RepositoryModelUnloadResponse* response) override;
+
+ private:
+  struct Op {
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+  // Runs `fn` on a thread of its own (joined when done, or by the destructor).
+  void RunInBackground(std::function<void()> fn);
+
+  ModelRepository& repository_;
+  std::atomic<bool> ready_{false};
+
+  std::mutex ops_mu_;
+  // Protected by ops_mu_.
+  std::list<Op> ops_;
+};
+
+}  // namespace inferd::server
+
+#endif  // INFERD_SERVER_INFERENCE_SERVICE_H_

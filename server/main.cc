@@ -1,0 +1,199 @@
+// inferd: the daemon's entry point.
+//
+//   inferd --config FILE [--log-level trace|debug|info|warn|error] [--port-file FILE]
+//
+// Reads the config (a bad file is refused with file, line and reason), sets up logging (spdlog
+// to stderr; JSON lines with log_json), starts InferdServer and serves until SIGTERM or SIGINT,
+// then stops accepting calls, drains in-flight requests (at most drain_timeout) and exits 0.
+// --port-file writes the bound gRPC port (useful with port 0) once the server is ready.
+#include <grpc/grpc.h>
+#include <signal.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "server/config.h"
+#include "server/server.h"
+#include "server/version.h"
+
+namespace {
+
+using inferd::server::LogLevel;
+
+constexpr char kUsage[] =
+    "usage: inferd --config FILE [--log-level trace|debug|info|warn|error] [--port-file FILE]\n";
+
+// %* in a pattern: the message, escaped for a JSON string.
+class JsonMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    for (char c : msg.payload) {
+      switch (c) {
+        case '"':
+          dest.append(std::string_view("\\\""));
+          break;
+        case '\\':
+          dest.append(std::string_view("\\\\"));
+          break;
+        case '\n':
+          dest.append(std::string_view("\\n"));
+          break;
+        case '\t':
+          dest.append(std::string_view("\\t"));
+          break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+            dest.append(std::string_view(buf));
+          } else {
+            dest.push_back(c);
+          }
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessageFlag>();
+  }
+};
+
+spdlog::level::level_enum SpdlogLevel(LogLevel l) {
+  switch (l) {
+    case LogLevel::kTrace:
+      return spdlog::level::trace;
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      return spdlog::level::err;
+  }
+  return spdlog::level::info;
+}
+
+void SetUpLogging(bool json, spdlog::level::level_enum level) {
+  auto logger = spdlog::stderr_color_mt("inferd");
+  if (json) {
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<JsonMessageFlag>('*').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%f%z","level":"%l","thread":%t,"msg":"%*"})");
+    logger->set_formatter(std::move(formatter));
+  } else {
+    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%L%$ %t %v");
+  }
+  logger->set_level(level);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+bool WritePortFile(const std::string& path, int port) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << port << "\n";
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path, log_level, port_file;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string* out) {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    bool ok = true;
+    if (arg == "--config") {
+      ok = value(&config_path);
+    } else if (arg.rfind("--config=", 0) == 0) {
+      config_path = arg.substr(9);
+    } else if (arg == "--log-level") {
+      ok = value(&log_level);
+    } else if (arg.rfind("--log-level=", 0) == 0) {
+      log_level = arg.substr(12);
+    } else if (arg == "--port-file") {
+      ok = value(&port_file);
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (arg == "--version") {
+      std::cout << inferd::server::kInferdName << " " << inferd::server::kInferdVersion << "\n";
+      return 0;
+    } else {
+      std::cerr << "inferd: unknown argument '" << arg << "'\n" << kUsage;
+      return 2;
+    }
+    if (!ok) {
+      std::cerr << "inferd: " << arg << " needs a value\n" << kUsage;
+      return 2;
+    }
+  }
+  if (config_path.empty()) {
+    std::cerr << "inferd: --config is required\n" << kUsage;
+    return 2;
+  }
+  spdlog::level::level_enum level = spdlog::level::info;
+  if (!log_level.empty()) {
+    level = spdlog::level::from_str(log_level);
+    if (level == spdlog::level::off && log_level != "off") {
+      std::cerr << "inferd: unknown --log-level '" << log_level << "'\n" << kUsage;
+      return 2;
+    }
+  }
+
+  absl::StatusOr<std::shared_ptr<const inferd::server::Config>> config =
+      inferd::server::LoadConfig(config_path);
+  if (!config.ok()) {
+    std::cerr << "inferd: " << config.status().message() << "\n";
+    return 1;
+  }
+  SetUpLogging((*config)->server.log_json,
+               log_level.empty() ? SpdlogLevel((*config)->server.log_level) : level);
+
+  // The main thread waits for the signals; block them before any thread starts (threads
+  // inherit the mask; one that did not block them would be killed by SIGTERM's default action).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  // Hold gRPC's library for the life of the process: when ~Server drops the last reference,
+  // grpc_shutdown may wait up to 10 s for an idle executor thread's poll to time out.
+  grpc_init();
+
+  spdlog::info("{} {} starting with {}", inferd::server::kInferdName,
+               inferd::server::kInferdVersion, (*config)->file);
+  absl::StatusOr<std::unique_ptr<inferd::server::InferdServer>> server =
+      inferd::server::InferdServer::Start(*config);
+  if (!server.ok()) {
+    spdlog::error("cannot start: {}", std::string(server.status().message()));
+    return 1;
+  }
+  if (!port_file.empty() && !WritePortFile(port_file, (*server)->grpc_port())) {
+    spdlog::error("cannot write --port-file {}", port_file);
+    return 1;
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*server)->Shutdown((*config)->server.drain_timeout);
+  server->reset();
+  spdlog::info("bye");
+  spdlog::shutdown();
+  return 0;
+}

@@ -1,0 +1,328 @@
+#include "server/metrics.h"
+
+#include <prometheus/exposer.h>
+#include <prometheus/text_serializer.h>
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "memory/arena.h"
+#include "partition/plan_report.h"
+#include "server/arena_selection.h"
+
+namespace inferd::server {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<ClientMetric::Label>;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Families in a fixed order; Take() drops the ones without samples.
+class Builder {
+ public:
+  int Family(const char* name, const char* help, MetricType type) {
+    families_.push_back(MetricFamily{name, help, type, {}});
+    return static_cast<int>(families_.size()) - 1;
+  }
+
+  void Add(int family, Labels labels, double value) {
+    MetricFamily& f = families_[family];
+    ClientMetric m;
+    m.label = std::move(labels);
+    if (f.type == MetricType::Counter) {
+      m.counter.value = value;
+    } else {
+      m.gauge.value = value;
+    }
+    f.metric.push_back(std::move(m));
+  }
+
+  void AddHistogram(int family, Labels labels, const LatencyHistogram::Snapshot& h) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < h.buckets.size(); ++i) {
+      cumulative += h.buckets[i];
+      const double bound =
+          i < LatencyHistogram::kBoundsSeconds.size() ? LatencyHistogram::kBoundsSeconds[i] : kInf;
+      m.histogram.bucket.push_back(ClientMetric::Bucket{cumulative, bound});
+    }
+    // The count from the buckets, so that it equals the +Inf bucket even when the snapshot was
+    // taken during traffic.
+    m.histogram.sample_count = cumulative;
+    m.histogram.sample_sum = h.sum_seconds;
+    families_[family].metric.push_back(std::move(m));
+  }
+
+  std::vector<MetricFamily> Take() {
+    std::vector<MetricFamily> out;
+    for (MetricFamily& f : families_) {
+      if (!f.metric.empty()) out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<MetricFamily> families_;
+};
+
+double Bytes(uint64_t v) { return v == memory::Arena::kUnbounded ? kInf : static_cast<double>(v); }
+
+struct ArenaMetric {
+  const char* name;
+  const char* help;
+  MetricType type;
+  uint64_t memory::ArenaStats::*field;
+};
+
+constexpr ArenaMetric kArenaMetrics[] = {
+    {"inferd_arena_live_bytes", "Bytes of arena buffers held by live allocations and leases.",
+     MetricType::Gauge, &memory::ArenaStats::live_bytes},
+    {"inferd_arena_retained_bytes", "Bytes of arena buffers on the free lists, kept for reuse.",
+     MetricType::Gauge, &memory::ArenaStats::retained_bytes},
+    {"inferd_arena_peak_live_bytes",
+     "Highest live bytes since the arena was created or its peak was reset.", MetricType::Gauge,
+     &memory::ArenaStats::peak_live_bytes},
+    {"inferd_arena_retention_cap_bytes",
+     "Retention cap of the arena's free lists; +Inf when unbounded.", MetricType::Gauge,
+     &memory::ArenaStats::retention_cap_bytes},
+    {"inferd_arena_live_buffers", "Buffers held by live allocations and leases.", MetricType::Gauge,
+     &memory::ArenaStats::live_buffers},
+    {"inferd_arena_retained_buffers", "Buffers on the free lists.", MetricType::Gauge,
+     &memory::ArenaStats::retained_buffers},
+    {"inferd_arena_allocations_total", "Allocations served by the arena.", MetricType::Counter,
+     &memory::ArenaStats::allocations},
+    {"inferd_arena_reuses_total", "Allocations served from a retained buffer.", MetricType::Counter,
+     &memory::ArenaStats::reuses},
+    {"inferd_arena_allocation_failures_total", "Allocations refused (resource exhausted).",
+     MetricType::Counter, &memory::ArenaStats::allocation_failures},
+    {"inferd_arena_system_allocations_total", "Buffers taken from the device's system allocator.",
+     MetricType::Counter, &memory::ArenaStats::system_allocations},
+    {"inferd_arena_system_frees_total", "Buffers given back to the device's system allocator.",
+     MetricType::Counter, &memory::ArenaStats::system_frees},
+    {"inferd_arena_evictions_total", "Retained buffers freed because of the retention cap.",
+     MetricType::Counter, &memory::ArenaStats::evictions},
+    {"inferd_arena_evicted_bytes_total", "Bytes of retained buffers evicted by the retention cap.",
+     MetricType::Counter, &memory::ArenaStats::evicted_bytes},
+    {"inferd_arena_trims_total", "Trims of the arena (admin Trim calls).", MetricType::Counter,
+     &memory::ArenaStats::trims},
+    {"inferd_arena_trimmed_bytes_total", "Bytes released to the system by trims.",
+     MetricType::Counter, &memory::ArenaStats::trimmed_bytes},
+};
+
+constexpr ModelState kStates[] = {ModelState::kLoading, ModelState::kReady, ModelState::kUnloading,
+                                  ModelState::kUnavailable};
+
+}  // namespace
+
+std::vector<MetricFamily> MetricsCollector::Collect() const {
+  Builder b;
+  // pass 1: every family, in exposition order.
+  int arena_family[std::size(kArenaMetrics)];
+  for (size_t i = 0; i < std::size(kArenaMetrics); ++i) {
+    arena_family[i] = b.Family(kArenaMetrics[i].name, kArenaMetrics[i].help, kArenaMetrics[i].type);
+  }
+  const int leases = b.Family("inferd_io_outstanding_leases",
+                              "IO arena buffers pinned by responses in flight.", MetricType::Gauge);
+  const int state =
+      b.Family("inferd_model_state", "1 for the model's current state, 0 for the others.",
+               MetricType::Gauge);
+  const int requests = b.Family("inferd_requests_total",
+                                "ModelInfer requests, by the status code they were answered with.",
+                                MetricType::Counter);
+  const int inferences =
+      b.Family("inferd_inferences_total", "Successful model runs.", MetricType::Counter);
+  const int rejected = b.Family("inferd_queue_rejected_total",
+                                "Requests answered RESOURCE_EXHAUSTED because the queue was full.",
+                                MetricType::Counter);
+  const int dropped = b.Family("inferd_queue_dropped_total",
+                               "Queued requests dropped without running (deadline or cancel).",
+                               MetricType::Counter);
+  const int input_bytes = b.Family(
+      "inferd_input_bytes_total",
+      "Input bytes, borrowed in place from gRPC's buffer or staged (copied) into the IO arena.",
+      MetricType::Counter);
+  const int output_bytes =
+      b.Family("inferd_output_bytes_total", "Raw output bytes sent (zero-copy from the IO arena).",
+               MetricType::Counter);
+  const int queue_h =
+      b.Family("inferd_queue_duration_seconds",
+               "Time from enqueue until a worker takes the request.", MetricType::Histogram);
+  const int compute_h =
+      b.Family("inferd_compute_duration_seconds", "Time of the model run.", MetricType::Histogram);
+  const int serialize_h =
+      b.Family("inferd_serialize_duration_seconds",
+               "Time from handing the response to gRPC until its last output lease is returned.",
+               MetricType::Histogram);
+  const int request_h = b.Family("inferd_request_duration_seconds",
+                                 "Time from receiving the request until the response is handed "
+                                 "to gRPC.",
+                                 MetricType::Histogram);
+  const int persistent =
+      b.Family("inferd_kernel_persistent_bytes",
+               "Bytes kernels hold outside the arenas (prepacked weights).", MetricType::Gauge);
+  const int budget =
+      b.Family("inferd_partition_budget_bytes",
+               "The device's partition budget for the model; +Inf without one.", MetricType::Gauge);
+  const int assigned =
+      b.Family("inferd_partition_assigned_bytes",
+               "Bytes the partitioner accounted to the device (weights + activations + workspace).",
+               MetricType::Gauge);
+  const int nodes =
+      b.Family("inferd_partition_nodes", "Graph nodes assigned to the device.", MetricType::Gauge);
+
+  // pass 2: arenas of the loaded models (the selection holds their sessions).
+  absl::StatusOr<std::vector<SelectedArena>> arenas = SelectArenas(repository_, ArenaFilter{});
+  if (arenas.ok()) {
+    for (const SelectedArena& a : *arenas) {
+      const memory::ArenaStats s = a.arena->Stats();
+      const Labels labels = {
+          {"model", a.model}, {"device", a.device}, {"arena", memory::ArenaKindName(a.kind)}};
+      for (size_t i = 0; i < std::size(kArenaMetrics); ++i) {
+        const uint64_t v = s.*kArenaMetrics[i].field;
+        b.Add(arena_family[i], labels,
+              kArenaMetrics[i].field == &memory::ArenaStats::retention_cap_bytes
+                  ? Bytes(v)
+                  : static_cast<double>(v));
+      }
+      if (a.kind == memory::ArenaKind::kIO) {
+        b.Add(leases, {{"model", a.model}, {"device", a.device}},
+              static_cast<double>(s.outstanding_leases));
+      }
+    }
+  }
+
+  // pass 3: model states (every model the repository knows).
+  for (const ModelRepository::IndexEntry& e : repository_.Index()) {
+    for (ModelState st : kStates) {
+      b.Add(state, {{"model", e.name}, {"state", ModelStateName(st)}}, e.state == st ? 1 : 0);
+    }
+  }
+
+  // pass 4: request statistics of every model ever loaded or tried.
+  for (const std::shared_ptr<LoadedModel>& m : repository_.Snapshot()) {
+    const ModelStats& st = m->stats();
+    const std::string& name = m->name();
+    for (int c = 0; c < ModelStats::kNumCodes; ++c) {
+      const uint64_t n = st.requests_by_code[c].load(std::memory_order_relaxed);
+      if (n == 0 && c != 0) continue;
+      b.Add(requests,
+            {{"model", name}, {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(c))}},
+            static_cast<double>(n));
+    }
+    auto value = [](const std::atomic<uint64_t>& v) {
+      return static_cast<double>(v.load(std::memory_order_relaxed));
+    };
+    b.Add(inferences, {{"model", name}}, value(st.inferences));
+    b.Add(rejected, {{"model", name}}, value(st.rejected_queue_full));
+    b.Add(dropped, {{"model", name}, {"reason", "deadline"}}, value(st.dropped_deadline));
+    b.Add(dropped, {{"model", name}, {"reason", "cancelled"}}, value(st.dropped_cancelled));
+    b.Add(input_bytes, {{"model", name}, {"mode", "borrowed"}}, value(st.input_bytes_borrowed));
+    b.Add(input_bytes, {{"model", name}, {"mode", "staged"}}, value(st.input_bytes_staged));
+    b.Add(output_bytes, {{"model", name}}, value(st.output_bytes));
+    b.AddHistogram(queue_h, {{"model", name}}, st.queue.Read());
+    b.AddHistogram(compute_h, {{"model", name}}, st.compute.Read());
+    b.AddHistogram(serialize_h, {{"model", name}}, st.serialize.Read());
+    b.AddHistogram(request_h, {{"model", name}}, st.request.Read());
+  }
+
+  // pass 5: per loaded model: kernels' own memory and the partition.
+  for (const LoadedSession& l : LoadedSessions(repository_)) {
+    const std::string& name = l.model->name();
+    b.Add(persistent, {{"model", name}},
+          static_cast<double>(l.session->stats().kernel_persistent_bytes));
+    for (const partition::DeviceReport& d : l.session->partition_report().devices) {
+      const Labels labels = {{"model", name}, {"device", d.device}};
+      b.Add(budget, labels, d.budget_bytes ? static_cast<double>(*d.budget_bytes) : kInf);
+      b.Add(assigned, labels, static_cast<double>(d.accounted.total()));
+      b.Add(nodes, labels, d.nodes);
+    }
+  }
+  return b.Take();
+}
+
+void MetricsExporter::SetWakeAddress(const std::string& bind) {
+  // The host of "host:port" / "[v6]:port"; a wildcard is reached through loopback.
+  std::string host = bind.substr(0, bind.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port_).c_str(), &hints, &found) == 0) {
+    std::memcpy(&wake_address_, found->ai_addr, found->ai_addrlen);
+    wake_address_len_ = found->ai_addrlen;
+    freeaddrinfo(found);
+  }
+}
+
+std::string RenderMetrics(const prometheus::Collectable& collectable) {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, collectable.Collect());
+  return out.str();
+}
+
+absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
+    const std::string& address, const ModelRepository& repository) {
+  if (absl::StartsWith(address, "unix:")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics_address '", address, "': the metrics endpoint needs a TCP address"));
+  }
+  // civetweb takes numeric hosts only.
+  std::string bind = address;
+  if (absl::StartsWith(bind, "localhost:")) bind = absl::StrCat("127.0.0.1", bind.substr(9));
+  std::unique_ptr<MetricsExporter> m(new MetricsExporter());
+  m->collector_ = std::make_shared<MetricsCollector>(repository);
+  try {
+    m->exposer_ = std::make_unique<prometheus::Exposer>(bind, /*num_threads=*/2);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", address, " (address in use?): ", e.what()));
+  }
+  m->exposer_->RegisterCollectable(m->collector_);
+  const std::vector<int> ports = m->exposer_->GetListeningPorts();
+  if (ports.empty() || ports[0] == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", address));
+  }
+  m->port_ = ports[0];
+  m->SetWakeAddress(bind);
+  return m;
+}
+
+MetricsExporter::~MetricsExporter() {
+  // Stops civetweb (joins its threads) before the collector goes. civetweb's listener thread
+  // only sees the stop request when its poll() returns, which without traffic takes up to 2 s;
+  // connecting to our own port wakes it, so that shutdown does not wait for that.
+  std::atomic<bool> stopped{false};
+  std::thread waker([this, &stopped] {
+    while (!stopped.load()) {
+      absl::SleepFor(absl::Milliseconds(10));
+      const int fd = socket(wake_address_.ss_family, SOCK_STREAM, 0);
+      if (fd < 0) continue;
+      connect(fd, reinterpret_cast<const sockaddr*>(&wake_address_), wake_address_len_);
+      close(fd);
+    }
+  });
+  exposer_.reset();
+  stopped.store(true);
+  waker.join();
+}
+
+}  // namespace inferd::server

@@ -1,0 +1,187 @@
+// ModelRepository: the models inferd serves, loaded from a directory of <name>/model.onnx
+// (+ external data, + an optional <name>/config.yaml merged with the main config's entry, see
+// server/config.h), with their states, sessions, request workers and statistics.
+//
+// Lifecycle of one model: LOADING -> READY -> UNLOADING -> UNAVAILABLE ("unloaded"); a load that
+// fails ends in UNAVAILABLE with the reason, logged, while the other models keep serving. A
+// reload of a READY model builds the new session first and swaps it in; the old one drains.
+// Unload stops taking requests, waits for the queued and running ones, then drops the session.
+// Responses still being sent keep their output buffers through their IOLeases, which keep the
+// IOArena's state alive after the Session is gone.
+//
+// Contract for readers (admin API, metrics; they hold no lock of ours):
+//   for (const std::shared_ptr<LoadedModel>& m : repo.Snapshot()) {
+//     m->name(); m->version(); m->state(); m->reason();
+//     if (std::shared_ptr<engine::Session> s = m->session()) {   // null unless loaded
+//       for (engine::DeviceArenas& d : s->devices()) d.io->Stats();   // arenas: thread-safe
+//       s->stats();                                                   // borrowed / staged bytes
+//     }
+//     const ModelStats& st = m->stats();   // requests by code, latency histograms: atomics
+//   }
+// Holding a session() pointer keeps that session (and its arenas) alive even across an unload;
+// hold it only for the duration of a call.
+//
+// Thread-safe: every method may be called from any thread. Load and Unload block (loading a
+// model, waiting for in-flight requests): call them off gRPC's threads.
+#ifndef INFERD_SERVER_MODEL_REPOSITORY_H_
+#define INFERD_SERVER_MODEL_REPOSITORY_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/kernel_registry.h"
+#include "engine/session.h"
+#include "server/config.h"
+#include "server/model_signature.h"
+#include "server/model_stats.h"
+#include "server/model_worker.h"
+
+namespace inferd::server {
+
+enum class ModelState { kLoading, kReady, kUnloading, kUnavailable };
+// "LOADING", "READY", "UNLOADING", "UNAVAILABLE" (RepositoryIndex's state strings).
+const char* ModelStateName(ModelState state);
+
+class LoadedModel : public std::enable_shared_from_this<LoadedModel> {
+ public:
+  // A request's hold on a READY model: while any Ref lives, Unload waits and the session stays.
+  class Ref {
+   public:
+    Ref() = default;
+    Ref(Ref&& other) noexcept : model_(std::move(other.model_)) {}
+    Ref& operator=(Ref&& other) noexcept;
+    ~Ref() { Reset(); }
+    void Reset();
+    explicit operator bool() const { return model_ != nullptr; }
+    LoadedModel* operator->() const { return model_.get(); }
+    LoadedModel& operator*() const { return *model_; }
+
+   private:
+    friend class LoadedModel;
+    explicit Ref(std::shared_ptr<LoadedModel> m) : model_(std::move(m)) {}
+    std::shared_ptr<LoadedModel> model_;
+  };
+
+  LoadedModel(ModelConfig config, std::shared_ptr<ModelStats> stats);
+  ~LoadedModel();
+  LoadedModel(const LoadedModel&) = delete;
+  LoadedModel& operator=(const LoadedModel&) = delete;
+
+  const std::string& name() const { return config_.name; }
+  const std::string& version() const { return config_.version; }
+  const ModelConfig& config() const { return config_; }
+  ModelState state() const;
+  std::string reason() const;  // why UNAVAILABLE ("unloaded", the load error); else ""
+  // The session while loaded (READY or UNLOADING); null otherwise.
+  std::shared_ptr<engine::Session> session() const;
+  ModelStats& stats() const { return *stats_; }
+  // The same counters, shared (for callbacks that may outlive this LoadedModel).
+  const std::shared_ptr<ModelStats>& shared_stats() const { return stats_; }
+
+  // READY only: the model's inputs / outputs and its request queue. Valid while a Ref is held.
+  const ModelSignature& signature() const { return signature_; }
+  ModelWorker& worker() const { return *worker_; }
+  engine::Session& session_ref() const { return *session_; }
+
+  // A Ref if the model is READY; otherwise UNAVAILABLE naming the state.
+  absl::StatusOr<Ref> Acquire();
+
+ private:
+  friend class ModelRepository;
+  absl::Status Load(const std::string& path, const engine::KernelRegistry& registry);
+  void MarkFailed(const std::string& reason);
+  // Stops new requests, waits for the in-flight ones, drops the session.
+  void Unload(const std::string& reason);
+
+  // Constant after construction.
+  const ModelConfig config_;
+  const std::shared_ptr<ModelStats> stats_;
+
+  // Set by Load before the state becomes READY, cleared by Unload after the last Ref is gone.
+  std::shared_ptr<engine::Session> session_;
+  ModelSignature signature_;
+  std::unique_ptr<ModelWorker> worker_;
+
+  mutable std::mutex mu_;
+  // State below is protected by mu_.
+  std::condition_variable idle_;
+  ModelState state_ = ModelState::kLoading;
+  std::string reason_;
+  int refs_ = 0;
+};
+
+class ModelRepository {
+ public:
+  // Called after every state change (from the thread that made it), e.g. for health status.
+  using StateListener = std::function<void(const std::string& name, ModelState state)>;
+
+  // `config` and `registry` must outlive the repository.
+  ModelRepository(std::shared_ptr<const Config> config, const engine::KernelRegistry& registry);
+  ~ModelRepository();  // UnloadAll()
+  ModelRepository(const ModelRepository&) = delete;
+  ModelRepository& operator=(const ModelRepository&) = delete;
+
+  void SetStateListener(StateListener listener);
+
+  // The models to load at start-up: those the config lists, and with load_all_models every
+  // directory of the repository holding a model.onnx or config.yaml; sorted, unique.
+  std::vector<std::string> StartupModels() const;
+  // Loads StartupModels(); failures are logged and shown in Index(), not returned. Returns the
+  // number of models READY.
+  int LoadStartupModels();
+
+  // Loads (or reloads) `name`. NOT_FOUND when neither the config nor the repository has it;
+  // the load's error otherwise (the model is then UNAVAILABLE with that reason).
+  absl::Status Load(const std::string& name);
+  // Unloads `name`, waiting for its in-flight requests. NOT_FOUND if it was never loaded.
+  absl::Status Unload(const std::string& name);
+  // Unloads everything (shutdown).
+  void UnloadAll();
+
+  // The model's current entry (any state), or null.
+  std::shared_ptr<LoadedModel> Find(absl::string_view name) const;
+  // Every model that was ever loaded or tried, by name (the entry the repository holds now).
+  std::vector<std::shared_ptr<LoadedModel>> Snapshot() const;
+
+  struct IndexEntry {
+    std::string name;
+    std::string version;
+    ModelState state = ModelState::kUnavailable;
+    std::string reason;
+  };
+  // Snapshot() plus the models of the config and the directory never loaded ("not loaded").
+  std::vector<IndexEntry> Index() const;
+
+  // The effective settings of `name`: the config's entry merged with <repo>/<name>/config.yaml.
+  absl::StatusOr<ModelConfig> ResolveModelConfig(const std::string& name) const;
+  const Config& config() const { return *config_; }
+
+ private:
+  std::shared_ptr<std::mutex> OpLock(const std::string& name);
+  std::shared_ptr<ModelStats> StatsFor(const std::string& name);
+  void Notify(const std::string& name, ModelState state);
+  std::vector<std::string> DirectoryModels() const;
+
+  // Constant after construction.
+  const std::shared_ptr<const Config> config_;
+  const engine::KernelRegistry& registry_;
+
+  mutable std::mutex mu_;
+  // State below is protected by mu_.
+  std::map<std::string, std::shared_ptr<LoadedModel>> models_;
+  std::map<std::string, std::shared_ptr<ModelStats>> stats_;
+  std::map<std::string, std::shared_ptr<std::mutex>> op_locks_;  // serialize load / unload
+  StateListener listener_;
+};
+
+}  // namespace inferd::server
+
+#endif  // INFERD_SERVER_MODEL_REPOSITORY_H_

@@ -1,0 +1,107 @@
+// InferRequest: one ModelInfer request, read from gRPC's receive buffer with as few copies as the
+// bytes allow.
+//
+// Parse walks the protobuf wire format over the ByteBuffer's slices (ByteBuffer::Dump: slice
+// references, no copy). Header fields (model name, inputs' names / datatypes / shapes, requested
+// outputs, parameters, typed contents) are copied out and parsed with protobuf; every
+// raw_input_contents entry (field 7) is kept as a view into the slices, which the request holds
+// for its whole life. Bind then checks the request against the model and makes the engine's
+// input tensors:
+//   - a raw entry that lies in one slice and is aligned for its element type is BORROWED: the
+//     tensor points into gRPC's receive buffer, no byte is copied;
+//   - a raw entry split across slices, a misaligned one, and typed `contents` are STAGED: copied
+//     (converted) into a buffer of the model's IOArena, returned when the request is destroyed.
+// Every problem is an INVALID_ARGUMENT with a message a client can act on, e.g.
+//   input 'x': expected FP32 [1,3,224,224] (602112 bytes), got 602100 bytes
+//
+// Example:
+//   absl::StatusOr<std::unique_ptr<InferRequest>> req = InferRequest::Parse(*byte_buffer);
+//   if (!req.ok()) return req.status();
+//   ... find the model named by (*req)->header().model_name() ...
+//   INFERD_RETURN_IF_ERROR((*req)->Bind(signature, *session->devices()[0].io));
+//   session->Run((*req)->inputs(), (*req)->requested_outputs());
+//
+// Thread-compatible: one thread at a time (the request moves from a gRPC thread to a worker).
+#ifndef INFERD_SERVER_REQUEST_READER_H_
+#define INFERD_SERVER_REQUEST_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/slice.h>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "engine/session.h"
+#include "memory/allocation_handle.h"
+#include "memory/io_arena.h"
+#include "proto/inference.pb.h"
+#include "server/model_signature.h"
+
+namespace inferd::server {
+
+class InferRequest {
+ public:
+  // Splits the wire bytes into the header (parsed) and views of the raw_input_contents entries.
+  // INVALID_ARGUMENT for bytes that are not a ModelInferRequest.
+  static absl::StatusOr<std::unique_ptr<InferRequest>> Parse(const grpc::ByteBuffer& buffer);
+
+  InferRequest(const InferRequest&) = delete;
+  InferRequest& operator=(const InferRequest&) = delete;
+  ~InferRequest();
+
+  // The request without raw_input_contents.
+  const inference::ModelInferRequest& header() const { return header_; }
+  size_t raw_input_count() const { return raw_.size(); }
+
+  // Validates the request against `model` (input names, datatypes, shapes, byte sizes, contents,
+  // requested outputs) and makes the input tensors, staging into `staging` what cannot be
+  // borrowed. Call once. INVALID_ARGUMENT for a bad request; the arena's status if staging
+  // memory cannot be had.
+  absl::Status Bind(const ModelSignature& model, memory::IOArena& staging);
+
+  // After Bind: the tensors for Session::Run (valid while this request lives), and the outputs
+  // asked for (empty: all).
+  absl::Span<const engine::InputTensor> inputs() const { return inputs_; }
+  const std::vector<std::string>& requested_outputs() const { return outputs_; }
+  uint64_t borrowed_bytes() const { return borrowed_bytes_; }
+  uint64_t staged_bytes() const { return staged_bytes_; }
+
+  // Returns the staging buffers now (they are also returned by the destructor).
+  void ReleaseStaging();
+
+ private:
+  struct Piece {
+    const uint8_t* data;
+    size_t size;
+  };
+  // One raw_input_contents entry: one piece when it lies in one slice.
+  struct RawEntry {
+    absl::InlinedVector<Piece, 1> pieces;
+    size_t size = 0;
+  };
+  class Walker;
+
+  InferRequest() = default;
+  absl::Status BindOne(int index, const TensorSpec& spec, engine::DataType type,
+                       const std::vector<int64_t>& dims, memory::IOArena& staging);
+  absl::StatusOr<void*> Stage(size_t bytes, memory::IOArena& staging);
+
+  std::vector<grpc::Slice> slices_;  // keeps the received bytes alive
+  inference::ModelInferRequest header_;
+  std::vector<RawEntry> raw_;
+  std::vector<memory::AllocationHandle> staged_;
+  std::vector<engine::InputTensor> inputs_;
+  std::vector<std::string> outputs_;
+  uint64_t borrowed_bytes_ = 0;
+  uint64_t staged_bytes_ = 0;
+  bool bound_ = false;
+};
+
+}  // namespace inferd::server
+
+#endif  // INFERD_SERVER_REQUEST_READER_H_

@@ -1,0 +1,333 @@
+// InferRequest over handcrafted multi-slice ByteBuffers: borrowed vs staged accounting, typed
+// contents, and every validation error.
+#include "server/request_reader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "server/testing/wire.h"
+
+namespace inferd::server {
+namespace {
+
+using engine::DataType;
+using engine::DimInfo;
+using engine::ShapeInfo;
+using testing::Chopped;
+using ::testing::HasSubstr;
+using testing::RawInputPrefix;
+using testing::Serialize;
+using testing::SliceMemory;
+using testing::ToByteBuffer;
+
+ShapeInfo Dims(std::initializer_list<int64_t> dims) {
+  ShapeInfo s;
+  s.rank_known = true;
+  for (int64_t d : dims) s.dims.push_back(d >= 0 ? DimInfo{d, ""} : DimInfo{-1, "batch"});
+  return s;
+}
+
+// x FP32 [batch,4], ids INT64 [2], mask BOOL [3], h FP16 [2], small INT8 [2].
+ModelSignature Toy() {
+  ModelSignature s;
+  s.name = "toy";
+  s.version = "1";
+  s.inputs = {{"x", DataType::kFloat32, Dims({-1, 4})},
+              {"ids", DataType::kInt64, Dims({2})},
+              {"mask", DataType::kBool, Dims({3})},
+              {"h", DataType::kFloat16, Dims({2})},
+              {"small", DataType::kInt8, Dims({2})}};
+  s.outputs = {{"y", DataType::kFloat32, Dims({-1, 4})}, {"z", DataType::kInt64, Dims({2})}};
+  return s;
+}
+
+struct Payloads {
+  std::string x, ids, mask, h, small;
+};
+
+Payloads MakePayloads() {
+  Payloads p;
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  int64_t ids[2] = {7, -9};
+  uint8_t mask[3] = {1, 0, 1};
+  uint16_t h[2] = {0x3c00, 0x4000};
+  int8_t small[2] = {-3, 100};
+  p.x.assign(reinterpret_cast<char*>(x), sizeof(x));
+  p.ids.assign(reinterpret_cast<char*>(ids), sizeof(ids));
+  p.mask.assign(reinterpret_cast<char*>(mask), sizeof(mask));
+  p.h.assign(reinterpret_cast<char*>(h), sizeof(h));
+  p.small.assign(reinterpret_cast<char*>(small), sizeof(small));
+  return p;
+}
+
+void AddInput(inference::ModelInferRequest& r, const std::string& name, const std::string& type,
+              std::initializer_list<int64_t> shape) {
+  auto* in = r.add_inputs();
+  in->set_name(name);
+  in->set_datatype(type);
+  for (int64_t d : shape) in->add_shape(d);
+}
+
+// The header of a good request (no raw contents yet).
+inference::ModelInferRequest GoodHeader() {
+  inference::ModelInferRequest r;
+  r.set_model_name("toy");
+  r.set_id("req-1");
+  AddInput(r, "x", "FP32", {2, 4});
+  AddInput(r, "ids", "INT64", {2});
+  AddInput(r, "mask", "BOOL", {3});
+  AddInput(r, "h", "FP16", {2});
+  AddInput(r, "small", "INT8", {2});
+  return r;
+}
+
+inference::ModelInferRequest GoodRequest() {
+  inference::ModelInferRequest r = GoodHeader();
+  const Payloads p = MakePayloads();
+  for (const std::string* s : {&p.x, &p.ids, &p.mask, &p.h, &p.small}) r.add_raw_input_contents(*s);
+  return r;
+}
+
+class RequestReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override { testing::InitGrpc(); }
+
+  absl::StatusOr<std::unique_ptr<InferRequest>> ParseAndBind(const grpc::ByteBuffer& bb) {
+    absl::StatusOr<std::unique_ptr<InferRequest>> req = InferRequest::Parse(bb);
+    if (!req.ok()) return req.status();
+    absl::Status s = (*req)->Bind(toy_, io_);
+    if (!s.ok()) return s;
+    return req;
+  }
+  absl::Status Check(const inference::ModelInferRequest& r) {
+    return ParseAndBind(Chopped(Serialize(r), 1 << 20)).status();
+  }
+
+  ModelSignature toy_ = Toy();
+  memory::IOArena io_{std::make_shared<memory::CpuSystemAllocator>()};
+};
+
+TEST_F(RequestReaderTest, BorrowsEntriesThatLieInOneAlignedSlice) {
+  SliceMemory mem;
+  const Payloads p = MakePayloads();
+  std::vector<grpc::Slice> slices = {mem.Make(Serialize(GoodHeader()))};
+  std::vector<const void*> payload_ptrs;
+  for (const std::string* s : {&p.x, &p.ids, &p.mask, &p.h, &p.small}) {
+    slices.push_back(mem.Make(RawInputPrefix(s->size())));
+    slices.push_back(mem.Make(*s));
+    payload_ptrs.push_back(slices.back().begin());
+  }
+  auto req = ParseAndBind(ToByteBuffer(slices));
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ((*req)->header().model_name(), "toy");
+  EXPECT_EQ((*req)->header().id(), "req-1");
+  EXPECT_EQ((*req)->header().raw_input_contents_size(), 0);
+  ASSERT_EQ((*req)->inputs().size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ((*req)->inputs()[i].data, payload_ptrs[i]) << "input " << i << " was copied";
+  }
+  EXPECT_EQ((*req)->borrowed_bytes(), 32u + 16 + 3 + 4 + 2);
+  EXPECT_EQ((*req)->staged_bytes(), 0u);
+  EXPECT_EQ(io_.Stats().live_bytes, 0u);
+  EXPECT_EQ((*req)->inputs()[0].shape, (engine::Shape{2, 4}));
+  EXPECT_TRUE((*req)->requested_outputs().empty());
+}
+
+TEST_F(RequestReaderTest, StagesEntriesSplitAcrossSlicesAndMisalignedOnes) {
+  SliceMemory mem;
+  const Payloads p = MakePayloads();
+  std::vector<grpc::Slice> slices = {mem.Make(Serialize(GoodHeader()))};
+  // x: split in the middle, across two slices (staged).
+  slices.push_back(mem.Make(RawInputPrefix(p.x.size()) + p.x.substr(0, 10)));
+  slices.push_back(mem.Make(p.x.substr(10)));
+  // ids: one slice, but at an address that is not 8-byte aligned (staged).
+  slices.push_back(mem.Make(RawInputPrefix(p.ids.size())));
+  slices.push_back(mem.Make(p.ids, 4));
+  // mask, h, small: prefix and payload in one slice; bool and int8 are never misaligned.
+  slices.push_back(mem.Make(RawInputPrefix(3) + p.mask + RawInputPrefix(4)));
+  slices.push_back(mem.Make(p.h + RawInputPrefix(2) + p.small));
+  auto req = ParseAndBind(ToByteBuffer(slices));
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ((*req)->staged_bytes(), 32u + 16);
+  EXPECT_EQ((*req)->borrowed_bytes(), 3u + 4 + 2);
+  EXPECT_EQ(std::memcmp((*req)->inputs()[0].data, p.x.data(), 32), 0);
+  EXPECT_EQ(std::memcmp((*req)->inputs()[1].data, p.ids.data(), 16), 0);
+  EXPECT_TRUE(io_.HoldsPointer((*req)->inputs()[0].data));
+  EXPECT_TRUE(io_.HoldsPointer((*req)->inputs()[1].data));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*req)->inputs()[1].data) % 8, 0u);
+  EXPECT_GT(io_.Stats().live_bytes, 0u);
+  req->reset();
+  EXPECT_EQ(io_.Stats().live_bytes, 0u) << "staging buffers must go back with the request";
+}
+
+TEST_F(RequestReaderTest, OneByteSlicesGiveTheSameRequest) {
+  const inference::ModelInferRequest good = GoodRequest();
+  auto req = ParseAndBind(Chopped(Serialize(good), 1));
+  ASSERT_TRUE(req.ok()) << req.status();
+  inference::ModelInferRequest expected = good;
+  expected.clear_raw_input_contents();
+  EXPECT_EQ((*req)->header().SerializeAsString(), expected.SerializeAsString());
+  for (size_t i = 0; i < 5; ++i) {
+    const engine::InputTensor& t = (*req)->inputs()[i];
+    EXPECT_EQ(std::string(static_cast<const char*>(t.data), t.bytes), good.raw_input_contents(i));
+  }
+  EXPECT_EQ((*req)->borrowed_bytes(), 0u);
+  EXPECT_EQ((*req)->staged_bytes(), 57u);
+}
+
+TEST_F(RequestReaderTest, TypedContentsAreConvertedIntoStaging) {
+  inference::ModelInferRequest r = GoodHeader();
+  r.mutable_inputs()->DeleteSubrange(3, 1);  // h: FP16 cannot be typed
+  toy_.inputs.erase(toy_.inputs.begin() + 3);
+  auto* c = r.mutable_inputs(0)->mutable_contents();
+  for (int i = 0; i < 8; ++i) c->add_fp32_contents(0.5f * i);
+  r.mutable_inputs(1)->mutable_contents()->add_int64_contents(1LL << 40);
+  r.mutable_inputs(1)->mutable_contents()->add_int64_contents(-1);
+  for (bool b : {true, false, true}) r.mutable_inputs(2)->mutable_contents()->add_bool_contents(b);
+  r.mutable_inputs(3)->mutable_contents()->add_int_contents(-128);
+  r.mutable_inputs(3)->mutable_contents()->add_int_contents(127);
+  r.add_outputs()->set_name("z");
+  auto req = ParseAndBind(Chopped(Serialize(r), 7));
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ((*req)->staged_bytes(), 32u + 16 + 3 + 2);
+  EXPECT_EQ((*req)->borrowed_bytes(), 0u);
+  EXPECT_EQ(static_cast<const float*>((*req)->inputs()[0].data)[7], 3.5f);
+  EXPECT_EQ(static_cast<const int64_t*>((*req)->inputs()[1].data)[0], 1LL << 40);
+  EXPECT_EQ(static_cast<const uint8_t*>((*req)->inputs()[2].data)[1], 0);
+  EXPECT_EQ(static_cast<const int8_t*>((*req)->inputs()[3].data)[0], -128);
+  EXPECT_EQ((*req)->requested_outputs(), std::vector<std::string>{"z"});
+}
+
+TEST_F(RequestReaderTest, EmptyBufferIsARequestWithoutModel) {
+  auto req = InferRequest::Parse(grpc::ByteBuffer());
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ((*req)->header().model_name(), "");
+}
+
+TEST_F(RequestReaderTest, BindTwiceIsRefused) {
+  auto req = ParseAndBind(Chopped(Serialize(GoodRequest()), 64));
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ((*req)->Bind(toy_, io_).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+struct BadCase {
+  const char* name;
+  std::function<void(inference::ModelInferRequest&)> mutate;
+  const char* message;
+};
+
+TEST_F(RequestReaderTest, EveryValidationErrorIsInvalidArgumentWithAMessage) {
+  const std::vector<BadCase> cases = {
+      {"raw count", [](auto& r) { r.mutable_raw_input_contents()->RemoveLast(); },
+       "the request has 4 raw_input_contents for 5 inputs"},
+      {"unknown input", [](auto& r) { r.mutable_inputs(1)->set_name("idz"); },
+       "unknown input 'idz'; model 'toy' has inputs: x, ids, mask, h, small"},
+      {"duplicate input", [](auto& r) { r.mutable_inputs(1)->set_name("x"); },
+       "input 'x' is given twice"},
+      {"missing input",
+       [](auto& r) {
+         r.mutable_inputs()->RemoveLast();
+         r.mutable_raw_input_contents()->RemoveLast();
+       },
+       "input 'small' is missing; model 'toy' needs: x, ids, mask, h, small"},
+      {"unknown datatype", [](auto& r) { r.mutable_inputs(0)->set_datatype("FLOAT32"); },
+       "input 'x': unknown datatype 'FLOAT32'; expected one of BOOL, UINT8"},
+      {"datatype mismatch", [](auto& r) { r.mutable_inputs(0)->set_datatype("FP64"); },
+       "input 'x': expected datatype FP32, got FP64"},
+      {"rank mismatch", [](auto& r) { r.mutable_inputs(0)->mutable_shape()->RemoveLast(); },
+       "input 'x': expected shape [batch,4] (FP32), got [2]"},
+      {"dim mismatch", [](auto& r) { r.mutable_inputs(0)->set_shape(1, 5); },
+       "input 'x': expected shape [batch,4] (FP32), got [2,5]"},
+      {"negative dim", [](auto& r) { r.mutable_inputs(0)->set_shape(0, -2); },
+       "input 'x': shape [-2,4] has a negative dimension"},
+      {"overflowing shape", [](auto& r) { r.mutable_inputs(0)->set_shape(0, 1LL << 62); },
+       "input 'x': shape [4611686018427387904,4] is too large"},
+      {"byte size", [](auto& r) { r.mutable_raw_input_contents(0)->resize(28); },
+       "input 'x': expected FP32 [2,4] (32 bytes), got 28 bytes"},
+      {"raw and typed",
+       [](auto& r) { r.mutable_inputs(1)->mutable_contents()->add_int64_contents(1); },
+       "input 'ids' has both raw_input_contents and contents.int64_contents"},
+      {"unknown output", [](auto& r) { r.add_outputs()->set_name("w"); },
+       "unknown output 'w'; model 'toy' has outputs: y, z"},
+      {"duplicate output",
+       [](auto& r) {
+         r.add_outputs()->set_name("y");
+         r.add_outputs()->set_name("y");
+       },
+       "output 'y' is requested twice"},
+  };
+  for (const BadCase& c : cases) {
+    inference::ModelInferRequest r = GoodRequest();
+    c.mutate(r);
+    absl::Status s = Check(r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.name << ": " << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.message)) << c.name;
+  }
+}
+
+TEST_F(RequestReaderTest, TypedContentsErrors) {
+  auto typed = [] {
+    inference::ModelInferRequest r = GoodHeader();
+    auto* c = r.mutable_inputs(0)->mutable_contents();
+    for (int i = 0; i < 8; ++i) c->add_fp32_contents(1);
+    r.mutable_inputs(1)->mutable_contents()->add_int64_contents(1);
+    r.mutable_inputs(1)->mutable_contents()->add_int64_contents(2);
+    for (int i = 0; i < 3; ++i) r.mutable_inputs(2)->mutable_contents()->add_bool_contents(true);
+    r.mutable_inputs(4)->mutable_contents()->add_int_contents(1);
+    r.mutable_inputs(4)->mutable_contents()->add_int_contents(2);
+    return r;
+  };
+  const std::vector<BadCase> cases = {
+      {"fp16 typed", [](auto&) {}, "input 'h': FP16 data can only be sent in raw_input_contents"},
+      {"no data", [](auto& r) { r.mutable_inputs(0)->clear_contents(); },
+       "input 'x' has no data; send raw_input_contents or contents.fp32_contents"},
+      {"wrong field", [](auto& r) { r.mutable_inputs(0)->mutable_contents()->add_int_contents(3); },
+       "input 'x': FP32 data goes in contents.fp32_contents, got contents.int_contents"},
+      {"count",
+       [](auto& r) {
+         r.mutable_inputs(0)->mutable_contents()->mutable_fp32_contents()->RemoveLast();
+       },
+       "input 'x': expected FP32 [2,4] (8 elements) in contents.fp32_contents, got 7 elements"},
+      {"range", [](auto& r) { r.mutable_inputs(4)->mutable_contents()->set_int_contents(1, 300); },
+       "input 'small': contents.int_contents[1] does not fit in INT8"},
+  };
+  for (const BadCase& c : cases) {
+    inference::ModelInferRequest r = typed();
+    c.mutate(r);
+    if (std::string(c.name) != "fp16 typed") {
+      r.mutable_inputs()->DeleteSubrange(3, 1);
+    }
+    ModelSignature sig = Toy();
+    if (std::string(c.name) != "fp16 typed") sig.inputs.erase(sig.inputs.begin() + 3);
+    auto req = InferRequest::Parse(Chopped(Serialize(r), 1 << 20));
+    ASSERT_TRUE(req.ok()) << req.status();
+    absl::Status s = (*req)->Bind(sig, io_);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.name << ": " << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.message)) << c.name;
+  }
+  EXPECT_EQ(io_.Stats().live_bytes, 0u) << "a refused request leaks no staging buffer";
+}
+
+TEST_F(RequestReaderTest, MalformedBytesAreInvalidArgument) {
+  const std::string good = Serialize(GoodRequest());
+  const std::vector<std::pair<std::string, const char*>> cases = {
+      {good.substr(0, good.size() - 1), "raw_input_contents[4] claims 2 bytes, only 1 follow"},
+      {std::string("\x0a\x05mlp", 5), "field 1 is truncated"},
+      {std::string("\x38\x01", 2), "raw_input_contents is not length-delimited"},
+      {std::string("\x00\x01", 2), "invalid field number"},
+      {std::string("\x0b\x01", 2), "field 1 has unsupported wire type 3"},
+      {std::string("\x80", 1), "truncated field tag"},
+      {std::string("\x2a\x02\x0a\x05", 4), "do not parse as inference.ModelInferRequest"},
+  };
+  for (const auto& [bytes, message] : cases) {
+    auto req = InferRequest::Parse(Chopped(bytes, 3));
+    ASSERT_FALSE(req.ok()) << message;
+    EXPECT_EQ(req.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(req.status().message()), HasSubstr(message));
+  }
+}
+
+}  // namespace
+}  // namespace inferd::server

@@ -1,0 +1,5 @@
+#!/bin/bash
+# Runs tests/server/ops_admin_python_test.py with Debian's python3 (grpcio, protobuf, onnx, numpy).
+# args: ops_admin_python_test.py, inferd, one of the generated stubs, the mlp model.onnx
+set -euo pipefail
+exec /usr/bin/python3 "$1" "$2" "$(dirname "$3")" "$(dirname "$4")"
