@@ -67,7 +67,8 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes) {
   } else {
     return absl::InvalidArgumentError(absl::StrCat(".npy format version ", major, " is unknown"));
   }
-  if (bytes.size() < offset + header_len) return absl::InvalidArgumentError("truncated .npy header");
+  if (bytes.size() < offset + header_len)
+    return absl::InvalidArgumentError("truncated .npy header");
   const absl::string_view header = bytes.substr(offset, header_len);
   NpyArray a;
   absl::StatusOr<std::string> descr = DictValue(header, "descr");
@@ -114,7 +115,8 @@ absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   absl::StatusOr<NpyArray> a = ParseNpy(ss.str());
-  if (!a.ok()) return absl::Status(a.status().code(), absl::StrCat(path, ": ", a.status().message()));
+  if (!a.ok())
+    return absl::Status(a.status().code(), absl::StrCat(path, ": ", a.status().message()));
   return a;
 }
 
@@ -125,8 +127,8 @@ std::string SerializeNpy(const NpyArray& array) {
   } else {
     shape = absl::StrCat("(", absl::StrJoin(array.shape, ", "), ")");
   }
-  std::string header = absl::StrCat("{'descr': '", array.dtype, "', 'fortran_order': False, 'shape': ",
-                                    shape, ", }");
+  std::string header = absl::StrCat("{'descr': '", array.dtype,
+                                    "', 'fortran_order': False, 'shape': ", shape, ", }");
   // Pad with spaces so that the data starts at a multiple of 64, ending in '\n'.
   const bool v2 = header.size() + 11 > 65535;
   const size_t prefix = v2 ? 12 : 10;

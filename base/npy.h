@@ -14,8 +14,8 @@
 namespace inferd {
 
 struct NpyArray {
-  std::string dtype;            // NumPy descr, e.g. "<f4"
-  std::vector<int64_t> shape;   // empty for a scalar
+  std::string dtype;                // NumPy descr, e.g. "<f4"
+  std::vector<int64_t> shape;       // empty for a scalar
   std::vector<unsigned char> data;  // row-major bytes
 };
 

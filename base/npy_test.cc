@@ -59,8 +59,8 @@ TEST(Npy, ReadsWhatNumpyWrites) {
   EXPECT_EQ(last, 5);
   // And numpy reads what we write.
   ASSERT_TRUE(WriteNpy(path, *a).ok());
-  const std::string check = "/usr/bin/python3 -c \"import numpy as np, sys; a = np.load('" +
-                            path + "'); sys.exit(0 if a.shape == (2, 3) and a[1, 2] == 5 else 1)\"";
+  const std::string check = "/usr/bin/python3 -c \"import numpy as np, sys; a = np.load('" + path +
+                            "'); sys.exit(0 if a.shape == (2, 3) and a[1, 2] == 5 else 1)\"";
   EXPECT_EQ(std::system(check.c_str()), 0);
 }
 

@@ -16,10 +16,10 @@
 #define INFERD_STATUS_CONCAT_INNER_(a, b) a##b
 #define INFERD_STATUS_CONCAT_(a, b) INFERD_STATUS_CONCAT_INNER_(a, b)
 
-#define INFERD_RETURN_IF_ERROR(expr)                  \
-  do {                                                \
-    ::absl::Status inferd_status_ = (expr);           \
-    if (!inferd_status_.ok()) return inferd_status_;  \
+#define INFERD_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::absl::Status inferd_status_ = (expr);          \
+    if (!inferd_status_.ok()) return inferd_status_; \
   } while (0)
 
 #define INFERD_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \

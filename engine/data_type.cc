@@ -30,21 +30,36 @@ size_t ElementSize(DataType t) {
 
 const char* DataTypeName(DataType t) {
   switch (t) {
-    case DataType::kUndefined: return "undefined";
-    case DataType::kFloat32: return "float32";
-    case DataType::kUint8: return "uint8";
-    case DataType::kInt8: return "int8";
-    case DataType::kUint16: return "uint16";
-    case DataType::kInt16: return "int16";
-    case DataType::kInt32: return "int32";
-    case DataType::kInt64: return "int64";
-    case DataType::kString: return "string";
-    case DataType::kBool: return "bool";
-    case DataType::kFloat16: return "float16";
-    case DataType::kFloat64: return "float64";
-    case DataType::kUint32: return "uint32";
-    case DataType::kUint64: return "uint64";
-    case DataType::kBFloat16: return "bfloat16";
+    case DataType::kUndefined:
+      return "undefined";
+    case DataType::kFloat32:
+      return "float32";
+    case DataType::kUint8:
+      return "uint8";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kUint16:
+      return "uint16";
+    case DataType::kInt16:
+      return "int16";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kString:
+      return "string";
+    case DataType::kBool:
+      return "bool";
+    case DataType::kFloat16:
+      return "float16";
+    case DataType::kFloat64:
+      return "float64";
+    case DataType::kUint32:
+      return "uint32";
+    case DataType::kUint64:
+      return "uint64";
+    case DataType::kBFloat16:
+      return "bfloat16";
   }
   return "unknown";
 }

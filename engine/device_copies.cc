@@ -67,8 +67,7 @@ absl::StatusOr<int> InsertDeviceCopies(Graph& g) {
   g.RebuildEdges();
   std::vector<std::string> node_device;
   for (const Node& n : g.nodes) node_device.push_back(n.device);
-  const std::vector<partition::BoundaryCopy> copies =
-      partition::FindBoundaryCopies(g, node_device);
+  const std::vector<partition::BoundaryCopy> copies = partition::FindBoundaryCopies(g, node_device);
   std::map<std::pair<int, std::string>, int> copy_of;  // (value, device) -> the copy's value
   for (const partition::BoundaryCopy& c : copies) {
     if (c.from == "host") {

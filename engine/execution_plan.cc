@@ -21,9 +21,12 @@ std::string DeviceType(const std::string& device) {
 
 const char* AllocationRoleName(AllocationRole role) {
   switch (role) {
-    case AllocationRole::kBorrowed: return "borrowed";
-    case AllocationRole::kExecution: return "execution";
-    case AllocationRole::kIO: return "io";
+    case AllocationRole::kBorrowed:
+      return "borrowed";
+    case AllocationRole::kExecution:
+      return "execution";
+    case AllocationRole::kIO:
+      return "io";
   }
   return "?";
 }
@@ -96,11 +99,11 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
       out_info.push_back(std::move(io));
     }
     const std::string device_type = DeviceType(devices_[step.device].name);
-    step.def = EngineKernels().Find(node.domain, node.op_type, node.opset, device_type,
-                                    in_types, out_types);
+    step.def = EngineKernels().Find(node.domain, node.op_type, node.opset, device_type, in_types,
+                                    out_types);
     if (step.def == nullptr) {
-      step.def = registry.Find(node.domain, node.op_type, node.opset, device_type, in_types,
-                               out_types);
+      step.def =
+          registry.Find(node.domain, node.op_type, node.opset, device_type, in_types, out_types);
     }
     if (step.def == nullptr) {
       return registry.Explain(node.domain, node.op_type, node.opset, device_type, in_types,
@@ -113,8 +116,8 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
       const absl::Status& s = kernel.status();
       // Kernels name the node themselves; add it where they did not.
       if (absl::StrContains(s.message(), node.name)) return s;
-      return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op_type,
-                                                 "): ", s.message()));
+      return absl::Status(
+          s.code(), absl::StrCat("node '", node.name, "' (", node.op_type, "): ", s.message()));
     }
     step.kernel = std::move(*kernel);
   }
@@ -211,7 +214,8 @@ void ExecutionPlan::ComputeLiveness() {
   }
   // Group members, by root.
   std::map<int, std::vector<int>> members;
-  for (size_t v = 0; v < values_.size(); ++v) members[values_[v].root].push_back(static_cast<int>(v));
+  for (size_t v = 0; v < values_.size(); ++v)
+    members[values_[v].root].push_back(static_cast<int>(v));
   for (auto& [root, group] : members) {
     ValuePlan& rp = values_[root];
     if (rp.role == AllocationRole::kBorrowed || rp.holds_graph_output) {
@@ -271,7 +275,8 @@ void ExecutionPlan::PlanStatic() {
     const int last = vp.last_use < 0 ? vp.producer_step : vp.last_use;
     value_ids.emplace_back(static_cast<int>(v),
                            planners[vp.device].AddBuffer(vp.bytes, vp.producer_step, last));
-    devices_[vp.device].naive_bytes += (vp.bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+    devices_[vp.device].naive_bytes +=
+        (vp.bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
   }
   std::vector<std::vector<int>> workspace_ids(steps_.size());
   for (size_t k = 0; k < steps_.size(); ++k) {
@@ -305,9 +310,8 @@ std::string ExecutionPlan::Summary() const {
   for (const DevicePlan& d : devices_) {
     absl::StrAppend(&out, "\n  ", d.name, ": ", d.nodes, " nodes");
     if (is_static_) {
-      absl::StrAppend(&out, ", planned peak ", d.block_bytes, " bytes vs naive sum ",
-                      d.naive_bytes, " bytes (workspaces ", d.workspace_bytes, ", outputs ",
-                      d.output_bytes, ")");
+      absl::StrAppend(&out, ", planned peak ", d.block_bytes, " bytes vs naive sum ", d.naive_bytes,
+                      " bytes (workspaces ", d.workspace_bytes, ", outputs ", d.output_bytes, ")");
     }
   }
   return out;

@@ -14,8 +14,8 @@
 #define INFERD_ENGINE_EXECUTION_PLAN_H_
 
 #include <climits>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -40,7 +40,7 @@ struct ValuePlan {
   int root = -1;  // the value whose buffer this value uses (itself for owners and borrowed)
   int device = 0;
   int producer_step = -1;
-  int last_use = -1;  // on roots: last step that reads any value of the group
+  int last_use = -1;                // on roots: last step that reads any value of the group
   bool holds_graph_output = false;  // on roots: the group contains a declared graph output
   // Static plan (roots with role kExecution): bytes and offset in the device's block.
   bool planned = false;
@@ -65,7 +65,7 @@ struct PlanStep {
 };
 
 struct DevicePlan {
-  std::string name;  // "cpu:0"
+  std::string name;            // "cpu:0"
   size_t block_bytes = 0;      // static plan: planned peak of intermediates + workspaces
   size_t naive_bytes = 0;      // static plan: sum of every intermediate and workspace
   size_t workspace_bytes = 0;  // static plan: sum of declared workspaces

@@ -118,11 +118,12 @@ absl::Status Graph::Validate() const {
     for (int v : node.outputs) {
       if (v < 0) continue;
       if (defined[v]) {
-        return absl::InternalError(
-            absl::StrCat("value '", values[v].name, "' is produced twice (node '", node.name, "')"));
+        return absl::InternalError(absl::StrCat("value '", values[v].name,
+                                                "' is produced twice (node '", node.name, "')"));
       }
       if (values[v].producer != static_cast<int>(n)) {
-        return absl::InternalError(absl::StrCat("value '", values[v].name, "' has a stale producer"));
+        return absl::InternalError(
+            absl::StrCat("value '", values[v].name, "' has a stale producer"));
       }
       defined[v] = true;
     }

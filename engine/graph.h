@@ -33,7 +33,7 @@ struct Value {
   std::vector<std::pair<int, int>> consumers;  // (node index, input index)
   bool is_graph_input = false;
   bool is_graph_output = false;
-  bool outer_scope = false;  // a subgraph's view of a value of an enclosing graph
+  bool outer_scope = false;             // a subgraph's view of a value of an enclosing graph
   const Tensor* initializer = nullptr;  // weights: a borrowed view owned by the Model
 };
 

@@ -14,8 +14,8 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -46,10 +46,10 @@ struct WorkspaceRequirement {
 
 // What is known about one input or output of a node at load time.
 struct KernelIoInfo {
-  std::string name;          // value name ("" when an optional input/output is absent)
+  std::string name;  // value name ("" when an optional input/output is absent)
   bool present = false;
   DataType type = DataType::kUndefined;
-  ShapeInfo shape;               // possibly partial
+  ShapeInfo shape;  // possibly partial
   // An initializer or folded Constant, else nullptr. Owned by the Model, which outlives every
   // kernel made from it: a kernel may keep the pointer (e.g. to prepack weights later).
   const Tensor* constant = nullptr;
@@ -116,7 +116,8 @@ class KernelContext {
   virtual absl::StatusOr<Tensor*> MakeOutputTensor(int slot, DataType type, const Shape& shape) = 0;
   // Output `slot` is input `input_index` seen with `shape` (same byte size): no byte is copied
   // when the plan allows aliasing; otherwise the runtime allocates and copies.
-  virtual absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index, const Shape& shape) = 0;
+  virtual absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index,
+                                                  const Shape& shape) = 0;
   // Scratch memory from the execution side; released when the returned tensor is destroyed.
   virtual absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) = 0;
   // The workspace this kernel declared with DeclareWorkspaceRequirements, for `slot_id`.

@@ -57,8 +57,8 @@ absl::Status KernelRegistry::Register(KernelDef def) {
   return absl::OkStatus();
 }
 
-const KernelDef* KernelRegistry::Find(absl::string_view domain, absl::string_view op_type, int opset,
-                                      absl::string_view device_type,
+const KernelDef* KernelRegistry::Find(absl::string_view domain, absl::string_view op_type,
+                                      int opset, absl::string_view device_type,
                                       absl::Span<const DataType> input_types,
                                       absl::Span<const DataType> output_types) const {
   auto it = defs_.find(Key(NormalizeDomain(domain), std::string(op_type)));
@@ -100,12 +100,12 @@ absl::Status KernelRegistry::Explain(absl::string_view domain, absl::string_view
         absl::StrCat(where, " has no kernel for device type '", device_type, "'"));
   }
   if (types.empty()) {
-    return absl::UnimplementedError(absl::StrCat(where, " is supported for opsets ",
-                                                 absl::StrJoin(versions, ", "), " only"));
+    return absl::UnimplementedError(
+        absl::StrCat(where, " is supported for opsets ", absl::StrJoin(versions, ", "), " only"));
   }
   return absl::UnimplementedError(absl::StrCat(where, " does not support element type ",
-                                               DataTypeName(type), " (supported: ",
-                                               absl::StrJoin(types, ", "), ")"));
+                                               DataTypeName(type),
+                                               " (supported: ", absl::StrJoin(types, ", "), ")"));
 }
 
 bool KernelRegistry::HasOp(absl::string_view domain, absl::string_view op_type) const {

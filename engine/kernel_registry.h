@@ -16,9 +16,9 @@
 #include <map>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,7 +28,6 @@
 #include "engine/kernel.h"
 
 namespace inferd::engine {
-
 
 using KernelFactory = std::function<absl::StatusOr<std::unique_ptr<OpKernel>>(const KernelInfo&)>;
 // Workspace bytes from a node's attributes and input shapes, without a kernel instance (used by
@@ -73,7 +72,6 @@ class KernelRegistry {
   using Key = std::pair<std::string, std::string>;  // domain, op
   std::map<Key, std::vector<KernelDef>, std::less<>> defs_;
 };
-
 
 }  // namespace inferd::engine
 

@@ -46,8 +46,7 @@ TEST(KernelRegistry, KeysOnTheDeclaredTypeInputOrOutput) {
 TEST(KernelRegistry, RefusesOverlaps) {
   KernelRegistry r;
   ASSERT_TRUE(r.Register(Def(7, 12, {DataType::kFloat32})).ok());
-  EXPECT_EQ(r.Register(Def(11, 13, {DataType::kFloat32})).code(),
-            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(r.Register(Def(11, 13, {DataType::kFloat32})).code(), absl::StatusCode::kAlreadyExists);
   EXPECT_TRUE(r.Register(Def(11, 13, {DataType::kInt32})).ok());
 }
 

@@ -15,7 +15,7 @@
 namespace inferd::engine {
 namespace {
 
-constexpr int kNodeMetadataPropsField = 9;  // NodeProto.metadata_props (ONNX IR 10)
+constexpr int kNodeMetadataPropsField = 9;   // NodeProto.metadata_props (ONNX IR 10)
 constexpr int64_t kMaxCheckerIrVersion = 8;  // what libonnx 1.12's checker knows
 constexpr int64_t kMaxIrVersion = 10;
 
@@ -29,8 +29,7 @@ std::string DirName(const std::string& path) {
 // NodeProto.metadata_props is newer than libonnx 1.12: read it from the unknown fields.
 std::map<std::string, std::string> NodeMetadata(const onnx::NodeProto& node) {
   std::map<std::string, std::string> out;
-  const google::protobuf::UnknownFieldSet& unknown =
-      node.GetReflection()->GetUnknownFields(node);
+  const google::protobuf::UnknownFieldSet& unknown = node.GetReflection()->GetUnknownFields(node);
   for (int i = 0; i < unknown.field_count(); ++i) {
     const google::protobuf::UnknownField& f = unknown.field(i);
     if (f.number() != kNodeMetadataPropsField ||
@@ -61,8 +60,7 @@ void CollectOuterNames(const onnx::GraphProto& g, std::set<std::string> defined,
     for (const std::string& o : n.output()) defined.insert(o);
   }
   for (const auto& o : g.output()) {
-    if (!defined.count(o.name()) &&
-        std::find(out.begin(), out.end(), o.name()) == out.end()) {
+    if (!defined.count(o.name()) && std::find(out.begin(), out.end(), o.name()) == out.end()) {
       out.push_back(o.name());
     }
   }
@@ -71,8 +69,8 @@ void CollectOuterNames(const onnx::GraphProto& g, std::set<std::string> defined,
 // A TensorProto for a Constant node's value (opset 1-17 forms).
 absl::StatusOr<onnx::TensorProto> ConstantValue(const onnx::NodeProto& node) {
   if (node.attribute_size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Constant node '", node.name(), "' must have exactly one value attribute"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Constant node '", node.name(), "' must have exactly one value attribute"));
   }
   const onnx::AttributeProto& a = node.attribute(0);
   onnx::TensorProto t;
@@ -93,8 +91,8 @@ absl::StatusOr<onnx::TensorProto> ConstantValue(const onnx::NodeProto& node) {
     t.add_dims(a.ints_size());
     for (int64_t i : a.ints()) t.add_int64_data(i);
   } else {
-    return absl::UnimplementedError(absl::StrCat("Constant node '", node.name(),
-                                                 "': attribute '", a.name(),
+    return absl::UnimplementedError(absl::StrCat("Constant node '", node.name(), "': attribute '",
+                                                 a.name(),
                                                  "' is not supported (sparse or string value)"));
   }
   return t;
@@ -244,8 +242,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
   if (!m.has_graph()) return absl::InvalidArgumentError(absl::StrCat(where, " has no graph"));
   if (m.ir_version() < 3 || m.ir_version() > kMaxIrVersion) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": IR version ", m.ir_version(),
-                                                   " is not supported (3 to ", kMaxIrVersion,
-                                                   ")"));
+                                                   " is not supported (3 to ", kMaxIrVersion, ")"));
   }
 
   // pass 1: opsets.
@@ -254,9 +251,9 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
   }
   const int onnx_opset = opset("");
   if (onnx_opset < options.min_opset || onnx_opset > options.max_opset) {
-    return absl::UnimplementedError(absl::StrCat(
-        where, " imports opset ", onnx_opset, " of the default ONNX domain; inferd supports ",
-        options.min_opset, " to ", options.max_opset));
+    return absl::UnimplementedError(absl::StrCat(where, " imports opset ", onnx_opset,
+                                                 " of the default ONNX domain; inferd supports ",
+                                                 options.min_opset, " to ", options.max_opset));
   }
 
   // pass 2: the ONNX checker (libonnx 1.12 knows IR up to 8; newer IR only adds types and
@@ -329,8 +326,8 @@ absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Gr
   for (const auto& vi : g.output()) types[vi.name()] = &vi.type();
   for (const auto& t : g.initializer()) {
     if (graph.FindValue(t.name()) >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": initializer '", t.name(),
-                                                     "' is defined twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": initializer '", t.name(), "' is defined twice"));
     }
     INFERD_ASSIGN_OR_RETURN(const Tensor* w,
                             weights_.Add(t, absl::StrCat("initializer '", t.name(), "'")));
@@ -347,12 +344,13 @@ absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Gr
   for (const auto& in : g.input()) {
     if (initializer_names.count(in.name())) continue;  // IR < 4 lists weights as inputs too
     if (!in.type().has_tensor_type()) {
-      return absl::UnimplementedError(absl::StrCat(
-          where, ": input '", in.name(), "' is not a tensor (sequences and maps are not supported)"));
+      return absl::UnimplementedError(
+          absl::StrCat(where, ": input '", in.name(),
+                       "' is not a tensor (sequences and maps are not supported)"));
     }
     if (graph.FindValue(in.name()) >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": input '", in.name(),
-                                                     "' is declared twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": input '", in.name(), "' is declared twice"));
     }
     Value v;
     v.name = in.name();
@@ -390,14 +388,14 @@ absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Gr
     if (np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty()) {
       INFERD_ASSIGN_OR_RETURN(onnx::TensorProto t, ConstantValue(np));
       if (np.output_size() != 1 || graph.FindValue(np.output(0)) >= 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": Constant node '", np.name(), "' must define one new output"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": Constant node '", np.name(), "' must define one new output"));
       }
       t.set_name(np.output(0));
       folded_.push_back(std::move(t));
-      INFERD_ASSIGN_OR_RETURN(const Tensor* w,
-                              weights_.Add(folded_.back(),
-                                           absl::StrCat("Constant '", np.output(0), "'")));
+      INFERD_ASSIGN_OR_RETURN(
+          const Tensor* w,
+          weights_.Add(folded_.back(), absl::StrCat("Constant '", np.output(0), "'")));
       Value v;
       v.name = np.output(0);
       v.type = w->dtype();
@@ -437,9 +435,8 @@ absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Gr
         continue;
       }
       if (graph.FindValue(out) >= 0) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": value '", out,
-                                                       "' is produced twice (node '", node.name,
-                                                       "')"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": value '", out, "' is produced twice (node '", node.name, "')"));
       }
       Value v;
       v.name = out;
@@ -464,9 +461,9 @@ absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Gr
       }
       const int v = graph.FindValue(in);
       if (v < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": node '", node.name, "' reads '", in,
-            "', which is no graph input, initializer, or output of any node"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": node '", node.name, "' reads '", in,
+                         "', which is no graph input, initializer, or output of any node"));
       }
       node.inputs.push_back(v);
     }

@@ -65,7 +65,7 @@ class Model {
 
   std::string path_;
   std::unique_ptr<onnx::ModelProto> proto_;  // owns the bytes that weights view
-  std::deque<onnx::TensorProto> folded_;      // Constant nodes turned into weights
+  std::deque<onnx::TensorProto> folded_;     // Constant nodes turned into weights
   std::map<std::string, int> opsets_;
   WeightStore weights_;
   Graph graph_;

@@ -76,8 +76,8 @@ class RunContext final : public KernelContext, public SubgraphRunner {
     }
     std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(in->dtype()));
     if (!n || static_cast<size_t>(*n) * ElementSize(in->dtype()) != in->bytes()) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot view ", in->shape().ToString(),
-                                                     " as ", shape.ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot view ", in->shape().ToString(), " as ", shape.ToString()));
     }
     const bool allowed = std::find(step_.aliases.begin(), step_.aliases.end(),
                                    std::make_pair(slot, input_index)) != step_.aliases.end();
@@ -124,8 +124,7 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       return absl::InvalidArgumentError(absl::StrCat("no subgraph '", attribute, "'"));
     }
     const ExecutionPlan& sub = *plan->second;
-    std::unique_ptr<RunSlot>& child = slot_.children[{static_cast<int>(step_index_),
-                                                      plan->first}];
+    std::unique_ptr<RunSlot>& child = slot_.children[{static_cast<int>(step_index_), plan->first}];
     if (child == nullptr) child = std::make_unique<RunSlot>(sub, std::vector{&device_});
     // Outer-scope values are views of this graph's values of the same name.
     const Graph& g = sub.graph();
@@ -133,8 +132,8 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       if (!g.values[v].outer_scope) continue;
       const int pv = plan_.graph().FindValue(g.values[v].name);
       if (pv < 0 || slot_.values[pv].empty()) {
-        return absl::InternalError(absl::StrCat("outer value '", g.values[v].name,
-                                                "' is not available to the subgraph"));
+        return absl::InternalError(
+            absl::StrCat("outer value '", g.values[v].name, "' is not available to the subgraph"));
       }
       child->values[v] = slot_.values[pv].View();
     }
@@ -248,8 +247,7 @@ absl::Status ExecutePlan(const RunEnv& env, RunSlot& slot) {
     for (int v : node.outputs) {
       if (v >= 0 && slot.values[v].empty()) {
         return absl::InternalError(absl::StrCat("node '", node.name, "' (", node.op_type,
-                                                ") did not produce '", graph.values[v].name,
-                                                "'"));
+                                                ") did not produce '", graph.values[v].name, "'"));
       }
     }
     for (int v : step.release) slot.values[v].Reset();

@@ -47,8 +47,8 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   std::vector<std::string> devices;
   INFERD_RETURN_IF_ERROR(PartitionGraph(registry, &devices));
   // pass 3: kernels and the execution plan.
-  INFERD_ASSIGN_OR_RETURN(plan_, ExecutionPlan::Build(graph_, registry, devices,
-                                                      options_.intra_op_threads));
+  INFERD_ASSIGN_OR_RETURN(
+      plan_, ExecutionPlan::Build(graph_, registry, devices, options_.intra_op_threads));
   // pass 4: arenas per device.
   for (const std::string& name : devices) {
     DeviceArenas d;
@@ -68,8 +68,8 @@ absl::Status Session::Init(const KernelRegistry& registry) {
         } else if (arena == "io") {
           d.io->SetRetentionCap(bytes);
         } else {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "retention cap for unknown arena '", arena, "' (use 'execution' or 'io')"));
+          return absl::InvalidArgumentError(absl::StrCat("retention cap for unknown arena '", arena,
+                                                         "' (use 'execution' or 'io')"));
         }
       }
     }
@@ -150,8 +150,8 @@ absl::Status Session::CheckBudgets() const {
       return absl::ResourceExhaustedError(absl::StrCat(
           "pre_allocate: ", dp.name, " needs ", needed, " bytes but its budget is ",
           *report->budget_bytes, ": weights ", weights, ", intermediates and workspaces ",
-          dp.block_bytes, " x ", runs, " runs (workspaces ", dp.workspace_bytes,
-          "), outputs ", dp.output_bytes, " x ", runs, " runs"));
+          dp.block_bytes, " x ", runs, " runs (workspaces ", dp.workspace_bytes, "), outputs ",
+          dp.output_bytes, " x ", runs, " runs"));
     }
   }
   return absl::OkStatus();
@@ -159,9 +159,9 @@ absl::Status Session::CheckBudgets() const {
 
 absl::Status Session::PreAllocate() {
   if (!plan_->is_static()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "pre_allocate needs every shape known at load, but ", plan_->dynamic_reason(),
-        "; give fixed_input_shapes for the dynamic inputs"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("pre_allocate needs every shape known at load, but ", plan_->dynamic_reason(),
+                     "; give fixed_input_shapes for the dynamic inputs"));
   }
   for (size_t d = 0; d < devices_.size(); ++d) {
     const DevicePlan& dp = plan_->devices()[d];
@@ -220,7 +220,8 @@ SessionStats Session::stats() const {
   s.input_bytes_borrowed = borrowed_.load();
   s.input_bytes_staged = staged_.load();
   s.static_plan_misses = plan_misses_.load();
-  for (const PlanStep& step : plan_->steps()) s.kernel_persistent_bytes += step.kernel->PersistentBytes();
+  for (const PlanStep& step : plan_->steps())
+    s.kernel_persistent_bytes += step.kernel->PersistentBytes();
   return s;
 }
 
@@ -251,9 +252,8 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
     if (v < 0 || !graph_.values[v].is_graph_input) {
       std::vector<std::string> names;
       for (int i : graph_.inputs) names.push_back(graph_.values[i].name);
-      return absl::InvalidArgumentError(absl::StrCat("unknown input '", in.name,
-                                                     "'; the model's inputs are: ",
-                                                     absl::StrJoin(names, ", ")));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown input '", in.name, "'; the model's inputs are: ", absl::StrJoin(names, ", ")));
     }
     const Value& val = graph_.values[v];
     if (!slot.values[v].empty()) {
@@ -284,7 +284,8 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
       borrowed_.fetch_add(in.bytes, std::memory_order_relaxed);
     } else {
       // Misaligned for its element type: staged in the IOArena of the fallback (host) device.
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, devices_[staging_device_].io->Allocate(in.bytes));
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
+                              devices_[staging_device_].io->Allocate(in.bytes));
       CopyPayload(h.data(), in.data, in.bytes);
       slot.values[v] = Tensor::Owned(in.type, in.shape, std::move(h));
       staged_.fetch_add(in.bytes, std::memory_order_relaxed);

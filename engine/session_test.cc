@@ -120,8 +120,8 @@ class SessionTest : public ::testing::Test {
   std::shared_ptr<const Model> MixedOutputModel(bool first_is_output, bool static_shapes) {
     ModelBuilder b(13);
     b.ImportDomain(kTest, 1);
-    const std::vector<int64_t> dims = static_shapes ? std::vector<int64_t>{2, 3}
-                                                    : std::vector<int64_t>{-1, 3};
+    const std::vector<int64_t> dims =
+        static_shapes ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{-1, 3};
     b.Input("x", DataType::kFloat32, dims);
     b.Node("Split2", {"x"}, {"a", "b"}, "split", kTest);
     const std::string out = first_is_output ? "a" : "b", mid = first_is_output ? "b" : "a";
@@ -155,8 +155,8 @@ class SessionTest : public ::testing::Test {
 TEST_F(SessionTest, RoutesEachOutputSlotToItsArenaInBothOrders) {
   for (bool first_is_output : {true, false}) {
     for (bool static_shapes : {true, false}) {
-      SCOPED_TRACE(::testing::Message() << "first_is_output=" << first_is_output
-                                        << " static=" << static_shapes);
+      SCOPED_TRACE(::testing::Message()
+                   << "first_is_output=" << first_is_output << " static=" << static_shapes);
       g_rec.Clear();
       auto s = Make(MixedOutputModel(first_is_output, static_shapes));
       ASSERT_NE(s, nullptr);

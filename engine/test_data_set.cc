@@ -39,18 +39,30 @@ double At(const void* p, size_t i) {
 
 double Element(DataType t, const void* p, size_t i) {
   switch (t) {
-    case DataType::kFloat32: return At<float>(p, i);
-    case DataType::kFloat64: return At<double>(p, i);
-    case DataType::kInt8: return At<int8_t>(p, i);
-    case DataType::kUint8: return At<uint8_t>(p, i);
-    case DataType::kInt16: return At<int16_t>(p, i);
-    case DataType::kUint16: return At<uint16_t>(p, i);
-    case DataType::kInt32: return At<int32_t>(p, i);
-    case DataType::kUint32: return At<uint32_t>(p, i);
-    case DataType::kInt64: return At<int64_t>(p, i);
-    case DataType::kUint64: return At<uint64_t>(p, i);
-    case DataType::kBool: return At<uint8_t>(p, i) != 0;
-    default: return 0;
+    case DataType::kFloat32:
+      return At<float>(p, i);
+    case DataType::kFloat64:
+      return At<double>(p, i);
+    case DataType::kInt8:
+      return At<int8_t>(p, i);
+    case DataType::kUint8:
+      return At<uint8_t>(p, i);
+    case DataType::kInt16:
+      return At<int16_t>(p, i);
+    case DataType::kUint16:
+      return At<uint16_t>(p, i);
+    case DataType::kInt32:
+      return At<int32_t>(p, i);
+    case DataType::kUint32:
+      return At<uint32_t>(p, i);
+    case DataType::kInt64:
+      return At<int64_t>(p, i);
+    case DataType::kUint64:
+      return At<uint64_t>(p, i);
+    case DataType::kBool:
+      return At<uint8_t>(p, i) != 0;
+    default:
+      return 0;
   }
 }
 
@@ -101,8 +113,8 @@ absl::Status CompareData(const NamedData& expected, DataType type, const Shape& 
                                                    ", expected ", expected.shape.ToString()));
   }
   if (bytes != expected.bytes.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": got ", bytes, " bytes, expected ",
-                                                   expected.bytes.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": got ", bytes, " bytes, expected ", expected.bytes.size()));
   }
   const size_t n = ElementSize(type) == 0 ? 0 : bytes / ElementSize(type);
   const bool floating = type == DataType::kFloat32 || type == DataType::kFloat64;

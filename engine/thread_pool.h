@@ -12,10 +12,10 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include "absl/functional/function_ref.h"
 #include <mutex>
 #include <thread>
 #include <vector>
+#include "absl/functional/function_ref.h"
 
 namespace inferd::engine {
 

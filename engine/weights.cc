@@ -23,8 +23,8 @@ uint16_t FloatToHalfBits(int32_t v) { return static_cast<uint16_t>(v & 0xFFFF); 
 absl::Status DecodeTyped(const onnx::TensorProto& p, DataType type, int64_t n, unsigned char* out,
                          const std::string& what) {
   auto count_error = [&](int64_t got) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": shape needs ", n,
-                                                   " elements but the data holds ", got));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": shape needs ", n, " elements but the data holds ", got));
   };
   switch (type) {
     case DataType::kFloat32:
@@ -62,17 +62,28 @@ absl::Status DecodeTyped(const onnx::TensorProto& p, DataType type, int64_t n, u
       for (int64_t i = 0; i < n; ++i) {
         const int32_t v = p.int32_data(i);
         switch (type) {
-          case DataType::kInt32: reinterpret_cast<int32_t*>(out)[i] = v; break;
-          case DataType::kInt16: reinterpret_cast<int16_t*>(out)[i] = static_cast<int16_t>(v); break;
+          case DataType::kInt32:
+            reinterpret_cast<int32_t*>(out)[i] = v;
+            break;
+          case DataType::kInt16:
+            reinterpret_cast<int16_t*>(out)[i] = static_cast<int16_t>(v);
+            break;
           case DataType::kUint16:
           case DataType::kFloat16:
           case DataType::kBFloat16:
             reinterpret_cast<uint16_t*>(out)[i] = FloatToHalfBits(v);
             break;
-          case DataType::kInt8: reinterpret_cast<int8_t*>(out)[i] = static_cast<int8_t>(v); break;
-          case DataType::kUint8: out[i] = static_cast<uint8_t>(v); break;
-          case DataType::kBool: out[i] = v != 0; break;
-          default: break;
+          case DataType::kInt8:
+            reinterpret_cast<int8_t*>(out)[i] = static_cast<int8_t>(v);
+            break;
+          case DataType::kUint8:
+            out[i] = static_cast<uint8_t>(v);
+            break;
+          case DataType::kBool:
+            out[i] = v != 0;
+            break;
+          default:
+            break;
         }
       }
       return absl::OkStatus();
@@ -91,8 +102,7 @@ struct Header {
 
 absl::StatusOr<Header> ReadHeader(const onnx::TensorProto& p, const std::string& what) {
   if (!IsKnownDataType(p.data_type()) || p.data_type() == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": unknown element type ", p.data_type()));
+    return absl::InvalidArgumentError(absl::StrCat(what, ": unknown element type ", p.data_type()));
   }
   Header h;
   h.type = static_cast<DataType>(p.data_type());
@@ -177,14 +187,13 @@ absl::StatusOr<const unsigned char*> WeightStore::External(const onnx::TensorPro
   }
   for (absl::string_view part : absl::StrSplit(location, '/')) {
     if (part == "..") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": external data location '", location, "' leaves the model's directory"));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": external data location '", location,
+                                                     "' leaves the model's directory"));
     }
   }
   if (length >= 0 && static_cast<uint64_t>(length) != bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": external data length ", length,
-                                                   " does not match the shape's ", bytes,
-                                                   " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": external data length ", length, " does not match the shape's ", bytes, " bytes"));
   }
   auto it = files_.find(location);
   if (it == files_.end()) {
@@ -196,8 +205,8 @@ absl::StatusOr<const unsigned char*> WeightStore::External(const onnx::TensorPro
   const MappedFile& file = *it->second;
   if (offset > file.size() || bytes > file.size() - offset) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": external data [", offset, ", +", bytes,
-                                                   ") lies outside '", location, "' (",
-                                                   file.size(), " bytes)"));
+                                                   ") lies outside '", location, "' (", file.size(),
+                                                   " bytes)"));
   }
   return file.data() + offset;
 }
@@ -245,8 +254,8 @@ absl::StatusOr<std::vector<unsigned char>> TensorProtoBytes(const onnx::TensorPr
   std::vector<unsigned char> bytes(h.bytes);
   if (p.has_raw_data()) {
     if (p.raw_data().size() != h.bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": raw data has ", p.raw_data().size(),
-                                                     " bytes, expected ", h.bytes));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": raw data has ", p.raw_data().size(), " bytes, expected ", h.bytes));
     }
     if (h.bytes > 0) std::memcpy(bytes.data(), p.raw_data().data(), h.bytes);
   } else if (h.bytes > 0) {

@@ -108,11 +108,12 @@ int Main(int argc, char** argv) {
   IOArena io(sys);
   const std::vector<size_t> sizes = {4 << 10, 64 << 10, 1 << 20, 4 << 20};
 
-  std::printf("arena_bench: %d rounds per scenario; ns per allocate+touch+free; counts after "
-              "warm-up\n",
-              rounds);
-  std::printf("%-30s %11s %12s %9s %10s %9s %8s %13s\n", "scenario", "arena ns/op",
-              "malloc ns/op", "speedup", "sys allocs", "sys frees", "minflt", "malloc minflt");
+  std::printf(
+      "arena_bench: %d rounds per scenario; ns per allocate+touch+free; counts after "
+      "warm-up\n",
+      rounds);
+  std::printf("%-30s %11s %12s %9s %10s %9s %8s %13s\n", "scenario", "arena ns/op", "malloc ns/op",
+              "speedup", "sys allocs", "sys frees", "minflt", "malloc minflt");
 
   // 1. Steady allocate/free of the same sizes (outputs destroyed before the next run).
   Print(Measure(
@@ -177,11 +178,12 @@ int Main(int argc, char** argv) {
   const uint64_t released = exec.Trim();
   const auto t1 = std::chrono::steady_clock::now();
   const long rss_after = ResidentBytes();
-  std::printf("trim after one-off 256 MiB: released %llu bytes in %.0f us; resident %.1f MiB "
-              "before, %.1f MiB while retained, %.1f MiB after trim\n",
-              static_cast<unsigned long long>(released),
-              std::chrono::duration<double, std::micro>(t1 - t0).count(), rss0 / 1048576.0,
-              rss_retained / 1048576.0, rss_after / 1048576.0);
+  std::printf(
+      "trim after one-off 256 MiB: released %llu bytes in %.0f us; resident %.1f MiB "
+      "before, %.1f MiB while retained, %.1f MiB after trim\n",
+      static_cast<unsigned long long>(released),
+      std::chrono::duration<double, std::micro>(t1 - t0).count(), rss0 / 1048576.0,
+      rss_retained / 1048576.0, rss_after / 1048576.0);
   std::printf("%s\n%s\n", exec.Stats().ToString().c_str(), io.Stats().ToString().c_str());
   return 0;
 }

@@ -51,10 +51,10 @@ absl::StatusOr<AllocationHandle> ArenaCore::Allocate(size_t bytes) {
       }
       if (!p.ok()) {
         ++stats_.allocation_failures;
-        return absl::ResourceExhaustedError(absl::StrCat(
-            device(), "/", ArenaKindName(kind_), " arena: out of memory allocating ", bytes,
-            " bytes (buffer of ", capacity, " bytes) with ", stats_.live_bytes,
-            " bytes live: ", p.status().message()));
+        return absl::ResourceExhaustedError(
+            absl::StrCat(device(), "/", ArenaKindName(kind_), " arena: out of memory allocating ",
+                         bytes, " bytes (buffer of ", capacity, " bytes) with ", stats_.live_bytes,
+                         " bytes live: ", p.status().message()));
       }
       r = NewRecordLocked();
       r->ptr = *p;
@@ -92,9 +92,9 @@ absl::StatusOr<BufferRecord*> ArenaCore::Lease(AllocationHandle& handle) {
     return absl::InvalidArgumentError("cannot export an empty allocation handle");
   }
   if (handle.core_.get() != this) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot export a buffer of another arena into the ", device(), "/", ArenaKindName(kind_),
-        " arena"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot export a buffer of another arena into the ", device(), "/",
+                     ArenaKindName(kind_), " arena"));
   }
   // Declared before the lock so the handle's reference is dropped after the lock is released.
   std::shared_ptr<ArenaCore> keep = std::move(handle.core_);

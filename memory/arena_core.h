@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include <mutex>
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include <mutex>
 #include "memory/allocation_handle.h"
 #include "memory/arena_stats.h"
 #include "memory/size_classes.h"

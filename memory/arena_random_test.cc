@@ -126,7 +126,8 @@ class RandomOps {
   void Allocate(std::vector<AllocationHandle>& into, std::vector<AllocationHandle>& exec) {
     Arena& arena = (&into == &exec) ? static_cast<Arena&>(exec_) : io_;
     // Log-uniform sizes from 1 byte to 1 MiB, so small and large classes both recur.
-    const size_t bytes = static_cast<size_t>(std::exp2(std::uniform_real_distribution<double>(0, 20)(rng_)));
+    const size_t bytes =
+        static_cast<size_t>(std::exp2(std::uniform_real_distribution<double>(0, 20)(rng_)));
     absl::StatusOr<AllocationHandle> h = arena.Allocate(bytes);
     ASSERT_TRUE(h.ok()) << h.status();
     ASSERT_GE(h->capacity(), bytes);

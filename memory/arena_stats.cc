@@ -9,7 +9,8 @@ const char* ArenaKindName(ArenaKind kind) {
 }
 
 std::string ArenaStats::ToString() const {
-  std::string cap = retention_cap_bytes == UINT64_MAX ? "unbounded" : absl::StrCat(retention_cap_bytes);
+  std::string cap =
+      retention_cap_bytes == UINT64_MAX ? "unbounded" : absl::StrCat(retention_cap_bytes);
   return absl::StrCat(device, "/", ArenaKindName(kind), ": live ", live_bytes, " B in ",
                       live_buffers, " buffers, retained ", retained_bytes, " B in ",
                       retained_buffers, " buffers, peak live ", peak_live_bytes, " B, cap ", cap,

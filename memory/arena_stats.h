@@ -23,7 +23,7 @@ struct ArenaStats {
   uint64_t live_buffers = 0;
   uint64_t retained_bytes = 0;  // on the free lists, ready for reuse
   uint64_t retained_buffers = 0;
-  uint64_t peak_live_bytes = 0;  // since creation or the last ResetPeak()
+  uint64_t peak_live_bytes = 0;      // since creation or the last ResetPeak()
   uint64_t retention_cap_bytes = 0;  // UINT64_MAX when unbounded
 
   uint64_t allocations = 0;          // handles handed out

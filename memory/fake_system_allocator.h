@@ -9,15 +9,16 @@
 #include <map>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
 #include <mutex>
+#include "absl/base/thread_annotations.h"
 #include "memory/system_allocator.h"
 
 namespace inferd::memory {
 
 class FakeSystemAllocator final : public SystemAllocator {
  public:
-  explicit FakeSystemAllocator(std::string device = "fake:0") : SystemAllocator(std::move(device)) {}
+  explicit FakeSystemAllocator(std::string device = "fake:0")
+      : SystemAllocator(std::move(device)) {}
   ~FakeSystemAllocator() override;
 
   void FailNextAllocations(int n);

@@ -69,8 +69,7 @@ TEST_F(IOArenaTest, ExportOfAnotherArenasHandleIsRefusedAndLeavesItUntouched) {
   EXPECT_EQ(lease.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(h.valid());
   EXPECT_EQ(h.data(), p);
-  EXPECT_EQ(arena_.Export(AllocationHandle()).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(arena_.Export(AllocationHandle()).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(IOArenaTest, TrimAndCapLeaveLeasedBuffersAlone) {

@@ -53,9 +53,9 @@ absl::StatusOr<void*> CpuSystemAllocator::DoAllocate(size_t bytes, size_t alignm
   size_t held = held_.load(std::memory_order_relaxed);
   do {
     if (limit_bytes_ != kUnlimited && (bytes > limit_bytes_ || held > limit_bytes_ - bytes)) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(device(), ": cannot allocate ", bytes, " bytes: ", held, " of ",
-                       limit_bytes_, " bytes of this memory domain are in use"));
+      return absl::ResourceExhaustedError(absl::StrCat(device(), ": cannot allocate ", bytes,
+                                                       " bytes: ", held, " of ", limit_bytes_,
+                                                       " bytes of this memory domain are in use"));
     }
   } while (!held_.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
 

@@ -58,8 +58,8 @@ class ModelBuilder {
     t->set_name(name);
     t->set_data_type(static_cast<int>(DataTypeOf<T>::value));
     for (int64_t d : shape.dims()) t->add_dims(d);
-    t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()),
-                                values.size() * sizeof(T)));
+    t->set_raw_data(
+        std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)));
     return *this;
   }
   onnx::TensorProto* RawInitializer() { return model_.mutable_graph()->add_initializer(); }

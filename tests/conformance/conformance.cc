@@ -150,8 +150,8 @@ TestResult RunOne(const engine::KernelRegistry& registry, const std::string& sui
     }
     if (out->size() != set.outputs.size()) {
       r.outcome = Outcome::kFailed;
-      r.message = absl::StrCat("model gave ", out->size(), " outputs, the data has ",
-                               set.outputs.size());
+      r.message =
+          absl::StrCat("model gave ", out->size(), " outputs, the data has ", set.outputs.size());
       return r;
     }
     for (size_t o = 0; o < out->size(); ++o) {
@@ -193,9 +193,12 @@ std::string JsonEscape(const std::string& s) {
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
-    case Outcome::kPassed: return "passed";
-    case Outcome::kFailed: return "failed";
-    case Outcome::kUnsupported: return "unsupported";
+    case Outcome::kPassed:
+      return "passed";
+    case Outcome::kFailed:
+      return "failed";
+    case Outcome::kUnsupported:
+      return "unsupported";
   }
   return "?";
 }
@@ -212,7 +215,8 @@ std::vector<TestResult> RunConformance(const engine::KernelRegistry& registry,
       watchdog.Start(suite + "/" + name);
       const auto t0 = std::chrono::steady_clock::now();
       TestResult r = RunOne(registry, suite, dir, name);
-      r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      r.ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       watchdog.Stop();
       results.push_back(std::move(r));
     }
@@ -245,14 +249,15 @@ std::string FormatTable(const std::vector<TestResult>& results) {
   std::string out = absl::StrFormat("%-28s %7s %7s %12s\n", "operator (node tests)", "passed",
                                     "failed", "unsupported");
   for (const auto& [op, c] : by_op) {
-    absl::StrAppend(&out, absl::StrFormat("%-28s %7d %7d %12d\n", op, c.passed, c.failed,
-                                          c.unsupported));
+    absl::StrAppend(&out,
+                    absl::StrFormat("%-28s %7d %7d %12d\n", op, c.passed, c.failed, c.unsupported));
   }
-  absl::StrAppend(&out, "\n", absl::StrFormat("%-28s %7s %7s %12s\n", "suite", "passed", "failed",
-                                              "unsupported"));
+  absl::StrAppend(
+      &out, "\n",
+      absl::StrFormat("%-28s %7s %7s %12s\n", "suite", "passed", "failed", "unsupported"));
   for (const auto& [suite, c] : CountBySuite(results)) {
-    absl::StrAppend(&out, absl::StrFormat("%-28s %7d %7d %12d\n", suite, c.passed, c.failed,
-                                          c.unsupported));
+    absl::StrAppend(
+        &out, absl::StrFormat("%-28s %7d %7d %12d\n", suite, c.passed, c.failed, c.unsupported));
   }
   return out;
 }

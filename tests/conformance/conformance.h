@@ -22,7 +22,7 @@ struct TestResult {
   std::string suite;  // "node"
   std::string name;   // "test_add_bcast"
   Outcome outcome = Outcome::kFailed;
-  std::vector<std::string> ops;  // operator types in the model (Constant excluded)
+  std::vector<std::string> ops;     // operator types in the model (Constant excluded)
   bool ops_all_registered = false;  // every op has some kernel in the registry
   std::string message;              // why it failed or is unsupported
   double ms = 0;
@@ -31,7 +31,7 @@ struct TestResult {
 struct ConformanceOptions {
   std::string data_dir = "/usr/share/libonnx-testdata/data";
   std::vector<std::string> suites = {"node", "pytorch-converted", "pytorch-operator", "simple"};
-  std::string filter;         // substring of the test name; empty: all
+  std::string filter;           // substring of the test name; empty: all
   int per_test_timeout_s = 60;  // a test that takes longer aborts the process, naming it
 };
 

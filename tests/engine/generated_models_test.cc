@@ -68,9 +68,9 @@ TEST_P(GeneratedModels, MatchTheirReferences) {
       ASSERT_EQ(outputs->size(), set.outputs.size());
       for (size_t o = 0; o < outputs->size(); ++o) {
         const engine::OutputTensor& out = (*outputs)[o];
-        absl::Status st = engine::CompareData(set.outputs[o], out.type, out.shape,
-                                              out.buffer.data(), out.buffer.size(),
-                                              engine::Tolerance{1e-3, 1e-4});
+        absl::Status st =
+            engine::CompareData(set.outputs[o], out.type, out.shape, out.buffer.data(),
+                                out.buffer.size(), engine::Tolerance{1e-3, 1e-4});
         EXPECT_TRUE(st.ok()) << st;
       }
     }

@@ -58,7 +58,8 @@ Inputs MakeInputs(const engine::Session& s, int64_t dynamic_dim) {
   std::mt19937 rng(3);
   for (const engine::Value* v : s.inputs()) {
     engine::Shape shape;
-    for (const engine::DimInfo& d : v->shape.dims) shape.push_back(d.known() ? d.value : dynamic_dim);
+    for (const engine::DimInfo& d : v->shape.dims)
+      shape.push_back(d.known() ? d.value : dynamic_dim);
     std::vector<float> values(static_cast<size_t>(shape.NumElements()));
     for (float& f : values) f = std::uniform_real_distribution<float>(-1, 1)(rng);
     in.data.push_back(std::move(values));
@@ -206,28 +207,29 @@ absl::StatusOr<std::vector<ScenarioResult>> RunSeedScenarios(const std::string& 
 }
 
 std::string FormatResults(const std::vector<ScenarioResult>& results) {
-  std::string out = absl::StrFormat(
-      "%-38s %-16s %5s %12s %10s %8s %9s %12s %12s %9s\n", "scenario", "model", "runs",
-      "exec alloc/free", "io alloc/free", "minflt", "copied B", "exec peak B", "io peak B",
-      "ms/run");
+  std::string out = absl::StrFormat("%-38s %-16s %5s %12s %10s %8s %9s %12s %12s %9s\n", "scenario",
+                                    "model", "runs", "exec alloc/free", "io alloc/free", "minflt",
+                                    "copied B", "exec peak B", "io peak B", "ms/run");
   for (const ScenarioResult& r : results) {
-    absl::StrAppend(&out, absl::StrFormat("%-38s %-16s %5d %7d/%-7d %5d/%-4d %8d %9d %12d %12d %9.3f\n",
-                                          r.name, r.model, r.runs, r.exec_system_allocations,
-                                          r.exec_system_frees, r.io_system_allocations,
-                                          r.io_system_frees, r.minor_faults,
-                                          r.payload_bytes_copied, r.exec_peak_live,
-                                          r.io_peak_live, r.ms_per_run));
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("%-38s %-16s %5d %7d/%-7d %5d/%-4d %8d %9d %12d %12d %9.3f\n", r.name,
+                        r.model, r.runs, r.exec_system_allocations, r.exec_system_frees,
+                        r.io_system_allocations, r.io_system_frees, r.minor_faults,
+                        r.payload_bytes_copied, r.exec_peak_live, r.io_peak_live, r.ms_per_run));
     if (r.planned_peak > 0) {
-      absl::StrAppend(&out, absl::StrFormat("    static plan: planned peak %d B vs naive sum %d B "
-                                            "(%.1f%%)\n",
-                                            r.planned_peak, r.naive_sum,
-                                            100.0 * r.planned_peak / std::max<uint64_t>(1, r.naive_sum)));
+      absl::StrAppend(&out,
+                      absl::StrFormat("    static plan: planned peak %d B vs naive sum %d B "
+                                      "(%.1f%%)\n",
+                                      r.planned_peak, r.naive_sum,
+                                      100.0 * r.planned_peak / std::max<uint64_t>(1, r.naive_sum)));
     }
     if (!r.kept_outputs_unchanged) absl::StrAppend(&out, "    KEPT OUTPUTS CHANGED\n");
     if (r.trimmed_bytes > 0) {
-      absl::StrAppend(&out, absl::StrFormat("    trim released %d B; resident %.1f MiB -> %.1f MiB\n",
-                                            r.trimmed_bytes, r.rss_before_trim / 1048576.0,
-                                            r.rss_after_trim / 1048576.0));
+      absl::StrAppend(&out,
+                      absl::StrFormat("    trim released %d B; resident %.1f MiB -> %.1f MiB\n",
+                                      r.trimmed_bytes, r.rss_before_trim / 1048576.0,
+                                      r.rss_after_trim / 1048576.0));
     }
   }
   return out;

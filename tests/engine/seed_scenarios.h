@@ -15,7 +15,7 @@ namespace inferd::tests {
 struct ScenarioResult {
   std::string name;
   std::string model;
-  int runs = 0;                        // measured runs, after warm-up
+  int runs = 0;                          // measured runs, after warm-up
   uint64_t exec_system_allocations = 0;  // during the measured runs
   uint64_t exec_system_frees = 0;
   uint64_t io_system_allocations = 0;

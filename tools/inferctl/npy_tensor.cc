@@ -8,19 +8,32 @@ using engine::DataType;
 
 std::string NpyDtype(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return "<f4";
-    case DataType::kFloat64: return "<f8";
-    case DataType::kFloat16: return "<f2";
-    case DataType::kInt8: return "|i1";
-    case DataType::kUint8: return "|u1";
-    case DataType::kInt16: return "<i2";
-    case DataType::kUint16: return "<u2";
-    case DataType::kInt32: return "<i4";
-    case DataType::kUint32: return "<u4";
-    case DataType::kInt64: return "<i8";
-    case DataType::kUint64: return "<u8";
-    case DataType::kBool: return "|b1";
-    default: return "";
+    case DataType::kFloat32:
+      return "<f4";
+    case DataType::kFloat64:
+      return "<f8";
+    case DataType::kFloat16:
+      return "<f2";
+    case DataType::kInt8:
+      return "|i1";
+    case DataType::kUint8:
+      return "|u1";
+    case DataType::kInt16:
+      return "<i2";
+    case DataType::kUint16:
+      return "<u2";
+    case DataType::kInt32:
+      return "<i4";
+    case DataType::kUint32:
+      return "<u4";
+    case DataType::kInt64:
+      return "<i8";
+    case DataType::kUint64:
+      return "<u8";
+    case DataType::kBool:
+      return "|b1";
+    default:
+      return "";
   }
 }
 

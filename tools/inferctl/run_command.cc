@@ -129,7 +129,8 @@ absl::StatusOr<std::vector<OwnedInput>> MakeInputs(const engine::Session& s, con
       in.tensor.shape = engine::Shape(npy->shape);
       in.bytes = std::move(npy->data);
     } else {
-      for (const engine::DimInfo& d : v->shape.dims) in.tensor.shape.push_back(d.known() ? d.value : 1);
+      for (const engine::DimInfo& d : v->shape.dims)
+        in.tensor.shape.push_back(d.known() ? d.value : 1);
       const size_t n = static_cast<size_t>(in.tensor.shape.NumElements());
       in.bytes.resize(n * engine::ElementSize(v->type));
       for (size_t i = 0; i < n; ++i) {
@@ -148,9 +149,9 @@ absl::StatusOr<std::vector<OwnedInput>> MakeInputs(const engine::Session& s, con
             in.bytes[i] = rng() % 2;
             break;
           default:
-            return absl::InvalidArgumentError(absl::StrCat(
-                "input '", v->name, "' of type ", engine::DataTypeName(v->type),
-                " cannot be made random; give it with --input"));
+            return absl::InvalidArgumentError(
+                absl::StrCat("input '", v->name, "' of type ", engine::DataTypeName(v->type),
+                             " cannot be made random; give it with --input"));
         }
       }
     }
@@ -231,8 +232,8 @@ int RunCommand(const std::vector<std::string>& raw_args) {
     if (outputs.ok()) outputs->clear();  // each run's outputs go back before the next
     const auto t0 = std::chrono::steady_clock::now();
     outputs = s.Run(feed);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   if (!outputs.ok()) {
     std::fprintf(stderr, "inferctl run: %s\n", std::string(outputs.status().message()).c_str());
@@ -244,10 +245,11 @@ int RunCommand(const std::vector<std::string>& raw_args) {
   std::printf("latency over %zu runs (%d threads): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
               ms.size(), opts.intra_op_threads, Percentile(ms, 50), Percentile(ms, 90),
               Percentile(ms, 99));
-  std::printf("per run after warm-up: %.2f system allocations, %.2f system frees, %.2f minor page "
-              "faults, %.0f payload bytes copied\n",
-              (sys1.first - sys0.first) / runs, (sys1.second - sys0.second) / runs, faults / runs,
-              (engine::PayloadBytesCopied() - copied0) / runs);
+  std::printf(
+      "per run after warm-up: %.2f system allocations, %.2f system frees, %.2f minor page "
+      "faults, %.0f payload bytes copied\n",
+      (sys1.first - sys0.first) / runs, (sys1.second - sys0.second) / runs, faults / runs,
+      (engine::PayloadBytesCopied() - copied0) / runs);
   for (const auto& d : s.devices()) {
     std::printf("%s\n%s\n", d.execution->Stats().ToString().c_str(),
                 d.io->Stats().ToString().c_str());
