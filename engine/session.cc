@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -49,6 +50,8 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   // pass 3: kernels and the execution plan.
   INFERD_ASSIGN_OR_RETURN(
       plan_, ExecutionPlan::Build(graph_, registry, devices, options_.intra_op_threads));
+  // Level 2 of the budget: with the kernels made, their declared workspaces are exact.
+  RecheckBudgets();
   // pass 4: arenas per device.
   for (const std::string& name : devices) {
     DeviceArenas d;
@@ -134,6 +137,41 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
   }
   INFERD_ASSIGN_OR_RETURN(boundary_copies_, InsertDeviceCopies(graph_));
   return absl::OkStatus();
+}
+
+void Session::RecheckBudgets() {
+  if (!plan_->is_static()) return;            // declared workspaces depend on run-time shapes
+  std::map<std::string, uint64_t> estimated;  // node name -> workspace the partition counted
+  for (const partition::NodeReport& n : partition_report_.nodes)
+    estimated[n.name] = n.cost.cost.workspace;
+  for (size_t d = 0; d < plan_->devices().size(); ++d) {
+    const DevicePlan& dp = plan_->devices()[d];
+    const partition::DeviceReport* report = partition_report_.FindDevice(dp.name);
+    if (report == nullptr || !report->budget_bytes) continue;
+    int64_t total = static_cast<int64_t>(report->accounted.total());
+    std::vector<std::string> grew;
+    for (const PlanStep& step : plan_->steps()) {
+      if (step.device != static_cast<int>(d)) continue;
+      uint64_t declared = 0;
+      for (const WorkspaceRequirement& w : step.workspaces) declared += w.bytes;
+      const std::string& name = graph_.nodes[step.node].name;
+      auto it = estimated.find(name);
+      const uint64_t before = it == estimated.end() ? 0 : it->second;
+      total += static_cast<int64_t>(declared) - static_cast<int64_t>(before);
+      if (declared > before) {
+        grew.push_back(absl::StrCat("'", name, "' (+", declared - before, " bytes)"));
+      }
+    }
+    if (total > static_cast<int64_t>(*report->budget_bytes)) {
+      if (grew.size() > 8) grew.resize(8);
+      partition_report_.warnings.push_back(absl::StrCat(
+          dp.name, ": with its kernels made, the device needs ", total, " bytes, ",
+          total - static_cast<int64_t>(*report->budget_bytes), " over its budget of ",
+          *report->budget_bytes,
+          "; workspaces that grew: ", grew.empty() ? "none" : absl::StrJoin(grew, ", "),
+          ". Runs may run out of memory on this device."));
+    }
+  }
 }
 
 absl::Status Session::CheckBudgets() const {

@@ -105,6 +105,9 @@ class Session {
   Session() = default;
   absl::Status Init(const KernelRegistry& registry);
   absl::Status PartitionGraph(const KernelRegistry& registry, std::vector<std::string>* devices);
+  // Warns (in the partition report) where a device's exact needs, with its kernels made,
+  // exceed its budget: the post-rewrite re-check of the partition (its Level 2).
+  void RecheckBudgets();
   absl::Status CheckBudgets() const;
   absl::Status PreAllocate();
   RunSlot* AcquireSlot(absl::Status* status);

@@ -406,6 +406,25 @@ TEST_F(SessionTest, IfRunsTheChosenBranchWithOuterScopeValues) {
   EXPECT_EQ(s->devices()[0].execution->Stats().live_bytes, 0u);
 }
 
+// The partition's Level 2: Split2 has no workspace estimate (the partition counts the 1.5x
+// heuristic) but declares 256 bytes once made; a budget between the two gets a warning naming
+// the device and the node.
+TEST_F(SessionTest, BudgetIsRecheckedWithTheKernelsDeclaredWorkspaces) {
+  auto first = Make(MixedOutputModel(true, true));
+  ASSERT_NE(first, nullptr);
+  const partition::DeviceReport* cpu0 = first->partition_report().FindDevice("cpu:0");
+  ASSERT_NE(cpu0, nullptr);
+  const uint64_t accounted = cpu0->accounted.total();
+  SessionOptions opts;
+  opts.partition.devices = {{"cpu:0", accounted + 16}};
+  auto s = Make(MixedOutputModel(true, true), opts);
+  ASSERT_NE(s, nullptr);
+  std::string warnings;
+  for (const std::string& w : s->partition_report().warnings) warnings += w + "\n";
+  EXPECT_NE(warnings.find("over its budget"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("'split'"), std::string::npos) << warnings;
+}
+
 TEST_F(SessionTest, UnsupportedOperatorsAreRefusedAtLoadWithTheirNode) {
   ModelBuilder b(13);
   b.Input("x", DataType::kFloat32, {2});
