@@ -1,6 +1,7 @@
 #include "engine/run_context.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -236,7 +237,16 @@ absl::Status ExecutePlan(const RunEnv& env, RunSlot& slot) {
       }
     }
     RunContext ctx(env, slot, k);
+    std::vector<double>* profile =
+        env.options != nullptr && &plan == env.profiled_plan ? env.options->step_micros : nullptr;
+    const auto t0 = profile != nullptr ? std::chrono::steady_clock::now()
+                                       : std::chrono::steady_clock::time_point();
     absl::Status status = step.kernel->Compute(ctx);
+    if (profile != nullptr) {
+      if (profile->size() < steps.size()) profile->resize(steps.size(), 0.0);
+      (*profile)[k] +=
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    }
     slot.workspaces.clear();
     slot.scratch_outputs.clear();
     if (!status.ok()) {

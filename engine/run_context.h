@@ -40,6 +40,9 @@ struct DeviceArenas {
 struct RunOptions {
   // Checked between steps; a run that is cancelled stops with CANCELLED.
   std::function<bool()> cancelled;
+  // When set, receives the wall time of every step of the session's plan, in microseconds,
+  // added to the entry of its step index (sized by the run). For profiling (inferctl --profile).
+  std::vector<double>* step_micros = nullptr;
 };
 
 // What every run of a session shares.
@@ -47,6 +50,7 @@ struct RunEnv {
   ThreadPool* threads = nullptr;
   std::atomic<uint64_t>* plan_misses = nullptr;  // outputs larger than planned
   const RunOptions* options = nullptr;
+  const ExecutionPlan* profiled_plan = nullptr;  // whose steps RunOptions::step_micros times
 };
 
 struct RunSlot {

@@ -391,7 +391,7 @@ absl::StatusOr<std::vector<OutputTensor>> Session::Run(absl::Span<const InputTen
   absl::StatusOr<std::vector<OutputTensor>> result;
   status = BindInputs(inputs, *slot);
   if (status.ok()) {
-    const RunEnv env{threads_.get(), &plan_misses_, &run_options};
+    const RunEnv env{threads_.get(), &plan_misses_, &run_options, plan_.get()};
     status = ExecutePlan(env, *slot);
   }
   if (status.ok()) {

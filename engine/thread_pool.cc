@@ -2,19 +2,65 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define INFERD_PAUSE() _mm_pause()
+#else
+#define INFERD_PAUSE() std::this_thread::yield()
+#endif
+
 namespace inferd::engine {
+namespace {
+
+constexpr uint32_t kNothingToClaim = UINT32_MAX;
+
+uint32_t GenerationOf(uint64_t work) { return static_cast<uint32_t>(work >> 32); }
+uint32_t NextOf(uint64_t work) { return static_cast<uint32_t>(work); }
+
+// Spins until `done()` or kSpin has passed; true if done.
+template <typename Done>
+bool SpinUntil(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + ThreadPool::kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    INFERD_PAUSE();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return done();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
   }
   work_cv_.notify_all();
   for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::RunChunks(uint32_t generation) {
+  uint64_t cur = work_.load(std::memory_order_acquire);
+  while (GenerationOf(cur) == generation &&
+         NextOf(cur) < chunks_.load(std::memory_order_relaxed)) {
+    if (!work_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) continue;
+    // The claim succeeded on this generation: its parameters are stable until pending_ is 0.
+    const int64_t c = NextOf(cur);
+    const int64_t n = n_.load(std::memory_order_relaxed);
+    const int64_t chunk = chunk_.load(std::memory_order_relaxed);
+    (*fn_.load(std::memory_order_relaxed))(c * chunk, std::min(n, (c + 1) * chunk));
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+      }
+      done_cv_.notify_all();
+    }
+    cur = work_.load(std::memory_order_acquire);
+  }
 }
 
 void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
@@ -26,45 +72,45 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
     fn(0, n);
     return;
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  fn_ = &fn;
-  n_ = n;
-  chunks_ = max_chunks;
-  chunk_ = (n + chunks_ - 1) / chunks_;
-  next_chunk_ = 0;
-  pending_ = chunks_;
-  ++generation_;
-  work_cv_.notify_all();
-  // The caller takes chunks too.
-  while (next_chunk_ < chunks_) {
-    const int64_t c = next_chunk_++;
-    lock.unlock();
-    fn(c * chunk_, std::min(n, (c + 1) * chunk_));
-    lock.lock();
-    --pending_;
+  // pass 1: close the previous loop to late claimers, describe this one, then publish it.
+  const uint32_t generation = GenerationOf(work_.load(std::memory_order_relaxed)) + 1;
+  work_.store((static_cast<uint64_t>(generation) << 32) | kNothingToClaim,
+              std::memory_order_release);
+  fn_.store(&fn, std::memory_order_relaxed);
+  n_.store(n, std::memory_order_relaxed);
+  chunks_.store(static_cast<uint32_t>(max_chunks), std::memory_order_relaxed);
+  chunk_.store((n + max_chunks - 1) / max_chunks, std::memory_order_relaxed);
+  pending_.store(static_cast<uint32_t>(max_chunks), std::memory_order_relaxed);
+  work_.store(static_cast<uint64_t>(generation) << 32, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
   }
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
-  fn_ = nullptr;
-  lock.unlock();
+  work_cv_.notify_all();
+  // pass 2: the caller takes chunks too, then waits for the others (spinning first).
+  RunChunks(generation);
+  auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!SpinUntil(done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, done);
+  }
   busy_.unlock();
 }
 
-void ThreadPool::WorkerLoop(int) {
-  uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mu_);
+void ThreadPool::WorkerLoop() {
+  uint32_t seen = GenerationOf(work_.load(std::memory_order_acquire));
   while (true) {
-    work_cv_.wait(lock, [&] { return stop_ || (generation_ != seen && next_chunk_ < chunks_); });
-    if (stop_) return;
-    seen = generation_;
-    while (fn_ != nullptr && next_chunk_ < chunks_) {
-      const int64_t c = next_chunk_++;
-      const auto* fn = fn_;
-      const int64_t n = n_, chunk = chunk_;
-      lock.unlock();
-      (*fn)(c * chunk, std::min(n, (c + 1) * chunk));
-      lock.lock();
-      if (--pending_ == 0) done_cv_.notify_all();
+    auto ready = [&] {  // stopping, or a loop newer than the last one, fully published
+      if (stop_.load(std::memory_order_acquire)) return true;
+      const uint64_t w = work_.load(std::memory_order_acquire);
+      return GenerationOf(w) != seen && NextOf(w) != kNothingToClaim;
+    };
+    if (!SpinUntil(ready)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, ready);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = GenerationOf(work_.load(std::memory_order_acquire));
+    RunChunks(seen);
   }
 }
 

@@ -22,6 +22,7 @@ uint16_t FloatToHalfBits(int32_t v) { return static_cast<uint16_t>(v & 0xFFFF); 
 // Copies typed repeated fields into `out` (already sized for `n` elements of `type`).
 absl::Status DecodeTyped(const onnx::TensorProto& p, DataType type, int64_t n, unsigned char* out,
                          const std::string& what) {
+  if (n == 0) return absl::OkStatus();  // an empty tensor: nothing to copy (data() may be null)
   auto count_error = [&](int64_t got) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": shape needs ", n, " elements but the data holds ", got));

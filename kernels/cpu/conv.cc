@@ -105,17 +105,6 @@ absl::StatusOr<ConvGeometry> ComputeGeometry(const ConvAttributes& attrs, const 
   return geo;
 }
 
-// Blocked activation layouts (oneDNN's choice) cost a reorder of src and dst per run; they win
-// except for 1x1 convolutions on few channels, which are a plain GEMM already and move a lot of
-// data for their arithmetic. Measured on AVX-512 (1 thread, ms, plain -> blocked):
-// 3x3 64->64 56x56 1.44 -> 1.01; depthwise 3x3 256ch 56x56 2.24 -> 0.54; 7x7 3->64 224x224
-// 6.4 -> 4.8; 1x1 512->2048 7x7 0.61 -> 0.43; but 1x1 64->256 56x56 0.41 -> 0.65.
-bool UseBlockedLayouts(const Shape& x, const Shape& w, int64_t group) {
-  const bool one_by_one =
-      std::all_of(w.dims().begin() + 2, w.dims().end(), [](int64_t k) { return k == 1; });
-  return !(one_by_one && group == 1 && x[1] < 256);
-}
-
 ConvSpec SpecFor(const ConvAttributes& attrs, const ConvGeometry& geo, const Shape& x,
                  const Shape& w, bool has_bias, const void* constant_w) {
   ConvSpec spec;
@@ -128,7 +117,7 @@ ConvSpec SpecFor(const ConvAttributes& attrs, const ConvGeometry& geo, const Sha
   spec.pad_begin = ToDnnlDims(geo.window.pad_begin);
   spec.pad_end = ToDnnlDims(geo.window.pad_end);
   spec.relu = attrs.relu;
-  spec.blocked = UseBlockedLayouts(x, w, attrs.group);
+  spec.layout = ChooseConvLayout(x[1], w[0], attrs.group, w.dims().subspan(2));
   spec.constant_weights = constant_w;
   return spec;
 }
@@ -147,9 +136,12 @@ class ConvKernel final : public engine::OpKernel {
     auto k = std::unique_ptr<ConvKernel>(new ConvKernel(info, attrs));
     if (std::optional<std::vector<Shape>> shapes = StaticShapes(info)) {
       const Tensor* constant_w = info.input(1).constant;
+      const Shape* refs[] = {&(*shapes)[0], &(*shapes)[1],
+                             shapes->size() > 2 ? &(*shapes)[2] : nullptr};
+      const ShapeRefs key(refs, shapes->size());
       INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPlan> plan,
-                              k->BuildPlan(*shapes, constant_w ? constant_w->raw_data() : nullptr));
-      k->cache_.Pin(ShapeCache<ConvPlan>::MakeKey(*shapes, k->threads_), std::move(plan));
+                              k->BuildPlan(key, constant_w ? constant_w->raw_data() : nullptr));
+      k->cache_.Pin(key, k->threads_, std::move(plan));
     }
     return k;
   }
@@ -176,13 +168,13 @@ class ConvKernel final : public engine::OpKernel {
     INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node_));
     INFERD_RETURN_IF_ERROR(CheckType(*w, DataType::kFloat32, 1, node_));
     const Tensor* b = nullptr;
-    std::vector<Shape> shapes = {x->shape(), w->shape()};
     if (has_bias_) {
       INFERD_ASSIGN_OR_RETURN(b, RequiredInput(ctx, 2, node_));
       INFERD_RETURN_IF_ERROR(CheckType(*b, DataType::kFloat32, 2, node_));
-      shapes.push_back(b->shape());
     }
-    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPlan> plan, PlanFor(shapes));
+    const Shape* shapes[] = {&x->shape(), &w->shape(), b != nullptr ? &b->shape() : nullptr};
+    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPlan> plan,
+                            PlanFor(ShapeRefs(shapes, has_bias_ ? 3 : 2)));
     const ConvGeometry& geo = plan->geometry;
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, geo.out));
     if (y->NumElements() == 0) return absl::OkStatus();
@@ -200,8 +192,10 @@ class ConvKernel final : public engine::OpKernel {
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
       absl::Span<const Shape> input_shapes) const override {
     if (input_shapes.size() < (has_bias_ ? 3u : 2u)) return {};
-    std::vector<Shape> shapes(input_shapes.begin(), input_shapes.begin() + (has_bias_ ? 3 : 2));
-    absl::StatusOr<std::shared_ptr<const ConvPlan>> plan = PlanFor(shapes);
+    const Shape* shapes[] = {&input_shapes[0], &input_shapes[1],
+                             has_bias_ ? &input_shapes[2] : nullptr};
+    absl::StatusOr<std::shared_ptr<const ConvPlan>> plan =
+        PlanFor(ShapeRefs(shapes, has_bias_ ? 3 : 2));
     if (!plan.ok()) return {};  // Compute reports the error
     return ScratchpadRequirement((*plan)->workspace_bytes());
   }
@@ -236,24 +230,23 @@ class ConvKernel final : public engine::OpKernel {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::shared_ptr<const ConvPlan>> BuildPlan(const std::vector<Shape>& shapes,
+  absl::StatusOr<std::shared_ptr<const ConvPlan>> BuildPlan(ShapeRefs shapes,
                                                             const void* constant_w) const {
     auto plan = std::make_shared<ConvPlan>();
     INFERD_ASSIGN_OR_RETURN(
         plan->geometry,
-        ComputeGeometry(attrs_, shapes[0], shapes[1], has_bias_ ? &shapes[2] : nullptr, node_));
+        ComputeGeometry(attrs_, *shapes[0], *shapes[1], has_bias_ ? shapes[2] : nullptr, node_));
     if (!plan->geometry.degenerate) {
       INFERD_ASSIGN_OR_RETURN(plan->primitive,
-                              ConvPrimitive::Build(SpecFor(attrs_, plan->geometry, shapes[0],
-                                                           shapes[1], has_bias_, constant_w),
+                              ConvPrimitive::Build(SpecFor(attrs_, plan->geometry, *shapes[0],
+                                                           *shapes[1], has_bias_, constant_w),
                                                    threads_, node_));
     }
     return std::shared_ptr<const ConvPlan>(std::move(plan));
   }
 
-  absl::StatusOr<std::shared_ptr<const ConvPlan>> PlanFor(const std::vector<Shape>& shapes) const {
-    return cache_.GetOrCreate(ShapeCache<ConvPlan>::MakeKey(shapes, threads_),
-                              [&] { return BuildPlan(shapes, nullptr); });
+  absl::StatusOr<std::shared_ptr<const ConvPlan>> PlanFor(ShapeRefs shapes) const {
+    return cache_.GetOrCreate(shapes, threads_, [&] { return BuildPlan(shapes, nullptr); });
   }
 
   const NodeLabel node_;

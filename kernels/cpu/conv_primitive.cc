@@ -1,7 +1,8 @@
 #include "kernels/cpu/conv_primitive.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <array>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -22,36 +23,109 @@ std::optional<dnnl::reorder::primitive_desc> MakeReorder(const dnnl::engine& eng
   return dnnl::reorder::primitive_desc(eng, from, eng, to, UserScratchpadAttr());
 }
 
+dnnl::memory::desc ScratchpadDesc(const std::optional<dnnl::reorder::primitive_desc>& r) {
+  return r ? r->scratchpad_desc() : dnnl::memory::desc();
+}
+
+// About the FLOPs of one run: 2 * (output elements of a convolution, or input elements of a
+// deconvolution) * input channels per group * kernel size.
+double ConvWork(const ConvSpec& spec) {
+  const bool grouped = spec.weights.size() == spec.src.size() + 1;
+  const dnnl::memory::dims& per_output = spec.transposed ? spec.src : spec.dst;
+  double work = 2.0;
+  for (dnnl::memory::dim d : per_output) work *= static_cast<double>(d);
+  // weights [G,] O/G, I/G, k...: everything after the output channels.
+  for (size_t i = grouped ? 2 : 1; i < spec.weights.size(); ++i) {
+    work *= static_cast<double>(spec.weights[i]);
+  }
+  if (spec.transposed) {  // per input element: O/G * k..., not I/G * k...
+    work = work /
+           static_cast<double>(std::max<dnnl::memory::dim>(1, spec.weights[grouped ? 2 : 1])) *
+           static_cast<double>(spec.weights[grouped ? 1 : 0]);
+  }
+  return work;
+}
+
 }  // namespace
 
-absl::StatusOr<ConvPrimitive::Layout> ConvPrimitive::MakeLayout(const ConvSpec& spec, int threads,
+ConvLayout ChooseConvLayout(int64_t in_channels, int64_t out_channels, int64_t group,
+                            absl::Span<const int64_t> kernel) {
+  const bool one_by_one =
+      std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; });
+  if (group == 1 && one_by_one && in_channels < 256) return ConvLayout::kPlain;
+  if (group == 1 && in_channels < ChannelBlock()) return ConvLayout::kPlainSrc;
+  if (group == 1 && !one_by_one && in_channels >= 128 && out_channels >= 128) {
+    return ConvLayout::kAny;
+  }
+  return ConvLayout::kBlocked;
+}
+
+absl::StatusOr<ConvPrimitive::Layout> ConvPrimitive::MakeLayout(const ConvSpec& spec,
+                                                                const Views& views,
                                                                 const NodeLabel& node) {
   INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
   Layout l;
+  l.plain = views;
   INFERD_RETURN_IF_ERROR(CatchDnnl(node, "creating the convolution", [&]() -> absl::Status {
-    l.src_plain = PlainDesc(spec.src);
-    l.weights_plain = PlainDesc(spec.weights);
-    l.dst_plain = PlainDesc(spec.dst);
-    if (!spec.bias.empty()) l.bias = PlainDesc(spec.bias);
     dnnl::primitive_attr attr = UserScratchpadAttr();
     if (spec.relu) {
       dnnl::post_ops ops;
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
       attr.set_post_ops(ops);
     }
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        spec.blocked ? AnyDesc(spec.src) : l.src_plain, AnyDesc(spec.weights), l.bias,
-        spec.blocked ? AnyDesc(spec.dst) : l.dst_plain, spec.strides, spec.dilations,
-        spec.pad_begin, spec.pad_end);
-    ScopedOmpThreads scoped(threads);
-    l.pd = dnnl::convolution_forward::primitive_desc(desc, attr, *eng);
-    l.src_reorder = MakeReorder(*eng, l.src_plain, l.pd.src_desc());
-    if (spec.constant_weights == nullptr) {
-      l.weights_reorder = MakeReorder(*eng, l.weights_plain, l.pd.weights_desc());
+    const dnnl::memory::dims src_dims = views.src.dims(), dst_dims = views.dst.dims(),
+                             weights_dims = views.weights.dims();
+    ScopedOmpThreads scoped(1);  // parallelism is the parts'
+    auto make_pd = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+      if (spec.transposed) {
+        dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                               dnnl::algorithm::deconvolution_direct, src,
+                                               AnyDesc(weights_dims), views.bias, dst, spec.strides,
+                                               spec.dilations, spec.pad_begin, spec.pad_end);
+        return dnnl::primitive_desc(dnnl::deconvolution_forward::primitive_desc(desc, attr, *eng));
+      }
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                           dnnl::algorithm::convolution_direct, src,
+                                           AnyDesc(weights_dims), views.bias, dst, spec.strides,
+                                           spec.dilations, spec.pad_begin, spec.pad_end);
+      return dnnl::primitive_desc(dnnl::convolution_forward::primitive_desc(desc, attr, *eng));
+    };
+    auto try_pd = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+      try {
+        l.pd = make_pd(src, dst);
+        return std::string(l.pd.impl_info_str()).find("ref") == std::string::npos;
+      } catch (const dnnl::error&) {
+        return false;  // unimplemented for these layouts
+      }
+    };
+    // The preferred layouts when oneDNN has an optimized implementation for them, else its own.
+    // Dense descriptors: the views may be strided, the primitive's buffers are not.
+    const dnnl::memory::desc dense_src = PlainDesc(src_dims), dense_dst = PlainDesc(dst_dims);
+    const dnnl::memory::desc blocked_src(src_dims, dnnl::memory::data_type::f32,
+                                         BlockedTag(src_dims.size()));
+    const dnnl::memory::desc blocked_dst(dst_dims, dnnl::memory::data_type::f32,
+                                         BlockedTag(dst_dims.size()));
+    bool chosen = false;
+    switch (spec.layout) {
+      case ConvLayout::kPlain:
+        chosen = try_pd(dense_src, dense_dst);
+        break;
+      case ConvLayout::kPlainSrc:
+        chosen = try_pd(dense_src, blocked_dst);
+        break;
+      case ConvLayout::kBlocked:
+        chosen = try_pd(blocked_src, blocked_dst);
+        break;
+      case ConvLayout::kAny:
+        break;
     }
-    l.dst_reorder = MakeReorder(*eng, l.pd.dst_desc(), l.dst_plain);
-    // Workspace: the scratchpad (shared), then each blocked buffer.
+    if (!chosen) l.pd = make_pd(AnyDesc(src_dims), AnyDesc(dst_dims));
+    l.src_reorder = MakeReorder(*eng, views.src, l.pd.src_desc(0));
+    if (spec.constant_weights == nullptr) {
+      l.weights_reorder = MakeReorder(*eng, views.weights, l.pd.weights_desc(0));
+    }
+    l.dst_reorder = MakeReorder(*eng, l.pd.dst_desc(0), views.dst);
+    // Workspace: the scratchpad (shared), then each buffer in the primitive's layout.
     size_t scratch = l.pd.scratchpad_desc().get_size();
     for (const auto* r : {&l.src_reorder, &l.weights_reorder, &l.dst_reorder}) {
       if (*r) scratch = std::max(scratch, (*r)->scratchpad_desc().get_size());
@@ -59,26 +133,137 @@ absl::StatusOr<ConvPrimitive::Layout> ConvPrimitive::MakeLayout(const ConvSpec& 
     size_t offset = AlignUp(scratch);
     if (l.src_reorder) {
       l.src_offset = offset;
-      offset += AlignUp(l.pd.src_desc().get_size());
+      offset += AlignUp(l.pd.src_desc(0).get_size());
     }
     if (l.weights_reorder) {
       l.weights_offset = offset;
-      offset += AlignUp(l.pd.weights_desc().get_size());
+      offset += AlignUp(l.pd.weights_desc(0).get_size());
     }
     if (l.dst_reorder) {
       l.dst_offset = offset;
-      offset += AlignUp(l.pd.dst_desc().get_size());
+      offset += AlignUp(l.pd.dst_desc(0).get_size());
     }
     l.total = offset;
+    l.scratch = l.pd.scratchpad_desc().get_size() > 0;
+    l.src_scratch = ScratchpadDesc(l.src_reorder).get_size() > 0;
+    l.weights_scratch = ScratchpadDesc(l.weights_reorder).get_size() > 0;
+    l.dst_scratch = ScratchpadDesc(l.dst_reorder).get_size() > 0;
     return absl::OkStatus();
   }));
   return l;
 }
 
+absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& spec, int threads,
+                                                            const NodeLabel& node) {
+  using dims = dnnl::memory::dims;
+  const bool grouped = spec.weights.size() == spec.src.size() + 1;
+  const int64_t batch = spec.src[0], groups = grouped ? spec.weights[0] : 1;
+  const int64_t out_channels = spec.dst[1], block = ChannelBlock();
+  const int64_t in_per_group = grouped ? spec.weights[2] : spec.weights[1];
+  const int64_t out_per_group = grouped ? spec.weights[1] : spec.weights[0];
+  const double work = ConvWork(spec);
+
+  // pass 1: the axis to split (in units: images, channel blocks, groups of groups), the one that
+  // gives the most parts of about kPartWork (images first on ties).
+  enum class Axis { kNone, kBatch, kOut, kGroups } axis = Axis::kNone;
+  int count = 1;
+  int64_t units = 1, unit = 1;  // number of units, elements (images, channels, groups) per unit
+  auto consider = [&](Axis a, int64_t a_units, int64_t a_unit) {
+    const int c = PartCount(threads, work, a_units);
+    if (c > count) axis = a, count = c, units = a_units, unit = a_unit;
+  };
+  consider(Axis::kBatch, batch, 1);
+  if (!grouped) consider(Axis::kOut, (out_channels + block - 1) / block, block);
+  if (grouped && groups >= 2) {
+    // Depthwise-like groups: whole channel blocks per part where there are enough.
+    const int64_t g_unit =
+        (in_per_group == 1 && out_per_group == 1 && groups >= 2 * block) ? block : 1;
+    consider(Axis::kGroups, (groups + g_unit - 1) / g_unit, g_unit);
+  }
+
+  // The operands as full plain tensors (weights with the strides they are stored with).
+  const dnnl::memory::desc src = PlainDesc(spec.src), dst = PlainDesc(spec.dst);
+  const dnnl::memory::desc weights =
+      spec.weights_strides.empty()
+          ? PlainDesc(spec.weights)
+          : dnnl::memory::desc(spec.weights, dnnl::memory::data_type::f32, spec.weights_strides);
+  const dnnl::memory::desc bias = spec.bias.empty() ? dnnl::memory::desc() : PlainDesc(spec.bias);
+  auto strides = [](const dnnl::memory::desc& d) {
+    const dnnl_blocking_desc_t& b = d.data.format_desc.blocking;
+    return dims(b.strides, b.strides + d.data.ndims);
+  };
+  // `d` cut to `size` along `dim` (same strides), and the byte offset of `start` there.
+  // Dims of size 1 get the dense stride, so that a slice which is contiguous (one image's
+  // channels) compares equal to the dense descriptor and needs no copy.
+  auto view = [&](const dnnl::memory::desc& d, int dim, int64_t size) {
+    dims ds = d.dims(), st = strides(d);
+    ds[dim] = size;
+    for (size_t i = ds.size(); i-- > 0;) {
+      if (ds[i] == 1) st[i] = i + 1 < ds.size() ? st[i + 1] * ds[i + 1] : 1;
+    }
+    return dnnl::memory::desc(ds, dnnl::memory::data_type::f32, st);
+  };
+  auto offset = [&](const dnnl::memory::desc& d, int dim, int64_t start) {
+    return start * strides(d)[dim] * static_cast<int64_t>(sizeof(float));
+  };
+
+  // pass 2: parts of near-equal size, one layout per distinct size.
+  Plan plan;
+  std::vector<std::pair<int64_t, int>> kind_of_size;
+  int64_t start = 0;  // in elements of the axis
+  for (int i = 0; i < count; ++i) {
+    const int64_t part_units = units / count + (i < units % count ? 1 : 0);
+    const int64_t total = axis == Axis::kNone    ? 1
+                          : axis == Axis::kBatch ? batch
+                          : axis == Axis::kOut   ? out_channels
+                                                 : groups;
+    const int64_t size = std::min(part_units * unit, total - start);
+    Views v{src, weights, bias, dst};
+    Part part;
+    switch (axis) {
+      case Axis::kNone:
+        break;
+      case Axis::kBatch:
+        v.src = view(src, 0, size), v.dst = view(dst, 0, size);
+        part.src_offset = offset(src, 0, start), part.dst_offset = offset(dst, 0, start);
+        break;
+      case Axis::kOut:
+        v.weights = view(weights, 0, size), v.dst = view(dst, 1, size);
+        part.weights_offset = offset(weights, 0, start), part.dst_offset = offset(dst, 1, start);
+        if (!spec.bias.empty()) v.bias = view(bias, 0, size);
+        part.bias_offset = spec.bias.empty() ? 0 : offset(bias, 0, start);
+        break;
+      case Axis::kGroups:
+        v.weights = view(weights, 0, size);
+        v.src = view(src, 1, size * in_per_group), v.dst = view(dst, 1, size * out_per_group);
+        part.weights_offset = offset(weights, 0, start);
+        part.src_offset = offset(src, 1, start * in_per_group);
+        part.dst_offset = offset(dst, 1, start * out_per_group);
+        if (!spec.bias.empty()) v.bias = view(bias, 0, size * out_per_group);
+        part.bias_offset = spec.bias.empty() ? 0 : offset(bias, 0, start * out_per_group);
+        break;
+    }
+    auto it = std::find_if(kind_of_size.begin(), kind_of_size.end(),
+                           [&](const auto& e) { return e.first == size; });
+    if (it == kind_of_size.end()) {
+      INFERD_ASSIGN_OR_RETURN(Layout layout, MakeLayout(spec, v, node));
+      kind_of_size.emplace_back(size, static_cast<int>(plan.kinds.size()));
+      plan.kinds.push_back(std::move(layout));
+      it = kind_of_size.end() - 1;
+    }
+    part.kind = it->second;
+    plan.region = std::max(plan.region, AlignUp(plan.kinds[part.kind].total));
+    plan.parts.push_back(part);
+    start += size;
+  }
+  plan.workspace = plan.region * static_cast<size_t>(std::min(std::max(threads, 1), count));
+  return plan;
+}
+
 absl::StatusOr<size_t> ConvPrimitive::WorkspaceBytes(const ConvSpec& spec, int threads,
                                                      const NodeLabel& node) {
-  INFERD_ASSIGN_OR_RETURN(Layout l, MakeLayout(spec, threads, node));
-  return l.total;
+  INFERD_ASSIGN_OR_RETURN(Plan plan, MakePlan(spec, threads, node));
+  return plan.workspace;
 }
 
 absl::StatusOr<std::shared_ptr<const ConvPrimitive>> ConvPrimitive::Build(const ConvSpec& spec,
@@ -86,95 +271,154 @@ absl::StatusOr<std::shared_ptr<const ConvPrimitive>> ConvPrimitive::Build(const 
                                                                           const NodeLabel& node) {
   INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
   std::shared_ptr<ConvPrimitive> p(new ConvPrimitive());
-  p->engine_ = eng;
-  INFERD_ASSIGN_OR_RETURN(p->layout_, MakeLayout(spec, threads, node));
+  INFERD_ASSIGN_OR_RETURN(p->plan_, MakePlan(spec, threads, node));
   INFERD_RETURN_IF_ERROR(CatchDnnl(node, "creating the convolution", [&]() -> absl::Status {
-    ScopedOmpThreads scoped(threads);
-    const Layout& l = p->layout_;
-    p->primitive_ = dnnl::convolution_forward(l.pd);
-    if (l.src_reorder) p->src_reorder_.emplace(*l.src_reorder);
-    if (l.weights_reorder) p->weights_reorder_.emplace(*l.weights_reorder);
-    if (l.dst_reorder) p->dst_reorder_.emplace(*l.dst_reorder);
+    ScopedOmpThreads scoped(1);
+    Plan& plan = p->plan_;
+    for (const Layout& l : plan.kinds) {
+      Primitives prims;
+      prims.conv = dnnl::primitive(l.pd);
+      if (l.src_reorder) prims.src_reorder.emplace(*l.src_reorder);
+      if (l.weights_reorder) prims.weights_reorder.emplace(*l.weights_reorder);
+      if (l.dst_reorder) prims.dst_reorder.emplace(*l.dst_reorder);
+      p->primitives_.push_back(std::move(prims));
+    }
+    // Prepacking: one copy per distinct slice of the weights (parts of a batch share one).
     if (spec.constant_weights != nullptr) {
-      if (l.pd.weights_desc() != l.weights_plain) {
-        p->packed_weights_ =
-            ReorderWeights(*eng, l.weights_plain, spec.constant_weights, l.pd.weights_desc());
-        p->prepacked_ = true;
+      const char* base = static_cast<const char*>(spec.constant_weights);
+      for (Part& part : plan.parts) {
+        const Layout& l = plan.kinds[part.kind];
+        if (l.pd.weights_desc(0) == l.plain.weights) continue;  // used as stored
+        for (const Part& other : plan.parts) {
+          if (other.packed >= 0 && other.weights_offset == part.weights_offset &&
+              p->packed_[other.packed].get_desc() == l.pd.weights_desc(0)) {
+            part.packed = other.packed;
+            break;
+          }
+        }
+        if (part.packed >= 0) continue;
+        part.packed = static_cast<int>(p->packed_.size());
+        p->packed_.push_back(ReorderWeights(*eng, l.plain.weights, base + part.weights_offset,
+                                            l.pd.weights_desc(0)));
       }
     }
+    std::vector<dnnl::memory::desc> descs;
+    for (const Part& part : plan.parts) {
+      const Layout& l = plan.kinds[part.kind];
+      const bool has_weights = spec.constant_weights == nullptr || part.packed < 0;
+      std::vector<dnnl::memory::desc> d(kNumArgs);
+      d[kSrcPlain] = l.plain.src;
+      d[kSrc] = l.src_reorder ? l.pd.src_desc(0) : dnnl::memory::desc();
+      d[kWeightsPlain] = has_weights ? l.plain.weights : dnnl::memory::desc();
+      d[kWeights] = l.weights_reorder ? l.pd.weights_desc(0) : dnnl::memory::desc();
+      d[kBias] = l.plain.bias;
+      d[kDst] = l.dst_reorder ? l.pd.dst_desc(0) : dnnl::memory::desc();
+      d[kDstPlain] = l.plain.dst;
+      d[kScratchpad] = l.pd.scratchpad_desc();
+      d[kSrcReorderScratchpad] = ScratchpadDesc(l.src_reorder);
+      d[kWeightsReorderScratchpad] = ScratchpadDesc(l.weights_reorder);
+      d[kDstReorderScratchpad] = ScratchpadDesc(l.dst_reorder);
+      descs.insert(descs.end(), d.begin(), d.end());
+    }
+    p->memories_ = std::make_unique<MemoryPool>(std::move(descs));
     return absl::OkStatus();
   }));
   return std::shared_ptr<const ConvPrimitive>(std::move(p));
 }
 
+size_t ConvPrimitive::prepacked_bytes() const {
+  size_t total = 0;
+  for (const dnnl::memory& m : packed_) total += m.get_desc().get_size();
+  return total;
+}
+
 std::string ConvPrimitive::Describe() const {
-  return absl::StrCat(layout_.pd.impl_info_str(), src_reorder_ ? " (blocked src)" : "",
-                      dst_reorder_ ? " (blocked dst)" : "", prepacked_ ? " (prepacked)" : "");
+  const Layout& l = plan_.kinds[0];
+  return absl::StrCat(l.pd.impl_info_str(), l.src_reorder ? " (blocked src)" : "",
+                      l.dst_reorder ? " (blocked dst)" : "", packed_.empty() ? "" : " (prepacked)",
+                      parts() > 1 ? absl::StrCat(" (", parts(), " parts)") : "");
+}
+
+absl::Status ConvPrimitive::Reorder(const dnnl::reorder& r, const MemoryPool::Lease& mem, int from,
+                                    int to, int scratch, bool has_scratch,
+                                    const NodeLabel& node) const {
+  const dnnl_exec_arg_t args[] = {
+      {DNNL_ARG_FROM, mem[from]}, {DNNL_ARG_TO, mem[to]}, {DNNL_ARG_SCRATCHPAD, mem[scratch]}};
+  return cpu::Execute(r, absl::MakeConstSpan(args, has_scratch ? 3 : 2), 1, node,
+                      "reordering for the convolution");
+}
+
+absl::Status ConvPrimitive::RunPart(int index, const char* ws, const MemoryPool::Lease& mem,
+                                    const NodeLabel& node) const {
+  const Part& part = plan_.parts[index];
+  const Layout& l = plan_.kinds[part.kind];
+  const Primitives& prims = primitives_[part.kind];
+  const int b = index * kNumArgs;
+  // The slot's workspace region: the scratchpads (all at its start) and the copies in the
+  // primitive's layouts.
+  if (l.scratch) INFERD_RETURN_IF_ERROR(mem.Bind(b + kScratchpad, ws, node));
+  if (l.src_scratch) INFERD_RETURN_IF_ERROR(mem.Bind(b + kSrcReorderScratchpad, ws, node));
+  if (l.weights_scratch) {
+    INFERD_RETURN_IF_ERROR(mem.Bind(b + kWeightsReorderScratchpad, ws, node));
+  }
+  if (l.dst_scratch) INFERD_RETURN_IF_ERROR(mem.Bind(b + kDstReorderScratchpad, ws, node));
+  if (l.src_reorder) INFERD_RETURN_IF_ERROR(mem.Bind(b + kSrc, ws + l.src_offset, node));
+  if (part.packed < 0 && l.weights_reorder) {
+    INFERD_RETURN_IF_ERROR(mem.Bind(b + kWeights, ws + l.weights_offset, node));
+  }
+  if (l.dst_reorder) INFERD_RETURN_IF_ERROR(mem.Bind(b + kDst, ws + l.dst_offset, node));
+  int src_arg = kSrcPlain, weights_arg = kWeightsPlain, dst_arg = kDstPlain;
+  if (prims.src_reorder) {
+    INFERD_RETURN_IF_ERROR(Reorder(*prims.src_reorder, mem, b + kSrcPlain, b + kSrc,
+                                   b + kSrcReorderScratchpad, l.src_scratch, node));
+    src_arg = kSrc;
+  }
+  if (part.packed < 0 && prims.weights_reorder) {
+    INFERD_RETURN_IF_ERROR(Reorder(*prims.weights_reorder, mem, b + kWeightsPlain, b + kWeights,
+                                   b + kWeightsReorderScratchpad, l.weights_scratch, node));
+    weights_arg = kWeights;
+  }
+  if (prims.dst_reorder) dst_arg = kDst;
+  dnnl_exec_arg_t args[5];
+  int n = 0;
+  args[n++] = {DNNL_ARG_SRC, mem[b + src_arg]};
+  args[n++] = {DNNL_ARG_WEIGHTS,
+               part.packed >= 0 ? packed_[part.packed].get() : mem[b + weights_arg]};
+  args[n++] = {DNNL_ARG_DST, mem[b + dst_arg]};
+  if (l.plain.bias.get_size() > 0) args[n++] = {DNNL_ARG_BIAS, mem[b + kBias]};
+  if (l.scratch) args[n++] = {DNNL_ARG_SCRATCHPAD, mem[b + kScratchpad]};
+  INFERD_RETURN_IF_ERROR(
+      cpu::Execute(prims.conv, absl::MakeConstSpan(args, n), 1, node, "running the convolution"));
+  if (prims.dst_reorder) {
+    INFERD_RETURN_IF_ERROR(Reorder(*prims.dst_reorder, mem, b + kDst, b + kDstPlain,
+                                   b + kDstReorderScratchpad, l.dst_scratch, node));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ConvPrimitive::Execute(engine::KernelContext& ctx, const void* src,
                                     const void* weights, const void* bias, void* dst,
                                     const NodeLabel& node) const {
-  const Layout& l = layout_;
-  unsigned char* ws = nullptr;
-  if (l.total > 0) {
-    absl::StatusOr<void*> w = ctx.GetWorkspace(kScratchpadSlot);
-    if (!w.ok()) {
-      return node.Internal(absl::StrCat("the ", l.total,
-                                        "-byte convolution workspace is "
-                                        "unavailable: ",
-                                        w.status().message()));
+  INFERD_ASSIGN_OR_RETURN(void* workspace, ScratchpadFor(ctx, plan_.workspace, node));
+  INFERD_ASSIGN_OR_RETURN(MemoryPool::Lease mem, memories_->Acquire(node));
+  auto at = [](const void* p, int64_t offset) { return static_cast<const char*>(p) + offset; };
+  // Bind the operands of every part; RunPart binds its slot's workspace.
+  const int count = parts();
+  for (int i = 0; i < count; ++i) {
+    const Part& part = plan_.parts[i];
+    const Layout& l = plan_.kinds[part.kind];
+    const int b = i * kNumArgs;
+    INFERD_RETURN_IF_ERROR(mem.Bind(b + kSrcPlain, at(src, part.src_offset), node));
+    INFERD_RETURN_IF_ERROR(mem.Bind(b + kDstPlain, at(dst, part.dst_offset), node));
+    if (part.packed < 0) {
+      INFERD_RETURN_IF_ERROR(mem.Bind(b + kWeightsPlain, at(weights, part.weights_offset), node));
     }
-    ws = static_cast<unsigned char*>(*w);
+    if (l.plain.bias.get_size() > 0) {
+      INFERD_RETURN_IF_ERROR(mem.Bind(b + kBias, at(bias, part.bias_offset), node));
+    }
   }
-  const int threads = ctx.threads().num_threads();
-  return CatchDnnl(node, "running the convolution", [&]() -> absl::Status {
-    const dnnl::engine& eng = *engine_;
-    auto with_scratchpad = [&](std::unordered_map<int, dnnl::memory> args,
-                               const dnnl::memory::desc& scratch) {
-      if (scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch, eng, ws));
-      return args;
-    };
-    dnnl::memory src_mem(l.src_plain, eng, const_cast<void*>(src));
-    if (src_reorder_) {
-      dnnl::memory blocked(l.pd.src_desc(), eng, ws + l.src_offset);
-      ExecutePrimitive(eng, *src_reorder_,
-                       with_scratchpad({{DNNL_ARG_FROM, src_mem}, {DNNL_ARG_TO, blocked}},
-                                       l.src_reorder->scratchpad_desc()),
-                       threads);
-      src_mem = blocked;
-    }
-    dnnl::memory weights_mem;
-    if (prepacked_) {
-      weights_mem = packed_weights_;
-    } else {
-      weights_mem = dnnl::memory(l.weights_plain, eng, const_cast<void*>(weights));
-      if (weights_reorder_) {
-        dnnl::memory blocked(l.pd.weights_desc(), eng, ws + l.weights_offset);
-        ExecutePrimitive(eng, *weights_reorder_,
-                         with_scratchpad({{DNNL_ARG_FROM, weights_mem}, {DNNL_ARG_TO, blocked}},
-                                         l.weights_reorder->scratchpad_desc()),
-                         threads);
-        weights_mem = blocked;
-      }
-    }
-    dnnl::memory dst_plain(l.dst_plain, eng, dst);
-    dnnl::memory dst_mem =
-        dst_reorder_ ? dnnl::memory(l.pd.dst_desc(), eng, ws + l.dst_offset) : dst_plain;
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, weights_mem}, {DNNL_ARG_DST, dst_mem}};
-    if (l.bias.get_size() > 0) {
-      args.emplace(DNNL_ARG_BIAS, dnnl::memory(l.bias, eng, const_cast<void*>(bias)));
-    }
-    ExecutePrimitive(eng, primitive_, with_scratchpad(std::move(args), l.pd.scratchpad_desc()),
-                     threads);
-    if (dst_reorder_) {
-      ExecutePrimitive(eng, *dst_reorder_,
-                       with_scratchpad({{DNNL_ARG_FROM, dst_mem}, {DNNL_ARG_TO, dst_plain}},
-                                       l.dst_reorder->scratchpad_desc()),
-                       threads);
-    }
-    return absl::OkStatus();
+  return RunParts(ctx.threads(), count, [&](int i, int slot) {
+    return RunPart(i, at(workspace, static_cast<int64_t>(slot * plan_.region)), mem, node);
   });
 }
 

@@ -9,6 +9,7 @@
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/movement_util.h"
 #include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
@@ -81,15 +82,33 @@ class GatherKernel final : public engine::OpKernel {
     const size_t block = static_cast<size_t>(ds.SizeFrom(axis + 1)) * elem;
     const auto* src = static_cast<const unsigned char*>(data.raw_data());
     auto* dst = static_cast<unsigned char*>(out->raw_mutable_data());
-    ctx.threads().ParallelFor(outer * count,
-                              std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(block, 1)),
-                              [&](int64_t begin, int64_t end) {
-                                for (int64_t j = begin; j < end; ++j) {
-                                  const int64_t o = j / count, i = j % count;
-                                  const int64_t k = idx[i] < 0 ? idx[i] + dim : idx[i];
-                                  std::memcpy(dst + j * block, src + (o * dim + k) * block, block);
-                                }
-                              });
+    ctx.threads().ParallelFor(
+        outer * count, std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(block, 1)),
+        [&](int64_t begin, int64_t end) {
+          int64_t i = begin % count;  // index position; `base` is the data of outer index o
+          const unsigned char* base = src + (begin / count) * dim * block;
+          auto next = [&] {
+            if (++i == count) {
+              i = 0;
+              base += dim * block;
+            }
+          };
+          // Blocks of one element (axis = last): a typed move instead of a memcpy call.
+          const bool typed = WithElementSize(block, [&](auto tag) {
+            using T = decltype(tag);
+            for (int64_t j = begin; j < end; ++j) {
+              const int64_t k = idx[i] < 0 ? idx[i] + dim : idx[i];
+              std::memcpy(dst + j * sizeof(T), base + k * sizeof(T), sizeof(T));
+              next();
+            }
+          });
+          if (typed) return;
+          for (int64_t j = begin; j < end; ++j) {
+            const int64_t k = idx[i] < 0 ? idx[i] + dim : idx[i];
+            std::memcpy(dst + j * block, base + k * block, block);
+            next();
+          }
+        });
     return absl::OkStatus();
   }
 

@@ -1,5 +1,6 @@
 // Gemm: Y = alpha * A' * B' + beta * C, A' = transA ? A^T : A, B' = transB ? B^T : B, with C
-// unidirectionally broadcast to [M, N] (required before opset 11, optional from 11). One oneDNN
+// unidirectionally broadcast to [M, N] (required before opset 11, optional from 11; before opset
+// 7 only with broadcast=1). One oneDNN
 // matmul: transposes are strides, alpha an output scale; C is either the primitive's bias (alpha
 // == beta == 1 and C a row vector: no extra pass) or written into Y first and added by a sum
 // post-op scaled by beta.
@@ -121,9 +122,12 @@ class GemmKernel final : public engine::OpKernel {
     std::optional<std::vector<Shape>> shapes = StaticShapes(info);
     if (shapes) {
       const Tensor* constant_b = info.input(1).constant;
+      const Shape* refs[] = {&(*shapes)[0], &(*shapes)[1],
+                             shapes->size() > 2 ? &(*shapes)[2] : nullptr};
+      const ShapeRefs key(refs, shapes->size());
       INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const GemmPlan> plan,
-                              k->BuildPlan(*shapes, constant_b ? constant_b->raw_data() : nullptr));
-      k->cache_.Pin(ShapeCache<GemmPlan>::MakeKey(*shapes, k->threads_), std::move(plan));
+                              k->BuildPlan(key, constant_b ? constant_b->raw_data() : nullptr));
+      k->cache_.Pin(key, k->threads_, std::move(plan));
     }
     return k;
   }
@@ -139,11 +143,9 @@ class GemmKernel final : public engine::OpKernel {
                                             shapes->size() > 2 ? &(*shapes)[2] : nullptr, node));
     if (g.m == 0 || g.n == 0 || g.k == 0) return size_t{0};
     const Tensor* constant_b = info.input(1).constant;
-    INFERD_ASSIGN_OR_RETURN(
-        dnnl::matmul::primitive_desc pd,
-        MatMulPrimitive::MakePd(SpecFor(attrs, g, constant_b ? constant_b->raw_data() : nullptr),
-                                info.intra_op_threads(), node));
-    return pd.scratchpad_desc().get_size();
+    return MatMulPrimitive::WorkspaceBytes(
+        SpecFor(attrs, g, constant_b ? constant_b->raw_data() : nullptr), info.intra_op_threads(),
+        node);
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
@@ -156,9 +158,9 @@ class GemmKernel final : public engine::OpKernel {
     INFERD_RETURN_IF_ERROR(CheckType(*a, DataType::kFloat32, 0, node_));
     INFERD_RETURN_IF_ERROR(CheckType(*b, DataType::kFloat32, 1, node_));
     if (c != nullptr) INFERD_RETURN_IF_ERROR(CheckType(*c, DataType::kFloat32, 2, node_));
-    std::vector<Shape> shapes = {a->shape(), b->shape()};
-    if (c != nullptr) shapes.push_back(c->shape());
-    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const GemmPlan> plan, PlanFor(shapes));
+    const Shape* shapes[] = {&a->shape(), &b->shape(), c != nullptr ? &c->shape() : nullptr};
+    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const GemmPlan> plan,
+                            PlanFor(ShapeRefs(shapes, c != nullptr ? 3 : 2)));
     const GemmGeometry& g = plan->geometry;
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, {g.m, g.n}));
     if (g.m == 0 || g.n == 0) return absl::OkStatus();
@@ -180,8 +182,10 @@ class GemmKernel final : public engine::OpKernel {
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
       absl::Span<const Shape> input_shapes) const override {
     if (input_shapes.size() < (has_c_ ? 3u : 2u)) return {};
-    std::vector<Shape> shapes(input_shapes.begin(), input_shapes.begin() + (has_c_ ? 3 : 2));
-    absl::StatusOr<std::shared_ptr<const GemmPlan>> plan = PlanFor(shapes);
+    const Shape* shapes[] = {&input_shapes[0], &input_shapes[1],
+                             has_c_ ? &input_shapes[2] : nullptr};
+    absl::StatusOr<std::shared_ptr<const GemmPlan>> plan =
+        PlanFor(ShapeRefs(shapes, has_c_ ? 3 : 2));
     if (!plan.ok() || (*plan)->primitive == nullptr) return {};
     return ScratchpadRequirement((*plan)->primitive->scratchpad_bytes());
   }
@@ -191,6 +195,7 @@ class GemmKernel final : public engine::OpKernel {
       : node_(info),
         attrs_(ReadAttributes(info)),
         has_c_(info.input_present(2)),
+        strict_c_(info.opset() < 7 && info.GetInt("broadcast", 0) == 0),
         threads_(info.intra_op_threads()) {}
 
   static GemmAttributes ReadAttributes(const KernelInfo& info) {
@@ -210,6 +215,13 @@ class GemmKernel final : public engine::OpKernel {
     return absl::OkStatus();
   }
 
+  // Before opset 7, C broadcasts only with broadcast=1; otherwise it must be [M, N].
+  absl::Status CheckLegacyBroadcast(const GemmGeometry& g, const Shape& c) const {
+    if (!strict_c_ || (c.rank() == 2 && c[0] == g.m && c[1] == g.n)) return absl::OkStatus();
+    return node_.InvalidArgument(absl::StrCat("C has shape ", c.ToString(), " but must be [", g.m,
+                                              ",", g.n, "] when broadcast is 0 (opset < 7)"));
+  }
+
   // A, B and C (when present) if all are known at load.
   static std::optional<std::vector<Shape>> StaticShapes(const KernelInfo& info) {
     std::vector<Shape> shapes;
@@ -221,13 +233,14 @@ class GemmKernel final : public engine::OpKernel {
     return shapes;
   }
 
-  absl::StatusOr<std::shared_ptr<const GemmPlan>> BuildPlan(const std::vector<Shape>& shapes,
+  absl::StatusOr<std::shared_ptr<const GemmPlan>> BuildPlan(ShapeRefs shapes,
                                                             const void* constant_b) const {
     auto plan = std::make_shared<GemmPlan>();
     INFERD_ASSIGN_OR_RETURN(plan->geometry,
-                            ComputeGeometry(attrs_, shapes[0], shapes[1],
-                                            shapes.size() > 2 ? &shapes[2] : nullptr, node_));
+                            ComputeGeometry(attrs_, *shapes[0], *shapes[1],
+                                            shapes.size() > 2 ? shapes[2] : nullptr, node_));
     const GemmGeometry& g = plan->geometry;
+    if (shapes.size() > 2) INFERD_RETURN_IF_ERROR(CheckLegacyBroadcast(g, *shapes[2]));
     if (g.m != 0 && g.n != 0 && g.k != 0) {
       INFERD_ASSIGN_OR_RETURN(
           plan->primitive, MatMulPrimitive::Build(SpecFor(attrs_, g, constant_b), threads_, node_));
@@ -235,14 +248,14 @@ class GemmKernel final : public engine::OpKernel {
     return std::shared_ptr<const GemmPlan>(std::move(plan));
   }
 
-  absl::StatusOr<std::shared_ptr<const GemmPlan>> PlanFor(const std::vector<Shape>& shapes) const {
-    return cache_.GetOrCreate(ShapeCache<GemmPlan>::MakeKey(shapes, threads_),
-                              [&] { return BuildPlan(shapes, nullptr); });
+  absl::StatusOr<std::shared_ptr<const GemmPlan>> PlanFor(ShapeRefs shapes) const {
+    return cache_.GetOrCreate(shapes, threads_, [&] { return BuildPlan(shapes, nullptr); });
   }
 
   const NodeLabel node_;
   const GemmAttributes attrs_;
   const bool has_c_;
+  const bool strict_c_;  // opset < 7 with broadcast=0
   const int threads_;
   mutable ShapeCache<GemmPlan> cache_;
 };
@@ -250,9 +263,10 @@ class GemmKernel final : public engine::OpKernel {
 }  // namespace
 
 absl::Status RegisterGemmKernels(engine::KernelRegistry& registry) {
-  // 7-10: C required; 11+: C optional (CheckC reads the opset).
+  // 1-6: C required, `broadcast` attribute; 7-10: C required, always broadcast; 11+: C optional
+  // (CheckC and strict_c_ read the opset).
   return RegisterAll(registry,
-                     {CpuDef(engine::kOnnxDomain, "Gemm", 7, 10, {DataType::kFloat32},
+                     {CpuDef(engine::kOnnxDomain, "Gemm", 1, 10, {DataType::kFloat32},
                              FactoryOf<GemmKernel>(), &GemmKernel::EstimateWorkspace),
                       CpuDef(engine::kOnnxDomain, "Gemm", 11, kMaxOpset, {DataType::kFloat32},
                              FactoryOf<GemmKernel>(), &GemmKernel::EstimateWorkspace)});

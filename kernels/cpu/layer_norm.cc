@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
@@ -26,7 +27,12 @@ constexpr int64_t kGrain = 16 * 1024;  // elements per thread, at least
 class LayerNormKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<LayerNormKernel>> Create(const KernelInfo& info) {
-    // stash_type (the statistics' precision) is not read: float32 input, float32 statistics.
+    // stash_type: the type of the statistics (Mean, InvStdDev outputs and the computation);
+    // float32 (1, the default) is the one supported.
+    if (const int64_t stash = info.GetInt("stash_type", 1); stash != 1) {
+      return NodeLabel(info).Unimplemented(
+          absl::StrCat("stash_type ", stash, " (only 1, float32, is supported)"));
+    }
     return std::unique_ptr<LayerNormKernel>(new LayerNormKernel(info));
   }
 
@@ -124,7 +130,7 @@ class LayerNormKernel final : public engine::OpKernel {
     float* dst = tmp.mutable_data<float>();
     const float* src = t.data<float>();
     const size_t rank = normalized.rank(), lead = rank - s.rank();
-    std::vector<int64_t> src_strides(rank, 0);
+    absl::InlinedVector<int64_t, 8> src_strides(rank, 0);
     for (size_t i = rank, stride = 1; i-- > lead;) {
       const int64_t dim = s[i - lead];
       src_strides[i] = dim == 1 ? 0 : static_cast<int64_t>(stride);

@@ -109,6 +109,16 @@ TEST(LayerNormTest, Errors) {
     ASSERT_FALSE(out.ok());
     EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
   }
+  {  // Statistics in bfloat16 (stash_type 16): refused at load.
+    KernelTester t("LayerNormalization", 17);
+    t.Attr("stash_type", int64_t{16})
+        .Input<float>({2, 3}, std::vector<float>(6))
+        .Input<float>({3}, std::vector<float>(3));
+    auto out = t.Run(CpuRegistry());
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_NE(out.status().message().find("stash_type 16"), std::string::npos) << out.status();
+  }
 }
 
 }  // namespace

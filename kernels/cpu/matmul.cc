@@ -126,9 +126,8 @@ class MatMulKernel final : public engine::OpKernel {
       INFERD_ASSIGN_OR_RETURN(
           std::shared_ptr<const MatMulPlan> plan,
           k->BuildPlan(*a, *b, *bias, constant_b ? constant_b->raw_data() : nullptr, k->threads_));
-      std::vector<Shape> shapes = {*a, *b};
-      if (k->has_bias_) shapes.push_back(*bias);
-      k->cache_.Pin(ShapeCache<MatMulPlan>::MakeKey(shapes, k->threads_), std::move(plan));
+      const Shape* shapes[] = {&*a, &*b, &*bias};
+      k->cache_.Pin(ShapeRefs(shapes, k->has_bias_ ? 3 : 2), k->threads_, std::move(plan));
     }
     return k;
   }
@@ -143,11 +142,9 @@ class MatMulKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(MatMulGeometry g, ComputeGeometry(*a, *b, node));
     if (g.degenerate) return size_t{0};
     const Tensor* constant_b = info.input(1).constant;
-    INFERD_ASSIGN_OR_RETURN(
-        dnnl::matmul::primitive_desc pd,
-        MatMulPrimitive::MakePd(SpecFor(g, has_bias, constant_b ? constant_b->raw_data() : nullptr),
-                                info.intra_op_threads(), node));
-    return pd.scratchpad_desc().get_size();
+    return MatMulPrimitive::WorkspaceBytes(
+        SpecFor(g, has_bias, constant_b ? constant_b->raw_data() : nullptr),
+        info.intra_op_threads(), node);
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
@@ -218,9 +215,8 @@ class MatMulKernel final : public engine::OpKernel {
   // Plans are built for the kernel's thread count (the one its workspace was declared for).
   absl::StatusOr<std::shared_ptr<const MatMulPlan>> PlanFor(const Shape& a, const Shape& b,
                                                             const Shape& bias) const {
-    std::vector<Shape> shapes = {a, b};
-    if (has_bias_) shapes.push_back(bias);
-    return cache_.GetOrCreate(ShapeCache<MatMulPlan>::MakeKey(shapes, threads_),
+    const Shape* shapes[] = {&a, &b, &bias};
+    return cache_.GetOrCreate(ShapeRefs(shapes, has_bias_ ? 3 : 2), threads_,
                               [&] { return BuildPlan(a, b, bias, nullptr, threads_); });
   }
 

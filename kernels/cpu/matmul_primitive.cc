@@ -1,17 +1,74 @@
 #include "kernels/cpu/matmul_primitive.h"
 
-#include <unordered_map>
+#include <algorithm>
+#include <array>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "kernels/cpu/onednn_util.h"
 
 namespace inferd::kernels::cpu {
+namespace {
 
-absl::StatusOr<dnnl::matmul::primitive_desc> MatMulPrimitive::MakePd(const MatMulSpec& spec,
-                                                                     int threads,
-                                                                     const NodeLabel& node) {
+constexpr size_t kAlign = 64;
+
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+dnnl::memory::dims Strides(const dnnl::memory::desc& d) {
+  const dnnl_blocking_desc_t& b = d.data.format_desc.blocking;
+  return dnnl::memory::dims(b.strides, b.strides + d.data.ndims);
+}
+
+// The view of `d` with dimension `dim` cut to `size` (same strides), unless `d` broadcasts
+// there (size 1) or is absent.
+dnnl::memory::desc Slice(const dnnl::memory::desc& d, int dim, int64_t size) {
+  if (d.get_size() == 0 || d.dims()[dim] == 1) return d;
+  dnnl::memory::dims dims = d.dims();
+  dims[dim] = size;
+  return dnnl::memory::desc(dims, d.data_type(), Strides(d));
+}
+
+// Byte offset of index `start` along `dim` of `d` (0 where it broadcasts or is absent).
+int64_t Offset(const dnnl::memory::desc& d, int dim, int64_t start) {
+  if (d.get_size() == 0 || d.dims()[dim] == 1) return 0;
+  return start * Strides(d)[dim] * static_cast<int64_t>(sizeof(float));
+}
+
+enum class Axis { kNone, kBatch, kRows, kCols };
+
+}  // namespace
+
+absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec& spec, int threads,
+                                                                const NodeLabel& node) {
   INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
-  dnnl::matmul::primitive_desc pd;
+  const dnnl::memory::dims dst = spec.dst.dims(), src = spec.src.dims(),
+                           weights = spec.weights.dims();
+  const int rank = static_cast<int>(dst.size());
+  const int64_t m = dst[rank - 2], n = dst[rank - 1], k = src[rank - 1];
+  double work = 2.0 * static_cast<double>(k);
+  for (dnnl::memory::dim d : dst) work *= static_cast<double>(d);
+  const bool constant = spec.constant_weights != nullptr;
+
+  // pass 1: the axis to split: the one that gives the most parts (batch, then rows, on ties).
+  Axis axis = Axis::kNone;
+  int dim = 0, count = 1;
+  auto consider = [&](Axis a, int d, int64_t max_parts) {
+    const int c = PartCount(threads, work, max_parts);
+    if (c > count) axis = a, dim = d, count = c;
+  };
+  if (rank > 2 && (src[0] == dst[0] || src[0] == 1) &&
+      (weights[0] == 1 || (weights[0] == dst[0] && !constant))) {
+    consider(Axis::kBatch, 0, dst[0]);
+  }
+  consider(Axis::kRows, rank - 2, m / 16);
+  consider(Axis::kCols, rank - 1, n / 64);
+  const int64_t length = axis == Axis::kNone ? 1 : dst[dim];
+
+  // pass 2: parts of near-equal size (two sizes at most), one kind per size.
+  Plan plan;
+  plan.prepack_per_part = constant && axis == Axis::kCols;
+  std::array<int, 2> kind_of_size = {-1, -1};  // [0]: the larger size, [1]: the smaller
+  int64_t start = 0;
   INFERD_RETURN_IF_ERROR(CatchDnnl(node, "creating the matmul", [&]() -> absl::Status {
     dnnl::primitive_attr attr = UserScratchpadAttr();
     if (spec.alpha != 1.0f) attr.set_output_scales(0, {spec.alpha});
@@ -20,56 +77,156 @@ absl::StatusOr<dnnl::matmul::primitive_desc> MatMulPrimitive::MakePd(const MatMu
       ops.append_sum(spec.beta);
       attr.set_post_ops(ops);
     }
-    const dnnl::memory::desc weights =
-        spec.constant_weights != nullptr ? AnyDesc(spec.weights.dims()) : spec.weights;
-    ScopedOmpThreads scoped(threads);
-    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(spec.src, weights, spec.bias, spec.dst),
-                                      attr, *eng);
+    ScopedOmpThreads scoped(1);  // parallelism is the parts'
+    for (int i = 0; i < count; ++i) {
+      const int64_t size = length / count + (i < length % count ? 1 : 0);
+      int& kind = kind_of_size[size == length / count ? 1 : 0];
+      if (kind < 0) {
+        Kind kd;
+        if (axis == Axis::kNone) {
+          kd.src = spec.src, kd.weights = spec.weights, kd.bias = spec.bias, kd.dst = spec.dst;
+        } else {
+          kd.src = axis == Axis::kCols ? spec.src : Slice(spec.src, dim, size);
+          kd.weights = axis == Axis::kRows ? spec.weights : Slice(spec.weights, dim, size);
+          kd.bias = axis == Axis::kRows ? spec.bias : Slice(spec.bias, dim, size);
+          kd.dst = Slice(spec.dst, dim, size);
+        }
+        // Prepacked weights take the layout oneDNN prefers; parts of rows or batches then share
+        // the first kind's copy when they can use its layout.
+        dnnl::memory::desc weights_desc = kd.weights;
+        if (constant) {
+          weights_desc = plan.kinds.empty() || plan.prepack_per_part
+                             ? AnyDesc(kd.weights.dims())
+                             : plan.kinds[0].pd.weights_desc();
+        }
+        try {
+          kd.pd = dnnl::matmul::primitive_desc(
+              dnnl::matmul::desc(kd.src, weights_desc, kd.bias, kd.dst), attr, *eng);
+        } catch (const dnnl::error&) {
+          if (!constant || weights_desc.data.format_kind == dnnl_format_kind_any) throw;
+          kd.pd = dnnl::matmul::primitive_desc(
+              dnnl::matmul::desc(kd.src, AnyDesc(kd.weights.dims()), kd.bias, kd.dst), attr, *eng);
+        }
+        kd.scratchpad = kd.pd.scratchpad_desc().get_size();
+        kind = static_cast<int>(plan.kinds.size());
+        plan.kinds.push_back(std::move(kd));
+      }
+      Part part;
+      part.kind = kind;
+      if (axis != Axis::kNone) {
+        part.src_offset = axis == Axis::kCols ? 0 : Offset(spec.src, dim, start);
+        part.weights_offset = axis == Axis::kRows ? 0 : Offset(spec.weights, dim, start);
+        part.bias_offset = axis == Axis::kRows ? 0 : Offset(spec.bias, dim, start);
+        part.dst_offset = Offset(spec.dst, dim, start);
+      }
+      plan.region = std::max(plan.region, AlignUp(plan.kinds[kind].scratchpad));
+      plan.parts.push_back(part);
+      start += size;
+    }
     return absl::OkStatus();
   }));
-  return pd;
+  plan.workspace = plan.region * static_cast<size_t>(std::min(std::max(threads, 1), count));
+  return plan;
+}
+
+absl::StatusOr<size_t> MatMulPrimitive::WorkspaceBytes(const MatMulSpec& spec, int threads,
+                                                       const NodeLabel& node) {
+  INFERD_ASSIGN_OR_RETURN(Plan plan, MakePlan(spec, threads, node));
+  return plan.workspace;
 }
 
 absl::StatusOr<std::shared_ptr<const MatMulPrimitive>> MatMulPrimitive::Build(
     const MatMulSpec& spec, int threads, const NodeLabel& node) {
   INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
-  INFERD_ASSIGN_OR_RETURN(dnnl::matmul::primitive_desc pd, MakePd(spec, threads, node));
   std::shared_ptr<MatMulPrimitive> p(new MatMulPrimitive());
+  INFERD_ASSIGN_OR_RETURN(p->plan_, MakePlan(spec, threads, node));
   INFERD_RETURN_IF_ERROR(CatchDnnl(node, "creating the matmul", [&]() -> absl::Status {
-    ScopedOmpThreads scoped(threads);
-    p->engine_ = eng;
-    p->pd_ = pd;
-    p->primitive_ = dnnl::matmul(pd);
-    p->src_ = spec.src;
-    p->weights_ = spec.weights;
-    p->bias_ = spec.bias;
-    p->dst_ = spec.dst;
-    if (spec.constant_weights != nullptr && pd.weights_desc() != spec.weights) {
-      p->packed_weights_ =
-          ReorderWeights(*eng, spec.weights, spec.constant_weights, pd.weights_desc());
-      p->prepacked_ = true;
+    ScopedOmpThreads scoped(1);
+    Plan& plan = p->plan_;
+    for (const Kind& kind : plan.kinds) p->primitives_.emplace_back(kind.pd);
+    // Prepacking: one copy per part for column parts, else one per distinct layout.
+    if (spec.constant_weights != nullptr) {
+      const char* base = static_cast<const char*>(spec.constant_weights);
+      for (Part& part : plan.parts) {
+        const Kind& kind = plan.kinds[part.kind];
+        if (kind.pd.weights_desc() == kind.weights) continue;  // plain is what it wants
+        if (!plan.prepack_per_part) {
+          for (const Part& other : plan.parts) {
+            if (other.packed >= 0 &&
+                p->packed_[other.packed].get_desc() == kind.pd.weights_desc()) {
+              part.packed = other.packed;
+              break;
+            }
+          }
+          if (part.packed >= 0) continue;
+        }
+        part.packed = static_cast<int>(p->packed_.size());
+        p->packed_.push_back(
+            ReorderWeights(*eng, kind.weights, base + part.weights_offset, kind.pd.weights_desc()));
+      }
     }
+    std::vector<dnnl::memory::desc> descs;
+    for (const Part& part : plan.parts) {
+      const Kind& kind = plan.kinds[part.kind];
+      descs.insert(descs.end(), {kind.src, part.packed >= 0 ? dnnl::memory::desc() : kind.weights,
+                                 kind.bias, kind.dst, kind.pd.scratchpad_desc()});
+    }
+    p->memories_ = std::make_unique<MemoryPool>(std::move(descs));
     return absl::OkStatus();
   }));
   return std::shared_ptr<const MatMulPrimitive>(std::move(p));
 }
 
+size_t MatMulPrimitive::prepacked_bytes() const {
+  size_t total = 0;
+  for (const dnnl::memory& m : packed_) total += m.get_desc().get_size();
+  return total;
+}
+
+absl::Status MatMulPrimitive::RunPart(int index, const MemoryPool::Lease& mem,
+                                      const NodeLabel& node) const {
+  const Part& part = plan_.parts[index];
+  const Kind& kind = plan_.kinds[part.kind];
+  const int base = index * kNumArgs;
+  dnnl_exec_arg_t args[kNumArgs];
+  int n = 0;
+  args[n++] = {DNNL_ARG_SRC, mem[base + kSrc]};
+  args[n++] = {DNNL_ARG_WEIGHTS,
+               part.packed >= 0 ? packed_[part.packed].get() : mem[base + kWeights]};
+  if (kind.bias.get_size() != 0) args[n++] = {DNNL_ARG_BIAS, mem[base + kBias]};
+  args[n++] = {DNNL_ARG_DST, mem[base + kDst]};
+  if (kind.scratchpad != 0) args[n++] = {DNNL_ARG_SCRATCHPAD, mem[base + kScratchpad]};
+  return cpu::Execute(primitives_[part.kind], absl::MakeConstSpan(args, n), 1, node,
+                      "running the matmul");
+}
+
 absl::Status MatMulPrimitive::Execute(engine::KernelContext& ctx, const void* src,
                                       const void* weights, const void* bias, void* dst,
                                       const NodeLabel& node) const {
-  return CatchDnnl(node, "running the matmul", [&]() -> absl::Status {
-    std::unordered_map<int, dnnl::memory> args;
-    args.emplace(DNNL_ARG_SRC, dnnl::memory(src_, *engine_, const_cast<void*>(src)));
-    args.emplace(DNNL_ARG_WEIGHTS,
-                 prepacked_ ? packed_weights_
-                            : dnnl::memory(weights_, *engine_, const_cast<void*>(weights)));
-    if (bias_.get_size() != 0) {
-      args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_, *engine_, const_cast<void*>(bias)));
+  INFERD_ASSIGN_OR_RETURN(void* workspace, ScratchpadFor(ctx, plan_.workspace, node));
+  INFERD_ASSIGN_OR_RETURN(MemoryPool::Lease mem, memories_->Acquire(node));
+  auto at = [](const void* p, int64_t offset) { return static_cast<const char*>(p) + offset; };
+  const int count = parts();
+  for (int i = 0; i < count; ++i) {
+    const Part& part = plan_.parts[i];
+    const Kind& kind = plan_.kinds[part.kind];
+    const int base = i * kNumArgs;
+    INFERD_RETURN_IF_ERROR(mem.Bind(base + kSrc, at(src, part.src_offset), node));
+    if (part.packed < 0) {
+      INFERD_RETURN_IF_ERROR(mem.Bind(base + kWeights, at(weights, part.weights_offset), node));
     }
-    args.emplace(DNNL_ARG_DST, dnnl::memory(dst_, *engine_, dst));
-    INFERD_RETURN_IF_ERROR(AddScratchpadArg(ctx, pd_.scratchpad_desc(), *engine_, args, node));
-    ExecutePrimitive(*engine_, primitive_, args, ctx.threads().num_threads());
-    return absl::OkStatus();
+    if (kind.bias.get_size() != 0) {
+      INFERD_RETURN_IF_ERROR(mem.Bind(base + kBias, at(bias, part.bias_offset), node));
+    }
+    INFERD_RETURN_IF_ERROR(mem.Bind(base + kDst, at(dst, part.dst_offset), node));
+  }
+  return RunParts(ctx.threads(), count, [&](int i, int slot) -> absl::Status {
+    if (plan_.kinds[plan_.parts[i].kind].scratchpad != 0) {
+      INFERD_RETURN_IF_ERROR(mem.Bind(i * kNumArgs + kScratchpad,
+                                      at(workspace, static_cast<int64_t>(slot * plan_.region)),
+                                      node));
+    }
+    return RunPart(i, mem, node);
   });
 }
 

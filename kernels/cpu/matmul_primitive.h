@@ -1,58 +1,97 @@
-// MatMulPrimitive: one oneDNN matmul, dst = alpha * (src x weights + bias) + beta * dst, built
-// for fixed shapes and shared by MatMul, FusedMatMul and Gemm. Immutable after Build; Execute may
-// run concurrently (the scratchpad is the caller's declared workspace, see onednn_util.h).
+// MatMulPrimitive: dst = alpha * (src x weights + bias) + beta * dst for fixed shapes, on oneDNN
+// matmul primitives; shared by MatMul, FusedMatMul and Gemm.
+//
+// Threads: the primitives are single-threaded and the kernel's intra-op threads run disjoint
+// parts of the problem (RunParts in onednn_util.h): slices of the batch, of the rows of dst, or
+// of its columns, whichever gives the most parts of about kPartWork. Small products are one part.
 //
 // Weights given as constants at build time are reordered once into the layout the primitive
-// prefers ("prepacked") when that differs from the plain one. The copy lives in oneDNN-allocated
-// memory owned by the primitive: prepacked_bytes() extra bytes per node (about the weights' own
-// size), outside the arenas.
+// prefers ("prepacked") when that differs from the plain one, shared by the parts where the
+// layout allows (one copy per column part otherwise). The copies live in oneDNN-allocated memory
+// owned here: prepacked_bytes() extra bytes per node (about the weights' own size), outside the
+// arenas.
+//
+// Workspace: one scratchpad region per slot (parts running at once; at most the thread count),
+// 64-byte aligned: scratchpad_bytes() in total, exactly what WorkspaceBytes computes from the spec
+// and thread count alone.
+//
+// Immutable after Build except for its pool of memory objects; Execute may run concurrently and
+// allocates nothing of ours once warm (see onednn_util.h).
 #ifndef INFERD_KERNELS_CPU_MATMUL_PRIMITIVE_H_
 #define INFERD_KERNELS_CPU_MATMUL_PRIMITIVE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dnnl.hpp"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/onednn_util.h"
 
 namespace inferd::kernels::cpu {
 
 struct MatMulSpec {
-  dnnl::memory::desc src, weights, bias, dst;  // plain layouts; bias zero-sized when absent
-  float alpha = 1.0f;                          // output scale (applied after the bias)
-  float beta = 0.0f;  // when != 0: sum post-op, dst holds the addend before execution
+  // Plain (possibly strided: transposes) layouts of equal rank >= 2; bias zero-sized when absent.
+  dnnl::memory::desc src, weights, bias, dst;
+  float alpha = 1.0f;  // output scale (applied after the bias)
+  float beta = 0.0f;   // when != 0: sum post-op, dst holds the addend before execution
   // Non-null: constant weights to prepack (layout chosen by oneDNN).
   const void* constant_weights = nullptr;
 };
 
 class MatMulPrimitive {
  public:
-  // The primitive descriptor only (no code generation): what workspace estimates need.
-  static absl::StatusOr<dnnl::matmul::primitive_desc> MakePd(const MatMulSpec& spec, int threads,
-                                                             const NodeLabel& node);
+  // The workspace Build would declare, from primitive descriptors only (no code generation).
+  static absl::StatusOr<size_t> WorkspaceBytes(const MatMulSpec& spec, int threads,
+                                               const NodeLabel& node);
   static absl::StatusOr<std::shared_ptr<const MatMulPrimitive>> Build(const MatMulSpec& spec,
                                                                       int threads,
                                                                       const NodeLabel& node);
 
-  size_t scratchpad_bytes() const { return pd_.scratchpad_desc().get_size(); }
-  size_t prepacked_bytes() const { return prepacked_ ? packed_weights_.get_desc().get_size() : 0; }
+  size_t scratchpad_bytes() const { return plan_.workspace; }
+  size_t prepacked_bytes() const;
+  int parts() const { return static_cast<int>(plan_.parts.size()); }
 
   // `weights` is ignored when the weights were prepacked; `bias` when there is none.
   absl::Status Execute(engine::KernelContext& ctx, const void* src, const void* weights,
                        const void* bias, void* dst, const NodeLabel& node) const;
 
  private:
+  // One primitive shape (parts of equal size share it).
+  struct Kind {
+    dnnl::matmul::primitive_desc pd;
+    dnnl::memory::desc src, weights, bias, dst;  // the part's views of the operands
+    size_t scratchpad = 0;
+  };
+  // One part: a kind applied at byte offsets into the operands.
+  struct Part {
+    int kind = 0;
+    int64_t src_offset = 0, weights_offset = 0, bias_offset = 0, dst_offset = 0;
+    int packed = -1;  // index into packed_ (prepacked weights), -1: the plain weights
+  };
+  struct Plan {
+    std::vector<Kind> kinds;
+    std::vector<Part> parts;
+    size_t region = 0;              // scratchpad bytes per slot
+    size_t workspace = 0;           // region * slots
+    bool prepack_per_part = false;  // column parts: each prepacks its own weight columns
+  };
+  // Indices into the memory pool, per part.
+  enum Arg { kSrc, kWeights, kBias, kDst, kScratchpad, kNumArgs };
+
+  static absl::StatusOr<Plan> MakePlan(const MatMulSpec& spec, int threads, const NodeLabel& node);
+  absl::Status RunPart(int part, const MemoryPool::Lease& mem, const NodeLabel& node) const;
+
   MatMulPrimitive() = default;
 
-  const dnnl::engine* engine_ = nullptr;
-  dnnl::matmul::primitive_desc pd_;
-  dnnl::matmul primitive_;
-  dnnl::memory::desc src_, weights_, bias_, dst_;
-  bool prepacked_ = false;
-  dnnl::memory packed_weights_;
+  Plan plan_;
+  std::vector<dnnl::matmul> primitives_;  // per kind
+  std::vector<dnnl::memory> packed_;      // prepacked weights: one, or one per part
+  std::unique_ptr<MemoryPool> memories_;  // kNumArgs per part
 };
 
 }  // namespace inferd::kernels::cpu

@@ -2,9 +2,13 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace inferd::kernels::cpu {
 
@@ -25,14 +29,14 @@ dnnl::memory::dims ToDnnlDims(absl::Span<const int64_t> dims) {
   return dnnl::memory::dims(dims.begin(), dims.end());
 }
 
-dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims) {
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
   dnnl::memory::dims strides(dims.size());
   dnnl::memory::dim stride = 1;
   for (size_t i = dims.size(); i-- > 0;) {
     strides[i] = stride;
     stride *= std::max<dnnl::memory::dim>(dims[i], 1);
   }
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dims, type, strides);
 }
 
 dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims) {
@@ -45,9 +49,11 @@ dnnl::primitive_attr UserScratchpadAttr() {
   return attr;
 }
 
-absl::Status DnnlErrorStatus(const NodeLabel& node, absl::string_view what, const dnnl::error& e) {
-  const std::string message = absl::StrCat(node.prefix(), "oneDNN failed ", what, ": ", e.what());
-  switch (e.status) {
+absl::Status DnnlStatus(dnnl_status_t status, const NodeLabel& node, absl::string_view what) {
+  if (status == dnnl_success) return absl::OkStatus();
+  const std::string message =
+      absl::StrCat(node.prefix(), "oneDNN failed ", what, ": status ", static_cast<int>(status));
+  switch (status) {
     case dnnl_unimplemented:
       return absl::UnimplementedError(message);
     case dnnl_invalid_arguments:
@@ -59,22 +65,162 @@ absl::Status DnnlErrorStatus(const NodeLabel& node, absl::string_view what, cons
   }
 }
 
+absl::Status DnnlErrorStatus(const NodeLabel& node, absl::string_view what, const dnnl::error& e) {
+  absl::Status s = DnnlStatus(e.status, node, what);
+  if (s.ok()) return node.Internal(absl::StrCat("oneDNN failed ", what, ": ", e.what()));
+  return absl::Status(s.code(), absl::StrCat(s.message(), " (", e.what(), ")"));
+}
+
+int PartCount(int threads, double work, int64_t max_parts) {
+  if (threads <= 1 || work < kMinSplitWork) return 1;
+  // Up to 4 parts per thread: enough for the threads that are awake to even out a late one;
+  // more would only cost memory objects (MemoryPool keeps one set per part).
+  const double fit = std::min<double>({work / kPartWork, 4.0 * threads, double{kMaxParts}});
+  return static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(max_parts, static_cast<int64_t>(fit))));
+}
+
+int Slots(const engine::ThreadPool& pool, int parts) {
+  return std::max(1, std::min(pool.num_threads(), parts));
+}
+
+absl::Status RunParts(engine::ThreadPool& pool, int parts,
+                      absl::FunctionRef<absl::Status(int part, int slot)> run) {
+  if (parts <= 1) return run(0, 0);
+  const int slots = Slots(pool, parts);
+  std::atomic<int> next{0};
+  std::array<absl::Status, kMaxParts> status;  // per slot
+  pool.ParallelFor(slots, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t slot = begin; slot < end; ++slot) {
+      for (int part = next.fetch_add(1); part < parts; part = next.fetch_add(1)) {
+        absl::Status s = run(part, static_cast<int>(slot));
+        if (!s.ok() && status[slot].ok()) status[slot] = std::move(s);
+      }
+    }
+  });
+  for (int i = 0; i < slots; ++i) INFERD_RETURN_IF_ERROR(status[i]);
+  return absl::OkStatus();
+}
+
+int ChannelBlock() {
+  static const int kBlock = [] {
+    switch (dnnl::get_effective_cpu_isa()) {
+      case dnnl::cpu_isa::avx512_core:
+      case dnnl::cpu_isa::avx512_core_vnni:
+      case dnnl::cpu_isa::avx512_core_bf16:
+      case dnnl::cpu_isa::avx512_core_amx:
+        return 16;
+      default:
+        return 8;
+    }
+  }();
+  return kBlock;
+}
+
+dnnl::memory::format_tag BlockedTag(size_t rank) {
+  using tag = dnnl::memory::format_tag;
+  const bool b16 = ChannelBlock() == 16;
+  switch (rank) {
+    case 3:
+      return b16 ? tag::aBc16b : tag::aBc8b;
+    case 4:
+      return b16 ? tag::aBcd16b : tag::aBcd8b;
+    case 5:
+      return b16 ? tag::aBcde16b : tag::aBcde8b;
+    default:
+      return tag::any;
+  }
+}
+
 ScopedOmpThreads::ScopedOmpThreads(int num_threads) : saved_(omp_get_max_threads()) {
   omp_set_num_threads(std::max(1, num_threads));
 }
 
 ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(saved_); }
 
-void ExecutePrimitive(const dnnl::engine& eng, const dnnl::primitive& primitive,
-                      const std::unordered_map<int, dnnl::memory>& args, int num_threads) {
+// --- MemoryPool ----------------------------------------------------------------------------------
+
+struct MemoryPool::Set {
+  std::vector<dnnl_memory_t> memories;  // nullptr for zero-sized descriptors
+  ~Set() {
+    for (dnnl_memory_t m : memories) {
+      if (m != nullptr) dnnl_memory_destroy(m);
+    }
+  }
+};
+
+MemoryPool::MemoryPool(std::vector<dnnl::memory::desc> descs) : descs_(std::move(descs)) {}
+
+MemoryPool::~MemoryPool() = default;
+
+absl::StatusOr<MemoryPool::Lease> MemoryPool::Acquire(const NodeLabel& node) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      Set* set = free_.back();
+      free_.pop_back();
+      return Lease(this, set);
+    }
+  }
+  // More runs at once than ever before on this plan: one more set (the only allocation here).
+  absl::StatusOr<const dnnl::engine*> eng = CpuEngine();
+  if (!eng.ok()) return eng.status();
+  auto set = std::make_unique<Set>();
+  set->memories.assign(descs_.size(), nullptr);
+  for (size_t i = 0; i < descs_.size(); ++i) {
+    if (descs_[i].get_size() == 0) continue;
+    const dnnl_status_t status =
+        dnnl_memory_create(&set->memories[i], &descs_[i].data, (*eng)->get(), DNNL_MEMORY_NONE);
+    if (status != dnnl_success) return DnnlStatus(status, node, "creating a memory object");
+  }
+  Set* raw = set.get();
+  std::lock_guard<std::mutex> lock(mu_);
+  sets_.push_back(std::move(set));
+  free_.reserve(sets_.size());
+  return Lease(this, raw);
+}
+
+MemoryPool::Lease::~Lease() {
+  if (set_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(pool_->mu_);
+  pool_->free_.push_back(static_cast<Set*>(set_));  // within the reserved capacity
+}
+
+dnnl_memory_t MemoryPool::Lease::operator[](int i) const {
+  return static_cast<Set*>(set_)->memories[i];
+}
+
+absl::Status MemoryPool::Lease::Bind(int i, const void* data, const NodeLabel& node) const {
+  return DnnlStatus(dnnl_memory_set_data_handle((*this)[i], const_cast<void*>(data)), node,
+                    "binding a buffer");
+}
+
+// --- execution -----------------------------------------------------------------------------------
+
+absl::Status Execute(const dnnl::primitive& primitive, absl::Span<const dnnl_exec_arg_t> args,
+                     int num_threads, const NodeLabel& node, absl::string_view what) {
   // One stream per thread: oneDNN streams are not meant to be shared by concurrent callers, and
-  // a CPU stream is only a handle. There is one CPU engine per process (CpuEngine()).
-  thread_local dnnl::stream stream(eng);
+  // a CPU stream is only a handle. There is one CPU engine per process (CpuEngine()), created
+  // before any primitive exists, hence before this runs.
+  struct ThreadStream {
+    dnnl_stream_t stream = nullptr;
+    ThreadStream() {
+      absl::StatusOr<const dnnl::engine*> eng = CpuEngine();
+      if (eng.ok()) dnnl_stream_create(&stream, (*eng)->get(), dnnl_stream_default_flags);
+    }
+    ~ThreadStream() {
+      if (stream != nullptr) dnnl_stream_destroy(stream);
+    }
+  };
+  thread_local ThreadStream tls;
+  if (tls.stream == nullptr) return node.Internal(absl::StrCat("no oneDNN stream while ", what));
   // The calling thread's OpenMP team size for the primitive's parallel regions. Left set: the
   // next oneDNN call on this thread sets its own.
   omp_set_num_threads(std::max(1, num_threads));
-  primitive.execute(stream, args);
-  stream.wait();
+  dnnl_status_t status = dnnl_primitive_execute(primitive.get(), tls.stream,
+                                                static_cast<int>(args.size()), args.data());
+  if (status == dnnl_success) status = dnnl_stream_wait(tls.stream);
+  return DnnlStatus(status, node, what);
 }
 
 std::vector<engine::WorkspaceRequirement> ScratchpadRequirement(size_t bytes) {
@@ -82,18 +228,15 @@ std::vector<engine::WorkspaceRequirement> ScratchpadRequirement(size_t bytes) {
   return {engine::WorkspaceRequirement{kScratchpadSlot, bytes}};
 }
 
-absl::Status AddScratchpadArg(engine::KernelContext& ctx, const dnnl::memory::desc& desc,
-                              const dnnl::engine& eng, std::unordered_map<int, dnnl::memory>& args,
-                              const NodeLabel& node) {
-  if (desc.get_size() == 0) return absl::OkStatus();
+absl::StatusOr<void*> ScratchpadFor(engine::KernelContext& ctx, size_t bytes,
+                                    const NodeLabel& node) {
+  if (bytes == 0) return nullptr;
   absl::StatusOr<void*> ws = ctx.GetWorkspace(kScratchpadSlot);
   if (!ws.ok()) {
-    return node.Internal(
-        absl::StrCat("the ", desc.get_size(),
-                     "-byte oneDNN scratchpad workspace is unavailable: ", ws.status().message()));
+    return node.Internal(absl::StrCat(
+        "the ", bytes, "-byte oneDNN workspace is unavailable: ", ws.status().message()));
   }
-  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(desc, eng, *ws));
-  return absl::OkStatus();
+  return *ws;
 }
 
 dnnl::memory ReorderWeights(const dnnl::engine& eng, const dnnl::memory::desc& plain,

@@ -1,9 +1,17 @@
-// MaxPool (1-D, 2-D, 3-D; kernel_shape, strides, pads, dilations, ceil_mode, auto_pad): one
-// oneDNN pooling primitive in plain NC[D][H]W layout. Padding never wins the max. The optional
-// Indices output is not implemented (UNIMPLEMENTED when the graph uses it).
+// Pooling, 1-D to 3-D, one oneDNN pooling primitive in plain NC[D][H]W layout per input shape:
+//   MaxPool (kernel_shape, strides, pads, dilations, ceil_mode, auto_pad; float32, int8, uint8):
+//     padding never wins the max. With the Indices output (opset 8+, storage_order) the pool
+//     runs as plain loops instead (pool_indices.cc), since oneDNN does not report the argmax.
+//   AveragePool (count_include_pad, ceil_mode, auto_pad, pads, strides): oneDNN's
+//     avg_include_padding divides by the whole kernel; where ceil_mode makes a last window hang
+//     over the explicit padding, ONNX divides by the part inside input + pads, so those outputs
+//     are rescaled after the primitive (PoolPlan::rescale).
+//   GlobalAveragePool, GlobalMaxPool: the window is the whole spatial extent.
+#include <algorithm>
+#include <array>
+#include <limits>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +19,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/onednn_util.h"
+#include "kernels/cpu/pool_indices.h"
 #include "kernels/cpu/registration.h"
 #include "kernels/cpu/shape_cache.h"
 #include "kernels/cpu/window.h"
@@ -24,116 +33,358 @@ using engine::KernelInfo;
 using engine::Shape;
 using engine::Tensor;
 
-struct PoolPlan {
-  Shape out;
-  bool empty = false;  // empty output: no primitive
-  dnnl::pooling_v2_forward::primitive_desc pd;
-  dnnl::pooling_v2_forward primitive;
-  dnnl::memory::desc src, dst;
-  size_t scratchpad_bytes() const { return empty ? 0 : pd.scratchpad_desc().get_size(); }
+enum class PoolKind { kMax, kAverage, kGlobalMax, kGlobalAverage };
+
+bool IsGlobal(PoolKind k) { return k == PoolKind::kGlobalMax || k == PoolKind::kGlobalAverage; }
+bool IsMax(PoolKind k) { return k == PoolKind::kMax || k == PoolKind::kGlobalMax; }
+
+struct PoolAttributes {
+  PoolKind kind = PoolKind::kMax;
+  WindowAttributes window;  // unused by the global pools
+  bool count_include_pad = false;
+  int64_t storage_order = 0;  // Indices: 0 row-major, 1 column-major
+
+  static absl::StatusOr<PoolAttributes> Read(const KernelInfo& info, PoolKind kind) {
+    PoolAttributes a;
+    a.kind = kind;
+    if (IsGlobal(kind)) return a;
+    INFERD_ASSIGN_OR_RETURN(a.window, WindowAttributes::Read(info));
+    if (a.window.kernel_shape.empty()) {
+      return info.Error("required attribute 'kernel_shape' is missing");
+    }
+    a.count_include_pad = info.GetInt("count_include_pad", 0) != 0;
+    a.storage_order = info.GetInt("storage_order", 0);
+    if (a.storage_order != 0 && a.storage_order != 1) {
+      return info.Error(absl::StrCat("storage_order ", a.storage_order, " must be 0 or 1"));
+    }
+    return a;
+  }
 };
 
-absl::StatusOr<WindowAttributes> ReadPoolAttributes(const KernelInfo& info) {
-  INFERD_ASSIGN_OR_RETURN(WindowAttributes attrs, WindowAttributes::Read(info));
-  if (attrs.kernel_shape.empty()) return info.Error("required attribute 'kernel_shape' is missing");
-  return attrs;
+absl::StatusOr<dnnl::memory::data_type> DnnlType(DataType t, const NodeLabel& node) {
+  switch (t) {
+    case DataType::kFloat32:
+      return dnnl::memory::data_type::f32;
+    case DataType::kUint8:
+      return dnnl::memory::data_type::u8;
+    case DataType::kInt8:
+      return dnnl::memory::data_type::s8;
+    default:
+      return node.Unimplemented(
+          absl::StrCat("element type ", engine::DataTypeName(t), " is not supported"));
+  }
 }
 
-// The primitive descriptor (and output shape) for input shape `x`; `pd` left empty when the
-// output is empty.
-absl::Status MakePoolPd(const WindowAttributes& attrs, const Shape& x, int threads,
+// Everything built for one input shape. The planes (N x C) are split into parts that the
+// kernel's intra-op threads run at once (single-threaded primitives, as MatMulPrimitive): the
+// tensor is viewed as [1, N*C, spatial...] and each part pools a range of planes.
+struct PoolPlan {
+  struct Kind {  // one per distinct number of planes
+    dnnl::pooling_v2_forward::primitive_desc pd;
+    dnnl::pooling_v2_forward primitive;
+    size_t scratchpad = 0;
+    int64_t planes = 0;
+  };
+  struct Part {
+    int kind = 0;
+    int64_t src_offset = 0, dst_offset = 0;  // bytes
+  };
+  Shape out;
+  WindowGeometry window;
+  bool empty = false;  // empty output: nothing to run
+  std::vector<Kind> kinds;
+  std::vector<Part> parts;
+  size_t region = 0;                     // scratchpad bytes per slot (parts running at once)
+  size_t scratchpad_bytes = 0;           // region * slots
+  std::unique_ptr<MemoryPool> memories;  // src, dst, scratchpad per part
+  // Per spatial dim, per output index: kernel size / window size inside input + pads, for
+  // AveragePool with count_include_pad whose ceil_mode windows overhang; empty when none does.
+  std::vector<std::vector<float>> rescale;
+};
+enum PoolArg { kSrc, kDst, kScratchpad };
+
+// The output shape, window and (unless the output is empty) primitive descriptor for input `x`.
+absl::Status MakePoolPd(const PoolAttributes& attrs, const Shape& x, DataType type, int threads,
                         const NodeLabel& node, PoolPlan& plan) {
   if (x.rank() < 3 || x.rank() > 5) {
     return node.InvalidArgument(absl::StrCat("input has shape ", x.ToString(),
                                              " but a rank-3, -4 or -5 input (N,C,spatial...) is "
                                              "expected"));
   }
-  INFERD_ASSIGN_OR_RETURN(WindowGeometry w,
-                          ComputeWindow(attrs, x.dims().subspan(2), attrs.kernel_shape, node));
+  absl::Span<const int64_t> spatial = x.dims().subspan(2);
+  if (IsGlobal(attrs.kind)) {
+    WindowAttributes global;
+    INFERD_ASSIGN_OR_RETURN(plan.window, ComputeWindow(global, spatial, spatial, node));
+  } else {
+    INFERD_ASSIGN_OR_RETURN(plan.window,
+                            ComputeWindow(attrs.window, spatial, attrs.window.kernel_shape, node));
+  }
+  const WindowGeometry& w = plan.window;
   plan.out = Shape{x[0], x[1]};
   for (int64_t d : w.out) plan.out.push_back(d);
-  plan.empty = plan.out.NumElements() == 0;
+  plan.empty = plan.out.NumElements() == 0 || x.NumElements() == 0;
   if (plan.empty) return absl::OkStatus();
+  if (attrs.kind == PoolKind::kAverage && attrs.count_include_pad) {
+    bool any = false;
+    plan.rescale.resize(w.out.size());
+    for (size_t i = 0; i < w.out.size(); ++i) {
+      const int64_t limit = spatial[i] + w.pad_end[i];  // end of input + explicit pads
+      for (int64_t o = 0; o < w.out[i]; ++o) {
+        const int64_t start = o * w.strides[i] - w.pad_begin[i];
+        const int64_t inside = std::min(start + w.kernel[i], limit) - start;
+        plan.rescale[i].push_back(static_cast<float>(w.kernel[i]) / static_cast<float>(inside));
+        any = any || inside != w.kernel[i];
+      }
+    }
+    if (!any) plan.rescale.clear();
+  }
+  INFERD_ASSIGN_OR_RETURN(dnnl::memory::data_type dt, DnnlType(type, node));
   INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
+  // A pooled element costs about what 20 FLOPs of a matmul do (PartCount's unit).
+  double kernel_size = 1;
+  for (int64_t k : w.kernel) kernel_size *= static_cast<double>(k);
+  const int64_t planes = x[0] * x[1];
+  const int64_t count =
+      PartCount(threads, 20.0 * static_cast<double>(plan.out.NumElements()) * kernel_size, planes);
+  const int64_t in_plane = x.SizeFrom(2), out_plane = plan.out.SizeFrom(2);
+  const int64_t element = static_cast<int64_t>(engine::ElementSize(type));
   return CatchDnnl(node, "creating the pooling", [&]() -> absl::Status {
     dnnl::memory::dims dilations;
     for (int64_t d : w.dilations) dilations.push_back(d - 1);  // oneDNN counts the gaps
-    plan.src = PlainDesc(ToDnnlDims(x.dims()));
-    plan.dst = PlainDesc(ToDnnlDims(plan.out.dims()));
-    dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                        dnnl::algorithm::pooling_max, plan.src, plan.dst,
-                                        ToDnnlDims(w.strides), ToDnnlDims(w.kernel), dilations,
-                                        ToDnnlDims(w.pad_begin), ToDnnlDims(w.pad_end_floor));
-    ScopedOmpThreads scoped(threads);
-    plan.pd = dnnl::pooling_v2_forward::primitive_desc(desc, UserScratchpadAttr(), *eng);
+    const dnnl::algorithm algorithm = IsMax(attrs.kind) ? dnnl::algorithm::pooling_max
+                                      : attrs.count_include_pad
+                                          ? dnnl::algorithm::pooling_avg_include_padding
+                                          : dnnl::algorithm::pooling_avg_exclude_padding;
+    ScopedOmpThreads scoped(1);  // parallelism is the parts'
+    int64_t start = 0;
+    size_t scratch = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t size = planes / count + (i < planes % count ? 1 : 0);
+      int kind = -1;
+      for (size_t k = 0; k < plan.kinds.size(); ++k) {
+        if (plan.kinds[k].planes == size) kind = static_cast<int>(k);
+      }
+      if (kind < 0) {
+        dnnl::memory::dims src_dims = ToDnnlDims(x.dims()), dst_dims = ToDnnlDims(plan.out.dims());
+        src_dims[0] = dst_dims[0] = 1;
+        src_dims[1] = dst_dims[1] = size;
+        dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm,
+                                            PlainDesc(src_dims, dt), PlainDesc(dst_dims, dt),
+                                            ToDnnlDims(w.strides), ToDnnlDims(w.kernel), dilations,
+                                            ToDnnlDims(w.pad_begin), ToDnnlDims(w.pad_end_floor));
+        PoolPlan::Kind k;
+        k.pd = dnnl::pooling_v2_forward::primitive_desc(desc, UserScratchpadAttr(), *eng);
+        k.scratchpad = k.pd.scratchpad_desc().get_size();
+        k.planes = size;
+        kind = static_cast<int>(plan.kinds.size());
+        plan.kinds.push_back(std::move(k));
+      }
+      PoolPlan::Part part;
+      part.kind = kind;
+      part.src_offset = start * in_plane * element;
+      part.dst_offset = start * out_plane * element;
+      scratch = std::max(scratch, (plan.kinds[kind].scratchpad + 63) / 64 * 64);
+      plan.parts.push_back(part);
+      start += size;
+    }
+    plan.region = scratch;
+    plan.scratchpad_bytes =
+        scratch * static_cast<size_t>(std::min<int64_t>(std::max(threads, 1), count));
     return absl::OkStatus();
   });
 }
 
-class MaxPoolKernel final : public engine::OpKernel {
- public:
-  static absl::StatusOr<std::unique_ptr<MaxPoolKernel>> Create(const KernelInfo& info) {
-    INFERD_ASSIGN_OR_RETURN(WindowAttributes attrs, ReadPoolAttributes(info));
-    if (info.output(1).present) {
-      return absl::UnimplementedError(
-          absl::StrCat(NodeLabel(info).prefix(), "the Indices output is not supported on cpu"));
+// Multiplies each output of a [N, C, spatial...] float tensor by the product of its positions'
+// factors (only AveragePool's overhanging ceil_mode windows have factors other than 1).
+void Rescale(const std::vector<std::vector<float>>& rescale, const Shape& out, float* y) {
+  const size_t sp = rescale.size();
+  int64_t dims[3] = {1, 1, 1};
+  static const float kOne = 1.0f;
+  const float* f[3] = {&kOne, &kOne, &kOne};
+  for (size_t i = 0; i < sp; ++i) {
+    dims[3 - sp + i] = out[2 + i];
+    f[3 - sp + i] = rescale[i].data();
+  }
+  const int64_t planes = out[0] * out[1], plane = dims[0] * dims[1] * dims[2];
+  for (int64_t d = 0; d < dims[0]; ++d) {
+    for (int64_t h = 0; h < dims[1]; ++h) {
+      for (int64_t w = 0; w < dims[2]; ++w) {
+        const float s = f[0][sp == 3 ? d : 0] * f[1][sp >= 2 ? h : 0] * f[2][w];
+        if (s == 1.0f) continue;
+        const int64_t at = (d * dims[1] + h) * dims[2] + w;
+        for (int64_t p = 0; p < planes; ++p) y[p * plane + at] *= s;
+      }
     }
-    auto k = std::unique_ptr<MaxPoolKernel>(new MaxPoolKernel(info, std::move(attrs)));
+  }
+}
+
+// MaxPool over 2-D float planes in plain loops (oneDNN's pooling on plain NCHW, the layout our
+// tensors have, is a slow reference path): each output takes the max of its window's positions
+// inside the input (padding never wins, as in ONNX). Planes are split over the pool's threads.
+void MaxPool2D(const float* x, float* y, int64_t planes, const Shape& in, const Shape& out,
+               const WindowGeometry& w, engine::ThreadPool& pool) {
+  const int64_t H = in[2], W = in[3], OH = out[2], OW = out[3];
+  const int64_t kh = w.kernel[0], kw = w.kernel[1], sh = w.strides[0], sw = w.strides[1];
+  const int64_t dh = w.dilations[0], dw = w.dilations[1], ph = w.pad_begin[0], pw = w.pad_begin[1];
+  const bool simple = kh == 2 && kw == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph == 0 &&
+                      pw == 0 && 2 * OH <= H && 2 * OW <= W;
+  pool.ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OH * OW)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t p = begin; p < end; ++p) {
+                       const float* xp = x + p * H * W;
+                       float* yp = y + p * OH * OW;
+                       for (int64_t oh = 0; oh < OH; ++oh) {
+                         if (simple) {  // the common 2x2 stride-2 case: two rows, no bounds checks
+                           const float* r0 = xp + 2 * oh * W;
+                           const float* r1 = r0 + W;
+                           for (int64_t ow = 0; ow < OW; ++ow) {
+                             yp[oh * OW + ow] = std::max(std::max(r0[2 * ow], r0[2 * ow + 1]),
+                                                         std::max(r1[2 * ow], r1[2 * ow + 1]));
+                           }
+                           continue;
+                         }
+                         const int64_t h0 = oh * sh - ph;
+                         for (int64_t ow = 0; ow < OW; ++ow) {
+                           const int64_t w0 = ow * sw - pw;
+                           float m = -std::numeric_limits<float>::infinity();
+                           for (int64_t i = 0; i < kh; ++i) {
+                             const int64_t h = h0 + i * dh;
+                             if (h < 0 || h >= H) continue;
+                             const float* row = xp + h * W;
+                             for (int64_t j = 0; j < kw; ++j) {
+                               const int64_t c = w0 + j * dw;
+                               if (c >= 0 && c < W) m = std::max(m, row[c]);
+                             }
+                           }
+                           yp[oh * OW + ow] = m;
+                         }
+                       }
+                     }
+                   });
+}
+
+class PoolKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<PoolKernel>> Create(const KernelInfo& info, PoolKind kind) {
+    INFERD_ASSIGN_OR_RETURN(PoolAttributes attrs, PoolAttributes::Read(info, kind));
+    auto k = std::unique_ptr<PoolKernel>(new PoolKernel(info, std::move(attrs)));
+    if (k->indices_) return k;  // plain loops: nothing to build
     if (std::optional<Shape> x = StaticInputShape(info, 0)) {
+      const Shape* refs[] = {&*x};
       INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const PoolPlan> plan, k->BuildPlan(*x));
-      k->cache_.Pin(ShapeCache<PoolPlan>::MakeKey({*x}, k->threads_), std::move(plan));
+      k->cache_.Pin(refs, k->threads_, std::move(plan));
     }
     return k;
   }
 
-  static absl::StatusOr<size_t> EstimateWorkspace(const KernelInfo& info) {
+  static absl::StatusOr<size_t> EstimateWorkspace(const KernelInfo& info, PoolKind kind) {
     NodeLabel node(info);
-    INFERD_ASSIGN_OR_RETURN(WindowAttributes attrs, ReadPoolAttributes(info));
+    INFERD_ASSIGN_OR_RETURN(PoolAttributes attrs, PoolAttributes::Read(info, kind));
+    if (kind == PoolKind::kMax && info.output(1).present) return size_t{0};
     std::optional<Shape> x = StaticInputShape(info, 0);
     if (!x) return node.InvalidArgument("input shape is not static");
     PoolPlan plan;
-    INFERD_RETURN_IF_ERROR(MakePoolPd(attrs, *x, info.intra_op_threads(), node, plan));
-    return plan.scratchpad_bytes();
+    INFERD_RETURN_IF_ERROR(
+        MakePoolPd(attrs, *x, info.input(0).type, info.intra_op_threads(), node, plan));
+    return plan.scratchpad_bytes;
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
-    if (ctx.output_wanted(1)) {
-      return node_.Unimplemented("the Indices output is not supported on cpu");
-    }
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
-    INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node_));
+    INFERD_RETURN_IF_ERROR(CheckType(*x, type_, 0, node_));
+    if (indices_) return ComputeWithIndices(ctx, *x);
     INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const PoolPlan> plan, PlanFor(x->shape()));
-    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, plan->out));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, type_, plan->out));
     if (plan->empty) return absl::OkStatus();
-    INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
-    return CatchDnnl(node_, "running the pooling", [&]() -> absl::Status {
-      std::unordered_map<int, dnnl::memory> args;
-      args.emplace(DNNL_ARG_SRC, dnnl::memory(plan->src, *eng, const_cast<void*>(x->raw_data())));
-      args.emplace(DNNL_ARG_DST, dnnl::memory(plan->dst, *eng, y->raw_mutable_data()));
-      INFERD_RETURN_IF_ERROR(AddScratchpadArg(ctx, plan->pd.scratchpad_desc(), *eng, args, node_));
-      ExecutePrimitive(*eng, plan->primitive, args, ctx.threads().num_threads());
+    if (attrs_.kind == PoolKind::kMax && type_ == DataType::kFloat32 && x->shape().rank() == 4) {
+      MaxPool2D(x->data<float>(), y->mutable_data<float>(), x->shape()[0] * x->shape()[1],
+                x->shape(), plan->out, plan->window, ctx.threads());
+      return absl::OkStatus();
+    }
+    INFERD_ASSIGN_OR_RETURN(void* scratchpad, ScratchpadFor(ctx, plan->scratchpad_bytes, node_));
+    INFERD_ASSIGN_OR_RETURN(MemoryPool::Lease mem, plan->memories->Acquire(node_));
+    const char* x_data = static_cast<const char*>(x->raw_data());
+    char* y_data = static_cast<char*>(y->raw_mutable_data());
+    const int count = static_cast<int>(plan->parts.size());
+    for (int i = 0; i < count; ++i) {
+      const PoolPlan::Part& part = plan->parts[i];
+      INFERD_RETURN_IF_ERROR(mem.Bind(3 * i + kSrc, x_data + part.src_offset, node_));
+      INFERD_RETURN_IF_ERROR(mem.Bind(3 * i + kDst, y_data + part.dst_offset, node_));
+    }
+    return RunParts(ctx.threads(), count, [&](int i, int slot) -> absl::Status {
+      const PoolPlan::Part& part = plan->parts[i];
+      const PoolPlan::Kind& kind = plan->kinds[part.kind];
+      if (kind.scratchpad != 0) {
+        INFERD_RETURN_IF_ERROR(mem.Bind(
+            3 * i + kScratchpad, static_cast<char*>(scratchpad) + slot * plan->region, node_));
+      }
+      const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, mem[3 * i + kSrc]},
+                                      {DNNL_ARG_DST, mem[3 * i + kDst]},
+                                      {DNNL_ARG_SCRATCHPAD, mem[3 * i + kScratchpad]}};
+      INFERD_RETURN_IF_ERROR(Execute(kind.primitive,
+                                     absl::MakeConstSpan(args, kind.scratchpad != 0 ? 3 : 2), 1,
+                                     node_, "running the pooling"));
+      if (!plan->rescale.empty()) {
+        Shape part_out = plan->out;
+        part_out[0] = 1;
+        part_out[1] = kind.planes;
+        Rescale(plan->rescale, part_out, reinterpret_cast<float*>(y_data + part.dst_offset));
+      }
       return absl::OkStatus();
     });
   }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
       absl::Span<const Shape> input_shapes) const override {
-    if (input_shapes.empty()) return {};
+    if (input_shapes.empty() || indices_) return {};
     absl::StatusOr<std::shared_ptr<const PoolPlan>> plan = PlanFor(input_shapes[0]);
     if (!plan.ok()) return {};  // Compute reports the error
-    return ScratchpadRequirement((*plan)->scratchpad_bytes());
+    return ScratchpadRequirement((*plan)->scratchpad_bytes);
   }
 
  private:
-  MaxPoolKernel(const KernelInfo& info, WindowAttributes attrs)
-      : node_(info), attrs_(std::move(attrs)), threads_(info.intra_op_threads()) {}
+  PoolKernel(const KernelInfo& info, PoolAttributes attrs)
+      : node_(info),
+        attrs_(std::move(attrs)),
+        type_(info.input(0).type),
+        indices_(attrs_.kind == PoolKind::kMax && info.output(1).present),
+        threads_(info.intra_op_threads()) {}
+
+  // MaxPool with the Indices output.
+  absl::Status ComputeWithIndices(KernelContext& ctx, const Tensor& x) const {
+    PoolPlan plan;  // geometry only: no primitive descriptor
+    if (x.shape().rank() < 3 || x.shape().rank() > 5) {
+      return node_.InvalidArgument(absl::StrCat("input has shape ", x.shape().ToString(),
+                                                " but a rank-3, -4 or -5 input is expected"));
+    }
+    INFERD_ASSIGN_OR_RETURN(plan.window, ComputeWindow(attrs_.window, x.shape().dims().subspan(2),
+                                                       attrs_.window.kernel_shape, node_));
+    Shape out{x.shape()[0], x.shape()[1]};
+    for (int64_t d : plan.window.out) out.push_back(d);
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, type_, out));
+    Tensor* indices = nullptr;
+    if (ctx.output_wanted(1)) {
+      INFERD_ASSIGN_OR_RETURN(indices, ctx.MakeOutputTensor(1, DataType::kInt64, out));
+    }
+    if (out.NumElements() == 0) return absl::OkStatus();
+    return MaxPoolWithIndices(x, plan.window, attrs_.storage_order, ctx.threads(), *y, indices,
+                              node_);
+  }
 
   absl::StatusOr<std::shared_ptr<const PoolPlan>> BuildPlan(const Shape& x) const {
     auto plan = std::make_shared<PoolPlan>();
-    INFERD_RETURN_IF_ERROR(MakePoolPd(attrs_, x, threads_, node_, *plan));
+    INFERD_RETURN_IF_ERROR(MakePoolPd(attrs_, x, type_, threads_, node_, *plan));
     if (!plan->empty) {
       INFERD_RETURN_IF_ERROR(CatchDnnl(node_, "creating the pooling", [&]() -> absl::Status {
-        plan->primitive = dnnl::pooling_v2_forward(plan->pd);
+        ScopedOmpThreads scoped(1);
+        std::vector<dnnl::memory::desc> descs;
+        for (PoolPlan::Kind& kind : plan->kinds) kind.primitive = dnnl::pooling_v2_forward(kind.pd);
+        for (const PoolPlan::Part& part : plan->parts) {
+          const PoolPlan::Kind& kind = plan->kinds[part.kind];
+          descs.insert(descs.end(),
+                       {kind.pd.src_desc(), kind.pd.dst_desc(), kind.pd.scratchpad_desc()});
+        }
+        plan->memories = std::make_unique<MemoryPool>(std::move(descs));
         return absl::OkStatus();
       }));
     }
@@ -141,22 +392,40 @@ class MaxPoolKernel final : public engine::OpKernel {
   }
 
   absl::StatusOr<std::shared_ptr<const PoolPlan>> PlanFor(const Shape& x) const {
-    return cache_.GetOrCreate(ShapeCache<PoolPlan>::MakeKey({x}, threads_),
-                              [&] { return BuildPlan(x); });
+    const Shape* refs[] = {&x};
+    return cache_.GetOrCreate(refs, threads_, [&] { return BuildPlan(x); });
   }
 
   const NodeLabel node_;
-  const WindowAttributes attrs_;
+  const PoolAttributes attrs_;
+  const DataType type_;
+  const bool indices_;  // MaxPool with its Indices output in the graph
   const int threads_;
   mutable ShapeCache<PoolPlan> cache_;
 };
 
+engine::KernelDef PoolDef(absl::string_view op, PoolKind kind, std::vector<DataType> types) {
+  return CpuDef(
+      engine::kOnnxDomain, op, 1, kMaxOpset, std::move(types),
+      [kind](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<engine::OpKernel>> {
+        absl::StatusOr<std::unique_ptr<PoolKernel>> k = PoolKernel::Create(info, kind);
+        if (!k.ok()) return k.status();
+        return std::unique_ptr<engine::OpKernel>(std::move(k).value());
+      },
+      [kind](const KernelInfo& info) { return PoolKernel::EstimateWorkspace(info, kind); });
+}
+
 }  // namespace
 
 absl::Status RegisterPoolKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry,
-                     {CpuDef(engine::kOnnxDomain, "MaxPool", 1, kMaxOpset, {DataType::kFloat32},
-                             FactoryOf<MaxPoolKernel>(), &MaxPoolKernel::EstimateWorkspace)});
+  // Opset changes of these ops only add attributes (whose defaults give the older behaviour) or
+  // element types: one definition each covers 1-17.
+  return RegisterAll(
+      registry,
+      {PoolDef("MaxPool", PoolKind::kMax, {DataType::kFloat32, DataType::kUint8, DataType::kInt8}),
+       PoolDef("AveragePool", PoolKind::kAverage, {DataType::kFloat32}),
+       PoolDef("GlobalMaxPool", PoolKind::kGlobalMax, {DataType::kFloat32}),
+       PoolDef("GlobalAveragePool", PoolKind::kGlobalAverage, {DataType::kFloat32})});
 }
 
 }  // namespace inferd::kernels::cpu

@@ -1,5 +1,6 @@
 // MaxPool against a naive reference: 1-D, 2-D, 3-D, strides, pads, dilations, ceil_mode, every
-// auto_pad; the Indices output is refused; errors; workspace declared == estimated; threads.
+// auto_pad; the Indices output (both storage orders); int8 and uint8; errors; workspace declared
+// == estimated; threads.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/testing/kernel_tester.h"
@@ -126,16 +127,60 @@ TEST(MaxPoolTest, OneAndThreeDAndThreads) {
              .threads = 2});
 }
 
-TEST(MaxPoolTest, IndicesOutputIsUnimplemented) {
-  KernelTester t("MaxPool", 12);
-  t.Attr("kernel_shape", std::vector<int64_t>{2, 2})
-      .Input<float>({1, 1, 2, 2}, {1, 2, 3, 4})
-      .Outputs(2);
-  auto out = t.Run(CpuRegistry());
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(out.status().message().find("Indices"), std::string::npos);
+// Naive MaxPool-8+ Indices: the first maximum's flat position, spatial dims row-major
+// (storage_order 0) or column-major (1).
+std::vector<int64_t> RefIndices(const std::vector<float>& x, const Shape& xs, const RefWindow& w,
+                                const Shape& out, int64_t storage_order) {
+  const int64_t h = xs[2], wd = xs[3];
+  std::vector<int64_t> idx;
+  for (int64_t p = 0; p < xs[0] * xs[1]; ++p)
+    for (int64_t oh = 0; oh < out[2]; ++oh)
+      for (int64_t ow = 0; ow < out[3]; ++ow) {
+        float best = 0;
+        int64_t at = -1;
+        for (int64_t kh = 0; kh < w.kernel[0]; ++kh)
+          for (int64_t kw = 0; kw < w.kernel[1]; ++kw) {
+            const int64_t ih = oh * w.strides[0] - w.pad_begin[0] + kh * w.dilations[0];
+            const int64_t iw = ow * w.strides[1] - w.pad_begin[1] + kw * w.dilations[1];
+            if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+            const float v = x[(p * h + ih) * wd + iw];
+            if (at < 0 || v > best) {
+              best = v;
+              at = p * h * wd + (storage_order == 0 ? ih * wd + iw : iw * h + ih);
+            }
+          }
+        idx.push_back(at);
+      }
+  return idx;
+}
 
+TEST(MaxPoolTest, IndicesOutput) {
+  for (int64_t order : {0, 1}) {
+    for (const PoolCase& c :
+         {PoolCase{.x = {2, 3, 7, 9}, .kernel = {3, 2}, .strides = {2, 1}, .pads = {1, 0, 1, 1}},
+          PoolCase{.x = {1, 2, 6, 6}, .kernel = {2, 2}, .strides = {2, 2}, .ceil_mode = true},
+          PoolCase{.x = {1, 1, 9, 9}, .kernel = {3, 3}, .dilations = {2, 2}, .threads = 2}}) {
+      SCOPED_TRACE(absl::StrCat("storage_order ", order, " x ", c.x.ToString()));
+      const std::vector<float> x = RandomFloats(c.x.NumElements(), 53, -5.0f, -1.0f);
+      Shape out_shape;
+      const RefWindow w = ReferenceWindow(c);
+      const std::vector<float> expected = testing::RefMaxPool(x, c.x, w, c.ceil_mode, &out_shape);
+      KernelTester t("MaxPool", 12);
+      t.Attr("kernel_shape", c.kernel).Attr("storage_order", order);
+      if (!c.strides.empty()) t.Attr("strides", c.strides);
+      if (!c.dilations.empty()) t.Attr("dilations", c.dilations);
+      if (!c.pads.empty()) t.Attr("pads", c.pads);
+      if (c.ceil_mode) t.Attr("ceil_mode", int64_t{1});
+      t.Input<float>(c.x, x).Outputs(2).Threads(c.threads);
+      auto out = t.Run(CpuRegistry());
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ((*out)[0].shape(), out_shape);
+      ExpectNear(Values<float>((*out)[0]), expected, 0.0f);
+      EXPECT_EQ(Values<int64_t>((*out)[1]), RefIndices(x, c.x, w, out_shape, order));
+    }
+  }
+
+  // The graph does not use Indices: the oneDNN path, same values.
   KernelTester unused("MaxPool", 12);
   unused.Attr("kernel_shape", std::vector<int64_t>{2, 2})
       .Input<float>({1, 1, 2, 2}, {1, 2, 3, 4})
@@ -144,6 +189,30 @@ TEST(MaxPoolTest, IndicesOutputIsUnimplemented) {
   auto ok = unused.Run(CpuRegistry());
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(Values<float>((*ok)[0]), std::vector<float>{4});
+}
+
+TEST(MaxPoolTest, Int8AndUint8) {
+  const std::vector<uint8_t> xu = {1, 200, 3, 4, 255, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0};
+  KernelTester t("MaxPool", 12);
+  t.Attr("kernel_shape", std::vector<int64_t>{2, 2})
+      .Attr("strides", std::vector<int64_t>{2, 2})
+      .Input<uint8_t>({1, 1, 4, 4}, xu);
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<uint8_t>((*out)[0]), (std::vector<uint8_t>{255, 8, 14, 15}));
+
+  const std::vector<int8_t> xs = {-1, -2, -3, -4, -128, -6, -7, -8, -9};
+  KernelTester s("MaxPool", 12);
+  s.Attr("kernel_shape", std::vector<int64_t>{2, 2})
+      .Attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+      .Attr("strides", std::vector<int64_t>{2, 2})
+      .Input<int8_t>({1, 1, 3, 3}, xs)
+      .Outputs(2);
+  auto with_indices = s.Run(CpuRegistry());
+  ASSERT_TRUE(with_indices.ok()) << with_indices.status();
+  // Padding never wins, even against -128.
+  EXPECT_EQ(Values<int8_t>((*with_indices)[0]), (std::vector<int8_t>{-1, -2, -4, -6}));
+  EXPECT_EQ(Values<int64_t>((*with_indices)[1]), (std::vector<int64_t>{0, 1, 3, 5}));
 }
 
 TEST(MaxPoolTest, Errors) {

@@ -1,14 +1,17 @@
 // Reshape and Concat: pure data movement for any fixed-size element type.
-// Reshape: the target comes from the int64 `shape` input; 0 copies the input's dimension at that
-// index (opsets 5-13, and 14+ unless allowzero=1, where 0 is a zero dimension), one -1 is
-// inferred. The output is an alias of the input (no copy when the plan allows it).
-// Concat: inputs of equal rank and dims except `axis` (negative from the end), copied block by
-// block in parallel; a single input is aliased.
+// Reshape: the target comes from the int64 `shape` input (the attribute before opset 5); 0 copies
+// the input's dimension at that index (opsets 1-13, and 14+ unless allowzero=1, where 0 is a zero
+// dimension), one -1 is inferred. The output is an alias of the input (no copy when the plan
+// allows it).
+// Concat: inputs of equal rank and dims except `axis` (negative from the end; required from
+// opset 4, default 1 before), copied block by block in parallel; a single input is aliased.
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -31,7 +34,12 @@ class ReshapeKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<ReshapeKernel>> Create(const KernelInfo& info) {
     const bool allow_zero = info.opset() >= 14 && info.GetInt("allowzero", 0) != 0;
-    return std::unique_ptr<ReshapeKernel>(new ReshapeKernel(info, allow_zero));
+    auto k = std::unique_ptr<ReshapeKernel>(new ReshapeKernel(info, allow_zero));
+    if (info.opset() < 5) {
+      if (!info.HasAttribute("shape")) return info.Error("attribute 'shape' is required");
+      k->shape_attr_ = info.GetInts("shape");
+    }
+    return k;
   }
 
   // The output is the input seen with another shape: a view, always.
@@ -39,6 +47,11 @@ class ReshapeKernel final : public engine::OpKernel {
 
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* data, RequiredInput(ctx, 0, node_));
+    if (shape_attr_) {  // Reshape-1: the target is the `shape` attribute
+      INFERD_ASSIGN_OR_RETURN(Shape out, TargetShape(data->shape(), shape_attr_->data(),
+                                                     static_cast<int64_t>(shape_attr_->size())));
+      return ctx.MakeOutputAlias(0, 0, out).status();
+    }
     INFERD_ASSIGN_OR_RETURN(const Tensor* shape, RequiredInput(ctx, 1, node_));
     INFERD_RETURN_IF_ERROR(CheckType(*shape, DataType::kInt64, 1, node_));
     if (shape->shape().rank() != 1) {
@@ -100,13 +113,23 @@ class ReshapeKernel final : public engine::OpKernel {
 
   const NodeLabel node_;
   const bool allow_zero_;
+  std::optional<std::vector<int64_t>> shape_attr_;  // opsets 1-4; constant after creation
 };
 
 class ConcatKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<ConcatKernel>> Create(const KernelInfo& info) {
+    if (info.opset() < 4) {  // Concat-1: axis optional, default 1
+      return std::unique_ptr<ConcatKernel>(new ConcatKernel(info, info.GetInt("axis", 1)));
+    }
     INFERD_ASSIGN_OR_RETURN(int64_t axis, info.RequireInt("axis"));
     return std::unique_ptr<ConcatKernel>(new ConcatKernel(info, axis));
+  }
+
+  // A single input is the output: a view.
+  std::vector<std::pair<int, int>> OutputAliases() const override {
+    if (single_input_) return {{0, 0}};
+    return {};
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
@@ -123,7 +146,7 @@ class ConcatKernel final : public engine::OpKernel {
     if (s0.rank() == 0) return node_.InvalidArgument("inputs must have rank >= 1, got a scalar");
     INFERD_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, s0.rank(), node_));
     Shape out_shape = s0;
-    std::vector<const Tensor*> inputs(n);
+    absl::InlinedVector<const Tensor*, 8> inputs(n);
     for (int i = 0; i < n; ++i) {
       INFERD_ASSIGN_OR_RETURN(inputs[i], RequiredInput(ctx, i, node_));
       INFERD_RETURN_IF_ERROR(CheckType(*inputs[i], type, i, node_));
@@ -145,7 +168,7 @@ class ConcatKernel final : public engine::OpKernel {
     const int64_t outer = s0.SizeBetween(0, axis);
     const size_t inner = static_cast<size_t>(s0.SizeFrom(axis + 1)) * elem;
     const size_t out_row = static_cast<size_t>(out_shape[axis]) * inner;
-    std::vector<size_t> offsets(n);  // of each input's block within an output row
+    absl::InlinedVector<size_t, 8> offsets(n);  // of each input's block within an output row
     size_t total = 0;
     for (int i = 0; i < n; ++i) {
       offsets[i] = total;
@@ -167,20 +190,24 @@ class ConcatKernel final : public engine::OpKernel {
   }
 
  private:
-  ConcatKernel(const KernelInfo& info, int64_t axis) : node_(info), axis_(axis) {}
+  ConcatKernel(const KernelInfo& info, int64_t axis)
+      : node_(info), axis_(axis), single_input_(info.num_inputs() == 1) {}
 
   const NodeLabel node_;
   const int64_t axis_;
+  const bool single_input_;
 };
 
 }  // namespace
 
 absl::Status RegisterShapeKernels(engine::KernelRegistry& registry) {
-  // Reshape 5-13: 0 always copies; 14+: allowzero (read at creation from the opset).
+  // Reshape 1-4: shape attribute; 5-13: 0 always copies; 14+: allowzero (read at creation).
   std::vector<engine::KernelDef> defs = {
+      CpuDef(engine::kOnnxDomain, "Reshape", 1, 4, FixedSizeTypes(), FactoryOf<ReshapeKernel>()),
       CpuDef(engine::kOnnxDomain, "Reshape", 5, 13, FixedSizeTypes(), FactoryOf<ReshapeKernel>()),
       CpuDef(engine::kOnnxDomain, "Reshape", 14, kMaxOpset, FixedSizeTypes(),
              FactoryOf<ReshapeKernel>()),
+      CpuDef(engine::kOnnxDomain, "Concat", 1, 3, FixedSizeTypes(), FactoryOf<ConcatKernel>()),
       CpuDef(engine::kOnnxDomain, "Concat", 4, kMaxOpset, FixedSizeTypes(),
              FactoryOf<ConcatKernel>())};
   return RegisterAll(registry, std::move(defs));

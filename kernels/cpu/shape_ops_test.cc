@@ -148,6 +148,26 @@ TEST(ConcatTest, AxesAndTypes) {
   CheckConcat<float>({{512, 70}, {512, 30}, {512, 1}}, 1, 2);
 }
 
+TEST(ConcatTest, OpsetOneDefaultsToAxisOne) {
+  KernelTester t("Concat", 1);
+  t.Input<float>({2, 1}, {1, 2}).Input<float>({2, 2}, {3, 4, 5, 6});
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{1, 3, 4, 2, 5, 6}));
+}
+
+TEST(ReshapeTest, OpsetOneShapeAttribute) {
+  KernelTester t("Reshape", 1);
+  t.Attr("shape", std::vector<int64_t>{0, -1}).Input<float>({2, 3, 2}, std::vector<float>(12));
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), (Shape{2, 6}));
+  KernelTester missing("Reshape", 4);
+  missing.Input<float>({2}, {1, 2});
+  EXPECT_FALSE(missing.Run(CpuRegistry()).ok());
+}
+
 TEST(ConcatTest, Errors) {
   {
     KernelTester t("Concat", 13);

@@ -179,7 +179,7 @@ class TransposeKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     const size_t elem = engine::ElementSize(x->dtype());
     const Shape& in = x->shape();
-    const std::vector<int64_t> perm = PermFor(in.rank());
+    const Dims perm = PermFor(in.rank());
     INFERD_RETURN_IF_ERROR(CheckPerm(perm, in));
     Shape out_shape;
     for (int64_t p : perm) out_shape.push_back(in[p]);
@@ -225,15 +225,15 @@ class TransposeKernel final : public engine::OpKernel {
     }
   }
 
-  std::vector<int64_t> PermFor(size_t rank) const {
-    if (has_perm_) return perm_;
-    std::vector<int64_t> perm(rank);
+  Dims PermFor(size_t rank) const {  // inline storage: no allocation per run
+    if (has_perm_) return Dims(perm_.begin(), perm_.end());
+    Dims perm(rank);
     for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
     return perm;
   }
 
-  absl::Status CheckPerm(const std::vector<int64_t>& perm, const Shape& in) const {
-    std::vector<bool> seen(in.rank(), false);
+  absl::Status CheckPerm(const Dims& perm, const Shape& in) const {
+    absl::InlinedVector<bool, 8> seen(in.rank(), false);
     bool ok = perm.size() == in.rank();
     for (size_t i = 0; ok && i < perm.size(); ++i) {
       ok = perm[i] >= 0 && perm[i] < static_cast<int64_t>(in.rank()) && !seen[perm[i]];

@@ -25,7 +25,7 @@ using engine::DataType;
 constexpr char kUsage[] =
     "usage: inferctl run MODEL [--input NAME=FILE.npy]... [--random] [--runs N] [--warmup N]\n"
     "                          [--threads T] [--pre-allocate] [--fixed-shape NAME=1x128]...\n"
-    "                          [--no-fusions] [--output-dir DIR]\n"
+    "                          [--no-fusions] [--profile] [--output-dir DIR]\n"
     "Inputs not given as .npy are random (floats in [-1, 1), integers in [0, 8)); dynamic dims\n"
     "without --fixed-shape are 1.\n";
 
@@ -34,7 +34,7 @@ struct Args {
   std::map<std::string, std::string> input_files;
   std::map<std::string, std::vector<int64_t>> fixed_shapes;
   int runs = 10, warmup = 1, threads = 1;
-  bool pre_allocate = false, fusions = true;
+  bool pre_allocate = false, fusions = true, profile = false;
   std::string output_dir;
 };
 
@@ -83,6 +83,8 @@ absl::StatusOr<Args> Parse(const std::vector<std::string>& args) {
       st = number(&a.threads);
     } else if (arg == "--pre-allocate") {
       a.pre_allocate = true;
+    } else if (arg == "--profile") {
+      a.profile = true;
     } else if (arg == "--no-fusions") {
       a.fusions = false;
     } else if (arg == "--output-dir") {
@@ -164,6 +166,31 @@ absl::StatusOr<std::vector<OwnedInput>> MakeInputs(const engine::Session& s, con
   return inputs;
 }
 
+// Time per step (mean over the runs), slowest first, then by operator.
+void PrintProfile(const engine::Session& s, const std::vector<double>& micros, size_t runs) {
+  std::vector<std::pair<double, size_t>> steps;
+  std::map<std::string, double> by_op;
+  double total = 0;
+  for (size_t k = 0; k < micros.size(); ++k) {
+    const double us = micros[k] / std::max<size_t>(1, runs);
+    steps.emplace_back(us, k);
+    by_op[s.graph().nodes[s.plan().steps()[k].node].op_type] += us;
+    total += us;
+  }
+  std::sort(steps.rbegin(), steps.rend());
+  std::printf("profile: %.1f us per run in kernels (mean over %zu runs)\n", total, runs);
+  std::vector<std::pair<double, std::string>> ops;
+  for (const auto& [op, us] : by_op) ops.emplace_back(us, op);
+  std::sort(ops.rbegin(), ops.rend());
+  for (const auto& [us, op] : ops) {
+    std::printf("  %-24s %9.1f us %5.1f%%\n", op.c_str(), us, 100 * us / std::max(total, 1e-9));
+  }
+  for (size_t i = 0; i < steps.size() && i < 15; ++i) {
+    const engine::Node& n = s.graph().nodes[s.plan().steps()[steps[i].second].node];
+    std::printf("  %9.1f us  %-18s %s\n", steps[i].first, n.op_type.c_str(), n.name.c_str());
+  }
+}
+
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   const size_t i = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * (v.size() - 1) + 0.5));
@@ -228,10 +255,13 @@ int RunCommand(const std::vector<std::string>& raw_args) {
   const long faults0 = MinorFaults();
   const uint64_t copied0 = engine::PayloadBytesCopied();
   std::vector<double> ms;
+  std::vector<double> step_micros;
+  engine::RunOptions run_options;
+  if (args->profile) run_options.step_micros = &step_micros;
   for (int i = 0; i < args->runs && (outputs.ok() || i == 0); ++i) {
     if (outputs.ok()) outputs->clear();  // each run's outputs go back before the next
     const auto t0 = std::chrono::steady_clock::now();
-    outputs = s.Run(feed);
+    outputs = s.Run(feed, {}, run_options);
     ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
@@ -256,6 +286,7 @@ int RunCommand(const std::vector<std::string>& raw_args) {
   }
   std::printf("kernels hold %llu bytes outside the arenas (prepacked weights)\n",
               static_cast<unsigned long long>(s.stats().kernel_persistent_bytes));
+  if (args->profile) PrintProfile(s, step_micros, ms.size());
   for (const engine::OutputTensor& out : *outputs) {
     std::printf("output %s: %s %s\n", out.name.c_str(), engine::DataTypeName(out.type),
                 out.shape.ToString().c_str());

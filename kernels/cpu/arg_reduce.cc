@@ -1,0 +1,225 @@
+// ArgMax and ArgMin (float32, float64, int32, int64 in; int64 out): the index of the first (or,
+// with select_last_index, opset 12+, the last) extreme value along `axis` (default 0), the axis
+// kept as 1 with keepdims (default 1) or dropped. Seen as [outer, n, inner]: with inner == 1 each
+// output scans a contiguous row (the extreme value vectorized, then its position); otherwise a
+// tile of inner columns is scanned row by row. Parallel over rows or tiles. Where a line holds
+// NaN the index is unspecified.
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "engine/kernel.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/registration.h"
+
+namespace inferd::kernels::cpu {
+namespace {
+
+using engine::DataType;
+using engine::KernelContext;
+using engine::KernelInfo;
+using engine::Shape;
+using engine::Tensor;
+
+constexpr int64_t kGrain = 16 * 1024;  // input elements per thread, at least
+constexpr int64_t kTile = 256;         // columns per tile of the strided path
+
+// True when `v` should replace the current best `b`: strictly better, or as good with
+// select_last_index.
+template <bool kMax, bool kLast, typename T>
+inline bool Better(T v, T b) {
+  if constexpr (kMax) {
+    return kLast ? v >= b : v > b;
+  } else {
+    return kLast ? v <= b : v < b;
+  }
+}
+
+// The index of the extreme value of a row: pass 1 finds the value (branch-free, vectorized),
+// pass 2 its first (or last) position. A row whose extreme is not found again (NaN) takes the
+// scalar loop.
+template <bool kMax, bool kLast, typename T>
+int64_t ArgRow(const T* row, int64_t n) {
+  T best = row[0];
+  if constexpr (kMax) {
+#pragma omp simd reduction(max : best)
+    for (int64_t i = 1; i < n; ++i) best = row[i] > best ? row[i] : best;
+  } else {
+#pragma omp simd reduction(min : best)
+    for (int64_t i = 1; i < n; ++i) best = row[i] < best ? row[i] : best;
+  }
+  if constexpr (kLast) {
+    for (int64_t i = n; i-- > 0;) {
+      if (row[i] == best) return i;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      if (row[i] == best) return i;
+    }
+  }
+  int64_t index = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    if (Better<kMax, kLast>(row[i], row[index])) index = i;
+  }
+  return index;
+}
+
+template <bool kMax, bool kLast, typename T>
+void ArgRows(const T* x, int64_t* y, int64_t outer, int64_t n, engine::ThreadPool& pool) {
+  pool.ParallelFor(outer, std::max<int64_t>(1, kGrain / n), [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) y[o] = ArgRow<kMax, kLast>(x + o * n, n);
+  });
+}
+
+// Row indices are tracked in T itself (exact below 2^24 rows for float), so that the compare
+// and both selects have one width and vectorize.
+template <bool kMax, bool kLast, typename T>
+void ArgColumns(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
+                engine::ThreadPool& pool) {
+  const int64_t tiles = (inner + kTile - 1) / kTile;
+  pool.ParallelFor(outer * tiles, std::max<int64_t>(1, kGrain / (n * kTile)),
+                   [&](int64_t begin, int64_t end) {
+                     T best[kTile], where[kTile];
+                     int64_t o = begin / tiles, t = begin % tiles;  // one division per chunk
+                     for (int64_t w = begin; w < end; ++w) {
+                       const int64_t col = t * kTile, width = std::min(kTile, inner - col);
+                       const T* base = x + o * n * inner + col;
+                       std::copy(base, base + width, best);
+                       std::fill(where, where + width, T(0));
+                       for (int64_t i = 1; i < n; ++i) {
+                         const T* row = base + i * inner;
+                         const T row_index = static_cast<T>(i);
+#pragma omp simd
+                         for (int64_t j = 0; j < width; ++j) {
+                           const bool better = Better<kMax, kLast>(row[j], best[j]);
+                           best[j] = better ? row[j] : best[j];
+                           where[j] = better ? row_index : where[j];
+                         }
+                       }
+                       int64_t* index = y + o * inner + col;
+                       for (int64_t j = 0; j < width; ++j)
+                         index[j] = static_cast<int64_t>(where[j]);
+                       if (++t == tiles) t = 0, ++o;
+                     }
+                   });
+}
+
+template <bool kMax, bool kLast, typename T>
+void Arg(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
+         engine::ThreadPool& pool) {
+  if (inner == 1) {
+    ArgRows<kMax, kLast>(x, y, outer, n, pool);
+  } else if (n > (int64_t{1} << std::numeric_limits<T>::digits)) {
+    // Too many rows to count in T: one row scan per column instead.
+    pool.ParallelFor(outer * inner, std::max<int64_t>(1, kGrain / n),
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t line = begin; line < end; ++line) {
+                         const T* col = x + (line / inner) * n * inner + line % inner;
+                         int64_t index = 0;
+                         for (int64_t i = 1; i < n; ++i) {
+                           if (Better<kMax, kLast>(col[i * inner], col[index * inner])) index = i;
+                         }
+                         y[line] = index;
+                       }
+                     });
+  } else {
+    ArgColumns<kMax, kLast>(x, y, outer, n, inner, pool);
+  }
+}
+
+template <typename T>
+void Dispatch(bool max, bool last, const Tensor& x, int64_t* y, int64_t outer, int64_t n,
+              int64_t inner, engine::ThreadPool& pool) {
+  const T* in = x.data<T>();
+  if (max) {
+    last ? Arg<true, true>(in, y, outer, n, inner, pool)
+         : Arg<true, false>(in, y, outer, n, inner, pool);
+  } else {
+    last ? Arg<false, true>(in, y, outer, n, inner, pool)
+         : Arg<false, false>(in, y, outer, n, inner, pool);
+  }
+}
+
+class ArgReduceKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<ArgReduceKernel>> Create(const KernelInfo& info) {
+    return std::unique_ptr<ArgReduceKernel>(new ArgReduceKernel(info));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
+    const Shape& shape = x->shape();
+    const int64_t rank = static_cast<int64_t>(shape.rank());
+    if (rank == 0) return node_.InvalidArgument("input must have rank >= 1, got a scalar");
+    INFERD_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, rank, node_));
+    const int64_t n = shape[axis];
+    Shape out_shape;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i != axis) {
+        out_shape.push_back(shape[i]);
+      } else if (keepdims_) {
+        out_shape.push_back(1);
+      }
+    }
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kInt64, out_shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    if (n == 0) {
+      return node_.InvalidArgument(absl::StrCat("cannot take the arg of an empty axis ", axis,
+                                                " of shape ", shape.ToString()));
+    }
+    const int64_t outer = shape.SizeBetween(0, axis), inner = shape.SizeFrom(axis + 1);
+    int64_t* out = y->mutable_data<int64_t>();
+    engine::ThreadPool& pool = ctx.threads();
+    switch (x->dtype()) {
+      case DataType::kFloat32:
+        Dispatch<float>(max_, last_, *x, out, outer, n, inner, pool);
+        break;
+      case DataType::kFloat64:
+        Dispatch<double>(max_, last_, *x, out, outer, n, inner, pool);
+        break;
+      case DataType::kInt32:
+        Dispatch<int32_t>(max_, last_, *x, out, outer, n, inner, pool);
+        break;
+      case DataType::kInt64:
+        Dispatch<int64_t>(max_, last_, *x, out, outer, n, inner, pool);
+        break;
+      default:
+        return node_.InvalidArgument(
+            absl::StrCat("element type ", engine::DataTypeName(x->dtype()), " is not supported"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  explicit ArgReduceKernel(const KernelInfo& info)
+      : node_(info),
+        max_(info.op_type() == "ArgMax"),
+        axis_(info.GetInt("axis", 0)),
+        keepdims_(info.GetInt("keepdims", 1) != 0),
+        last_(info.opset() >= 12 && info.GetInt("select_last_index", 0) != 0) {}
+
+  const NodeLabel node_;
+  const bool max_;  // ArgMax, else ArgMin
+  const int64_t axis_;
+  const bool keepdims_;
+  const bool last_;  // select_last_index
+};
+
+}  // namespace
+
+absl::Status RegisterArgReduceKernels(engine::KernelRegistry& registry) {
+  const std::vector<DataType> types = {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
+                                       DataType::kInt64};
+  std::vector<engine::KernelDef> defs;
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    // 1-11: first index (11 adds negative axes, a superset here); 12+: select_last_index.
+    defs.push_back(CpuDef(engine::kOnnxDomain, op, 1, 11, types, FactoryOf<ArgReduceKernel>()));
+    defs.push_back(
+        CpuDef(engine::kOnnxDomain, op, 12, kMaxOpset, types, FactoryOf<ArgReduceKernel>()));
+  }
+  return RegisterAll(registry, std::move(defs));
+}
+
+}  // namespace inferd::kernels::cpu

@@ -1,0 +1,325 @@
+// ConvTranspose (ai.onnx 1-17; 1-D, 2-D and 3-D; group, dilations, strides, pads,
+// output_padding, output_shape, auto_pad, optional bias): one oneDNN deconvolution per set of
+// input shapes (ConvPrimitive with `transposed`: layouts, workspace, constant weights prepacked
+// when the shapes are known at load).
+//
+// Output size per spatial dim: natural = stride * (in - 1) + output_padding + (k - 1) * dilation
+// + 1.
+//   - output_shape given: that size; total padding natural - out split head/tail (the larger half
+//     at the head for SAME_LOWER, at the tail otherwise, as the ONNX test data has it); a
+//     negative total pads nothing and the extra tail holds the bias only.
+//   - auto_pad SAME_UPPER / SAME_LOWER: out = in * stride, padding as above.
+//   - otherwise natural - pads_begin - pads_end.
+// oneDNN has no output_padding: it is a smaller (possibly negative) right padding.
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "engine/kernel.h"
+#include "kernels/cpu/conv_primitive.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/onednn_util.h"
+#include "kernels/cpu/registration.h"
+#include "kernels/cpu/shape_cache.h"
+#include "kernels/cpu/window.h"
+
+namespace inferd::kernels::cpu {
+namespace {
+
+using engine::DataType;
+using engine::KernelContext;
+using engine::KernelInfo;
+using engine::Shape;
+using engine::Tensor;
+
+struct ConvTransposeAttributes {
+  WindowAttributes window;  // kernel_shape, strides, dilations, pads, auto_pad
+  std::vector<int64_t> output_padding, output_shape;
+  int64_t group = 1;
+
+  static absl::StatusOr<ConvTransposeAttributes> Read(const KernelInfo& info) {
+    ConvTransposeAttributes a;
+    INFERD_ASSIGN_OR_RETURN(a.window, WindowAttributes::Read(info));
+    a.output_padding = info.GetInts("output_padding");
+    a.output_shape = info.GetInts("output_shape");
+    a.group = info.GetInt("group", 1);
+    if (a.group < 1) return info.Error(absl::StrCat("group ", a.group, " must be >= 1"));
+    for (int64_t p : a.output_padding) {
+      if (p < 0) {
+        return info.Error(absl::StrCat("output_padding [", absl::StrJoin(a.output_padding, ","),
+                                       "] must not be negative"));
+      }
+    }
+    return a;
+  }
+};
+
+struct ConvTransposeGeometry {
+  Shape out;
+  ConvSpec spec;            // without constant weights
+  bool degenerate = false;  // empty output, or no input channels (output = bias)
+};
+
+// The value of a per-spatial-dim attribute `v` (empty: `fallback`), checked for count.
+absl::StatusOr<std::vector<int64_t>> PerDim(const std::vector<int64_t>& v, size_t n,
+                                            int64_t fallback, absl::string_view name,
+                                            const NodeLabel& node) {
+  if (v.empty()) return std::vector<int64_t>(n, fallback);
+  if (v.size() != n) {
+    return node.InvalidArgument(
+        absl::StrCat("attribute '", name, "' has ", v.size(), " values, expected ", n));
+  }
+  return v;
+}
+
+absl::StatusOr<ConvTransposeGeometry> ComputeGeometry(const ConvTransposeAttributes& attrs,
+                                                      const Shape& x, const Shape& w,
+                                                      const Shape* b, const NodeLabel& node) {
+  if (x.rank() < 3 || x.rank() > 5) {
+    return node.InvalidArgument(absl::StrCat("input 0 has shape ", x.ToString(),
+                                             " but a rank-3, -4 or -5 input (N,C,spatial...) is "
+                                             "expected"));
+  }
+  if (w.rank() != x.rank()) {
+    return node.InvalidArgument(absl::StrCat("input 1 has shape ", w.ToString(), " but a rank-",
+                                             x.rank(), " weight is expected"));
+  }
+  const int64_t g = attrs.group, channels = x[1];
+  if (w[0] != channels || channels % g != 0) {
+    return node.InvalidArgument(absl::StrCat("input ", x.ToString(), " and weight ", w.ToString(),
+                                             " do not match for group ", g,
+                                             ": expected W[0] = C and C % group == 0"));
+  }
+  const int64_t filters = w[1] * g;  // output channels
+  const size_t sp = x.rank() - 2;
+  absl::Span<const int64_t> kernel = w.dims().subspan(2);
+  const std::vector<int64_t>& ks = attrs.window.kernel_shape;
+  if (!ks.empty() && !std::equal(kernel.begin(), kernel.end(), ks.begin(), ks.end())) {
+    return node.InvalidArgument(
+        absl::StrCat("kernel_shape does not match the weight's shape ", w.ToString()));
+  }
+  if (b != nullptr && (b->rank() != 1 || (*b)[0] != filters)) {
+    return node.InvalidArgument(
+        absl::StrCat("bias has shape ", b->ToString(), ", expected [", filters, "]"));
+  }
+  INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                          PerDim(attrs.window.strides, sp, 1, "strides", node));
+  INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> dilations,
+                          PerDim(attrs.window.dilations, sp, 1, "dilations", node));
+  INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
+                          PerDim(attrs.output_padding, sp, 0, "output_padding", node));
+  INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                          PerDim(attrs.window.pads, 2 * sp, 0, "pads", node));
+  std::vector<int64_t> output_shape = attrs.output_shape;
+  if (output_shape.size() == sp + 2)
+    output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  if (!output_shape.empty() && output_shape.size() != sp) {
+    return node.InvalidArgument(absl::StrCat("output_shape [",
+                                             absl::StrJoin(attrs.output_shape, ","),
+                                             "] does not have ", sp, " spatial dimensions"));
+  }
+  const std::string& auto_pad = attrs.window.auto_pad;
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+
+  ConvTransposeGeometry geo;
+  geo.out = Shape{x[0], filters};
+  ConvSpec& spec = geo.spec;
+  spec.transposed = true;
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t in = x[2 + i], s = strides[i], d = dilations[i], k = kernel[i];
+    if (s < 1 || d < 1 || k < 1) {
+      return node.InvalidArgument(absl::StrCat("spatial dimension ", i, ": kernel ", k, ", stride ",
+                                               s, " and dilation ", d, " must all be >= 1"));
+    }
+    const int64_t ext = (k - 1) * d + 1;
+    const int64_t natural = s * (in - 1) + output_padding[i] + ext;
+    int64_t out = 0, head = 0;
+    if (!output_shape.empty() || same) {
+      out = !output_shape.empty() ? output_shape[i] : in * s;
+      const int64_t total = std::max<int64_t>(0, natural - out);
+      head = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
+    } else {
+      if (pads[i] < 0 || pads[i + sp] < 0) {
+        return node.InvalidArgument(
+            absl::StrCat("pads [", absl::StrJoin(pads, ","), "] must not be negative"));
+      }
+      if (auto_pad == "NOTSET") head = pads[i];
+      out = natural - head - (auto_pad == "NOTSET" ? pads[i + sp] : 0);
+    }
+    if (out < 0) {
+      return node.InvalidArgument(
+          absl::StrCat("spatial dimension ", i, ": the output size ", out, " is negative"));
+    }
+    geo.out.push_back(out);
+    spec.strides.push_back(s);
+    spec.dilations.push_back(d - 1);  // oneDNN counts the gaps
+    spec.pad_begin.push_back(head);
+    // oneDNN: out = s * (in - 1) + ext - pad_begin - pad_end.
+    spec.pad_end.push_back(s * (in - 1) + ext - head - out);
+  }
+  spec.src = ToDnnlDims(x.dims());
+  spec.dst = ToDnnlDims(geo.out.dims());
+  if (b != nullptr) spec.bias = {filters};
+  // ONNX stores [C_in, C_out / g, k...] = [g, I/g, O/g, k...]; oneDNN's logical order is
+  // [g, O/g, I/g, k...] (or [O, I, k...]): the same bytes with permuted strides.
+  const int64_t k_size = w.SizeFrom(2), ig = channels / g, og = w[1];
+  dnnl::memory::dims k_strides(sp);
+  for (size_t i = sp, s = 1; i-- > 0;) k_strides[i] = s, s *= kernel[i];
+  if (g == 1) {
+    spec.weights = {og, ig};
+    spec.weights_strides = {k_size, og * k_size};
+  } else {
+    spec.weights = {g, og, ig};
+    spec.weights_strides = {ig * og * k_size, k_size, og * k_size};
+  }
+  spec.weights.insert(spec.weights.end(), kernel.begin(), kernel.end());
+  spec.weights_strides.insert(spec.weights_strides.end(), k_strides.begin(), k_strides.end());
+  spec.layout = ChooseConvLayout(channels, filters, g, kernel);
+  geo.degenerate = geo.out.NumElements() == 0 || x.NumElements() == 0 || og == 0 || ig == 0;
+  return geo;
+}
+
+struct ConvTransposePlan {
+  ConvTransposeGeometry geometry;
+  std::shared_ptr<const ConvPrimitive> primitive;  // null when degenerate
+  size_t workspace_bytes() const { return primitive ? primitive->workspace_bytes() : 0; }
+};
+
+class ConvTransposeKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<ConvTransposeKernel>> Create(const KernelInfo& info) {
+    INFERD_ASSIGN_OR_RETURN(ConvTransposeAttributes attrs, ConvTransposeAttributes::Read(info));
+    auto k = std::unique_ptr<ConvTransposeKernel>(new ConvTransposeKernel(info, std::move(attrs)));
+    if (std::optional<std::vector<Shape>> shapes = StaticShapes(info)) {
+      const Tensor* constant_w = info.input(1).constant;
+      const Shape* refs[] = {&(*shapes)[0], &(*shapes)[1],
+                             shapes->size() > 2 ? &(*shapes)[2] : nullptr};
+      const ShapeRefs key(refs, shapes->size());
+      INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const ConvTransposePlan> plan,
+                              k->BuildPlan(key, constant_w ? constant_w->raw_data() : nullptr));
+      k->cache_.Pin(key, k->threads_, std::move(plan));
+    }
+    return k;
+  }
+
+  static absl::StatusOr<size_t> EstimateWorkspace(const KernelInfo& info) {
+    NodeLabel node(info);
+    INFERD_ASSIGN_OR_RETURN(ConvTransposeAttributes attrs, ConvTransposeAttributes::Read(info));
+    std::optional<std::vector<Shape>> shapes = StaticShapes(info);
+    if (!shapes) return node.InvalidArgument("input shapes are not static");
+    INFERD_ASSIGN_OR_RETURN(ConvTransposeGeometry geo,
+                            ComputeGeometry(attrs, (*shapes)[0], (*shapes)[1],
+                                            shapes->size() > 2 ? &(*shapes)[2] : nullptr, node));
+    if (geo.degenerate) return size_t{0};
+    const Tensor* constant_w = info.input(1).constant;
+    geo.spec.constant_weights = constant_w ? constant_w->raw_data() : nullptr;
+    return ConvPrimitive::WorkspaceBytes(geo.spec, info.intra_op_threads(), node);
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1, node_));
+    INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node_));
+    INFERD_RETURN_IF_ERROR(CheckType(*w, DataType::kFloat32, 1, node_));
+    const Tensor* b = nullptr;
+    if (has_bias_) {
+      INFERD_ASSIGN_OR_RETURN(b, RequiredInput(ctx, 2, node_));
+      INFERD_RETURN_IF_ERROR(CheckType(*b, DataType::kFloat32, 2, node_));
+    }
+    const Shape* shapes[] = {&x->shape(), &w->shape(), b != nullptr ? &b->shape() : nullptr};
+    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const ConvTransposePlan> plan,
+                            PlanFor(ShapeRefs(shapes, has_bias_ ? 3 : 2)));
+    const ConvTransposeGeometry& geo = plan->geometry;
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, geo.out));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    if (geo.degenerate) return FillBias(b, y);
+    return plan->primitive->Execute(ctx, x->raw_data(), w->raw_data(), b ? b->raw_data() : nullptr,
+                                    y->raw_mutable_data(), node_);
+  }
+
+  size_t PersistentBytes() const override {
+    return cache_.SumBytes([](const ConvTransposePlan& p) {
+      return p.primitive != nullptr ? p.primitive->prepacked_bytes() : size_t{0};
+    });
+  }
+
+  std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
+      absl::Span<const Shape> input_shapes) const override {
+    if (input_shapes.size() < (has_bias_ ? 3u : 2u)) return {};
+    const Shape* shapes[] = {&input_shapes[0], &input_shapes[1],
+                             has_bias_ ? &input_shapes[2] : nullptr};
+    absl::StatusOr<std::shared_ptr<const ConvTransposePlan>> plan =
+        PlanFor(ShapeRefs(shapes, has_bias_ ? 3 : 2));
+    if (!plan.ok()) return {};  // Compute reports the error
+    return ScratchpadRequirement((*plan)->workspace_bytes());
+  }
+
+ private:
+  ConvTransposeKernel(const KernelInfo& info, ConvTransposeAttributes attrs)
+      : node_(info),
+        attrs_(std::move(attrs)),
+        has_bias_(info.input_present(2)),
+        threads_(info.intra_op_threads()) {}
+
+  static std::optional<std::vector<Shape>> StaticShapes(const KernelInfo& info) {
+    std::vector<Shape> shapes;
+    for (int i = 0; i < (info.input_present(2) ? 3 : 2); ++i) {
+      std::optional<Shape> s = StaticInputShape(info, i);
+      if (!s) return std::nullopt;
+      shapes.push_back(*s);
+    }
+    return shapes;
+  }
+
+  // No input channels (or no filters): every output element is its channel's bias.
+  static absl::Status FillBias(const Tensor* b, Tensor* y) {
+    const Shape& s = y->shape();
+    const int64_t n = s[0], m = s[1], inner = s.SizeFrom(2);
+    float* out = y->mutable_data<float>();
+    for (int64_t i = 0; i < n * m; ++i) {
+      const float v = b != nullptr ? b->data<float>()[i % m] : 0.0f;
+      std::fill(out + i * inner, out + (i + 1) * inner, v);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::shared_ptr<const ConvTransposePlan>> BuildPlan(ShapeRefs shapes,
+                                                                     const void* constant_w) const {
+    auto plan = std::make_shared<ConvTransposePlan>();
+    INFERD_ASSIGN_OR_RETURN(
+        plan->geometry,
+        ComputeGeometry(attrs_, *shapes[0], *shapes[1], has_bias_ ? shapes[2] : nullptr, node_));
+    if (!plan->geometry.degenerate) {
+      ConvSpec spec = plan->geometry.spec;
+      spec.constant_weights = constant_w;
+      INFERD_ASSIGN_OR_RETURN(plan->primitive, ConvPrimitive::Build(spec, threads_, node_));
+    }
+    return std::shared_ptr<const ConvTransposePlan>(std::move(plan));
+  }
+
+  absl::StatusOr<std::shared_ptr<const ConvTransposePlan>> PlanFor(ShapeRefs shapes) const {
+    return cache_.GetOrCreate(shapes, threads_, [&] { return BuildPlan(shapes, nullptr); });
+  }
+
+  const NodeLabel node_;
+  const ConvTransposeAttributes attrs_;
+  const bool has_bias_;
+  const int threads_;
+  mutable ShapeCache<ConvTransposePlan> cache_;
+};
+
+}  // namespace
+
+absl::Status RegisterConvTransposeKernels(engine::KernelRegistry& registry) {
+  // ConvTranspose-11 only clarified the padding rules of -1; one definition covers both.
+  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "ConvTranspose", 1, kMaxOpset,
+                                       {DataType::kFloat32}, FactoryOf<ConvTransposeKernel>(),
+                                       &ConvTransposeKernel::EstimateWorkspace)});
+}
+
+}  // namespace inferd::kernels::cpu

@@ -1,0 +1,302 @@
+#include "kernels/cpu/movement_util.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "kernels/cpu/registration.h"
+
+namespace inferd::kernels::cpu {
+
+using engine::DataType;
+using engine::Tensor;
+
+namespace {
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      int e = -1;
+      uint32_t m = mant;
+      do {
+        ++e;
+        m <<= 1;
+      } while ((m & 0x400) == 0);
+      bits = sign | ((127 - 15 - e) << 23) | ((m & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+template <typename T>
+T Load(const Tensor& t) {
+  T v;
+  std::memcpy(&v, t.raw_data(), sizeof(T));
+  return v;
+}
+
+// dst[i][j] = src[i * s2 + j * s1] for a dense [n2, l1] block: memcpy per line (s1 == 1), a
+// fill (s1 == 0), or a strided gather whose inner loop runs along the longer side.
+template <typename T>
+void CopyBlock(const T* src, T* dst, int64_t n2, int64_t s2, int64_t l1, int64_t s1) {
+  if (s1 == 1) {
+    for (int64_t i = 0; i < n2; ++i) {
+      std::memcpy(dst + i * l1, src + i * s2, static_cast<size_t>(l1) * sizeof(T));
+    }
+  } else if (s1 == 0) {
+    for (int64_t i = 0; i < n2; ++i) FillN(dst + i * l1, l1, src[i * s2]);
+  } else if (l1 >= 8 || n2 <= l1) {
+    for (int64_t i = 0; i < n2; ++i) {
+      const T* s = src + i * s2;
+      T* d = dst + i * l1;
+      for (int64_t j = 0; j < l1; ++j) d[j] = s[j * s1];
+    }
+  } else {  // short lines (e.g. DepthToSpace's block columns): walk down the block instead
+    for (int64_t j = 0; j < l1; ++j) {
+      const T* s = src + j * s1;
+      for (int64_t i = 0; i < n2; ++i) dst[i * l1 + j] = s[i * s2];
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status ReadIndexVector(const Tensor& t, absl::string_view what, const NodeLabel& node,
+                             Dims* out) {
+  if (t.shape().rank() > 1) {
+    return node.InvalidArgument(
+        absl::StrCat(what, " must be 1-D, got shape ", t.shape().ToString()));
+  }
+  const int64_t n = t.NumElements();
+  out->resize(n);
+  if (t.dtype() == DataType::kInt64) {
+    if (n > 0) std::memcpy(out->data(), t.raw_data(), n * sizeof(int64_t));
+  } else if (t.dtype() == DataType::kInt32) {
+    const int32_t* v = t.data<int32_t>();
+    for (int64_t i = 0; i < n; ++i) (*out)[i] = v[i];
+  } else {
+    return node.InvalidArgument(absl::StrCat(
+        what, " has element type ", engine::DataTypeName(t.dtype()), ", expected int32 or int64"));
+  }
+  return absl::OkStatus();
+}
+
+bool ReadScalarAsDouble(const Tensor& t, double* out) {
+  if (t.NumElements() < 1) return false;
+  switch (t.dtype()) {
+    case DataType::kFloat32:
+      *out = Load<float>(t);
+      return true;
+    case DataType::kFloat64:
+      *out = Load<double>(t);
+      return true;
+    case DataType::kFloat16:
+      *out = HalfToFloat(Load<uint16_t>(t));
+      return true;
+    case DataType::kBFloat16: {
+      const uint32_t bits = static_cast<uint32_t>(Load<uint16_t>(t)) << 16;
+      float f;
+      std::memcpy(&f, &bits, sizeof(f));
+      *out = f;
+      return true;
+    }
+    case DataType::kInt8:
+      *out = Load<int8_t>(t);
+      return true;
+    case DataType::kInt16:
+      *out = Load<int16_t>(t);
+      return true;
+    case DataType::kInt32:
+      *out = Load<int32_t>(t);
+      return true;
+    case DataType::kInt64:
+      *out = static_cast<double>(Load<int64_t>(t));
+      return true;
+    case DataType::kUint8:
+      *out = Load<uint8_t>(t);
+      return true;
+    case DataType::kUint16:
+      *out = Load<uint16_t>(t);
+      return true;
+    case DataType::kUint32:
+      *out = Load<uint32_t>(t);
+      return true;
+    case DataType::kUint64:
+      *out = static_cast<double>(Load<uint64_t>(t));
+      return true;
+    case DataType::kBool:
+      *out = Load<uint8_t>(t) != 0 ? 1.0 : 0.0;
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ReadScalarAsInt64(const Tensor& t, int64_t* out) {
+  if (t.NumElements() < 1) return false;
+  switch (t.dtype()) {
+    case DataType::kInt8:
+      *out = Load<int8_t>(t);
+      return true;
+    case DataType::kInt16:
+      *out = Load<int16_t>(t);
+      return true;
+    case DataType::kInt32:
+      *out = Load<int32_t>(t);
+      return true;
+    case DataType::kInt64:
+      *out = Load<int64_t>(t);
+      return true;
+    case DataType::kUint8:
+      *out = Load<uint8_t>(t);
+      return true;
+    case DataType::kUint16:
+      *out = Load<uint16_t>(t);
+      return true;
+    case DataType::kUint32:
+      *out = Load<uint32_t>(t);
+      return true;
+    case DataType::kUint64:
+      *out = static_cast<int64_t>(Load<uint64_t>(t));
+      return true;
+    case DataType::kBool:
+      *out = Load<uint8_t>(t) != 0;
+      return true;
+    default: {
+      double d;
+      if (!ReadScalarAsDouble(t, &d)) return false;
+      *out = static_cast<int64_t>(d);
+      return true;
+    }
+  }
+}
+
+absl::Status UnsupportedType(DataType type, const NodeLabel& node) {
+  return node.Unimplemented(
+      absl::StrCat("element type ", engine::DataTypeName(type), " is not supported"));
+}
+
+Dims StridesOf(const engine::Shape& shape) {
+  Dims st(shape.rank(), 1);
+  for (size_t i = shape.rank(); i-- > 1;) st[i - 1] = st[i] * shape[i];
+  return st;
+}
+
+void ParallelMemcpy(void* dst, const void* src, size_t bytes, engine::ThreadPool& pool) {
+  if (bytes == 0) return;
+  const int64_t chunks = static_cast<int64_t>((bytes + kMoveGrainBytes - 1) / kMoveGrainBytes);
+  pool.ParallelFor(chunks, 1, [&](int64_t begin, int64_t end) {
+    const size_t from = static_cast<size_t>(begin) * kMoveGrainBytes;
+    const size_t to = std::min(bytes, static_cast<size_t>(end) * kMoveGrainBytes);
+    std::memcpy(static_cast<unsigned char*>(dst) + from,
+                static_cast<const unsigned char*>(src) + from, to - from);
+  });
+}
+
+void StridedCopy(const void* src, void* dst, size_t elem, absl::Span<const int64_t> dims,
+                 absl::Span<const int64_t> strides, int64_t offset, engine::ThreadPool& pool) {
+  // pass 1: drop dims of size 1; merge a dim into the one before it when both walk the source
+  // contiguously relative to each other (outer stride == inner stride * inner size).
+  Dims md, ms;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 0) return;
+    if (dims[d] == 1) continue;
+    if (!md.empty() && ms.back() == strides[d] * dims[d]) {
+      md.back() *= dims[d];
+      ms.back() = strides[d];
+    } else {
+      md.push_back(dims[d]);
+      ms.push_back(strides[d]);
+    }
+  }
+  while (md.size() < 2) {  // at least one [lines, line] block
+    md.insert(md.begin(), 1);
+    ms.insert(ms.begin(), 0);
+  }
+  // pass 2: the last two merged dims form blocks of l2 lines of l1 elements; the dims before
+  // them advance an odometer. Work is split by lines, so one large block still spreads across
+  // threads.
+  const size_t rank = md.size(), outer = rank - 2;
+  const int64_t l1 = md[rank - 1], s1 = ms[rank - 1], l2 = md[rank - 2], s2 = ms[rank - 2];
+  int64_t lines = l2;
+  for (size_t d = 0; d < outer; ++d) lines *= md[d];
+  const int64_t line_bytes = l1 * static_cast<int64_t>(elem);
+  if (lines == 1 && s1 == 1) {  // one contiguous run
+    ParallelMemcpy(dst, static_cast<const unsigned char*>(src) + offset * elem, line_bytes, pool);
+    return;
+  }
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = static_cast<const T*>(src) + offset;
+    T* out = static_cast<T*>(dst);
+    pool.ParallelFor(lines,
+                     std::max<int64_t>(1, kMoveGrainBytes / std::max<int64_t>(line_bytes, 1)),
+                     [&](int64_t begin, int64_t end) {
+                       Dims index(outer, 0);
+                       int64_t off = 0, rest = begin / l2, i2 = begin % l2;
+                       for (size_t d = outer; d-- > 0;) {
+                         index[d] = rest % md[d];
+                         rest /= md[d];
+                         off += index[d] * ms[d];
+                       }
+                       for (int64_t line = begin; line < end;) {
+                         const int64_t n2 = std::min(l2 - i2, end - line);
+                         CopyBlock(in + off + i2 * s2, out + line * l1, n2, s2, l1, s1);
+                         line += n2;
+                         i2 = 0;
+                         for (size_t d = outer; d-- > 0;) {  // odometer
+                           off += ms[d];
+                           if (++index[d] < md[d]) break;
+                           off -= index[d] * ms[d];
+                           index[d] = 0;
+                         }
+                       }
+                     });
+  };
+  if (!WithElementSize(elem, run)) {
+    // Odd element sizes: copy element by element.
+    const auto* in = static_cast<const unsigned char*>(src);
+    auto* out = static_cast<unsigned char*>(dst);
+    Dims index(rank, 0);
+    const int64_t total = lines * l1;
+    int64_t off = offset;
+    for (int64_t i = 0; i < total; ++i) {
+      std::memcpy(out + i * elem, in + off * elem, elem);
+      for (size_t d = rank; d-- > 0;) {
+        off += ms[d];
+        if (++index[d] < md[d]) break;
+        off -= index[d] * ms[d];
+        index[d] = 0;
+      }
+    }
+  }
+}
+
+absl::Status RegisterMovementKernels(engine::KernelRegistry& registry) {
+  INFERD_RETURN_IF_ERROR(RegisterViewKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterSplitKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterSliceKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterGatherNdKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterScatterKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterExpandTileKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterPadKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterShapeInfoKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterResizeKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterDepthSpaceKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterTriluKernels(registry));
+  INFERD_RETURN_IF_ERROR(RegisterOneHotKernels(registry));
+  return absl::OkStatus();
+}
+
+}  // namespace inferd::kernels::cpu

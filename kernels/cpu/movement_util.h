@@ -1,0 +1,142 @@
+// Helpers shared by the CPU data-movement kernels (Slice, Split, Expand, Tile, Pad, GatherND,
+// Resize, ...): reading int32/int64 index vectors, dispatching on element size, and a strided
+// copy engine that moves contiguous runs with memcpy. Internal to //kernels/cpu. Pure functions;
+// thread-compatible (StridedCopy runs on the given pool).
+//
+// Example (Slice of x[:, 1:3] of a [4, 5] float tensor into `out`):
+//   StridedCopy(x, out, sizeof(float), /*dims=*/{4, 2}, /*strides=*/{5, 1}, /*offset=*/1, pool);
+#ifndef INFERD_KERNELS_CPU_MOVEMENT_UTIL_H_
+#define INFERD_KERNELS_CPU_MOVEMENT_UTIL_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "engine/data_type.h"
+#include "engine/tensor.h"
+#include "engine/thread_pool.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace inferd::kernels::cpu {
+
+// Bytes a thread should move at least before ParallelFor splits work further.
+inline constexpr int64_t kMoveGrainBytes = 64 * 1024;
+
+using Dims = absl::InlinedVector<int64_t, 8>;
+
+// The values of an int32 or int64 tensor of rank <= 1 as int64 (`what` names the input in
+// errors, e.g. "axes").
+absl::Status ReadIndexVector(const engine::Tensor& t, absl::string_view what, const NodeLabel& node,
+                             Dims* out);
+
+// One scalar of a numeric tensor (first element) as int64 or double; false for other types.
+bool ReadScalarAsInt64(const engine::Tensor& t, int64_t* out);
+bool ReadScalarAsDouble(const engine::Tensor& t, double* out);
+
+// Unimplemented naming the node and the type, for element sizes the kernels cannot move.
+absl::Status UnsupportedType(engine::DataType type, const NodeLabel& node);
+
+// Calls f(T{}) with T the unsigned integer type of `elem` bytes (1, 2, 4 or 8): for kernels that
+// only move elements. Returns false (and does not call f) for other sizes.
+template <typename F>
+bool WithElementSize(size_t elem, F&& f) {
+  switch (elem) {
+    case 1:
+      f(uint8_t{});
+      return true;
+    case 2:
+      f(uint16_t{});
+      return true;
+    case 4:
+      f(uint32_t{});
+      return true;
+    case 8:
+      f(uint64_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Calls f(T{}) with the C++ type of a numeric element type (float, double, and the 8- to 64-bit
+// integers); returns false for the others (bool, float16, bfloat16, string).
+template <typename F>
+bool WithNumericType(engine::DataType type, F&& f) {
+  using engine::DataType;
+  switch (type) {
+    case DataType::kFloat32:
+      f(float{});
+      return true;
+    case DataType::kFloat64:
+      f(double{});
+      return true;
+    case DataType::kInt8:
+      f(int8_t{});
+      return true;
+    case DataType::kInt16:
+      f(int16_t{});
+      return true;
+    case DataType::kInt32:
+      f(int32_t{});
+      return true;
+    case DataType::kInt64:
+      f(int64_t{});
+      return true;
+    case DataType::kUint8:
+      f(uint8_t{});
+      return true;
+    case DataType::kUint16:
+      f(uint16_t{});
+      return true;
+    case DataType::kUint32:
+      f(uint32_t{});
+      return true;
+    case DataType::kUint64:
+      f(uint64_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// dst[0..n) = v. (std::fill_n is a scalar loop at -O2; `omp simd` vectorizes this one.)
+template <typename T>
+inline void FillN(T* dst, int64_t n, T v) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) dst[i] = v;
+}
+
+// memcpy split across the pool for large copies.
+void ParallelMemcpy(void* dst, const void* src, size_t bytes, engine::ThreadPool& pool);
+
+// dst (dense, row-major over `dims`) = src[offset + sum_d index_d * strides[d]], strides in
+// elements (0 repeats: broadcasting; negative: reversed). Dimensions of size 1 are dropped and
+// dimensions that stay contiguous are merged first; each output row then is one memcpy (stride
+// 1), a fill (stride 0) or a strided gather. Parallel over rows for large copies.
+void StridedCopy(const void* src, void* dst, size_t elem, absl::Span<const int64_t> dims,
+                 absl::Span<const int64_t> strides, int64_t offset, engine::ThreadPool& pool);
+
+// Row-major element strides of `shape`.
+Dims StridesOf(const engine::Shape& shape);
+
+// Registration of each data-movement family (one .cc file each); RegisterMovementKernels (also
+// declared in registration.h) calls them all.
+absl::Status RegisterMovementKernels(engine::KernelRegistry& registry);
+absl::Status RegisterViewKernels(engine::KernelRegistry& registry);      // Flatten, Squeeze, ...
+absl::Status RegisterSplitKernels(engine::KernelRegistry& registry);     // Split
+absl::Status RegisterSliceKernels(engine::KernelRegistry& registry);     // Slice
+absl::Status RegisterGatherNdKernels(engine::KernelRegistry& registry);  // GatherND, GatherElements
+absl::Status RegisterScatterKernels(engine::KernelRegistry& registry);   // ScatterND, Scatter...
+absl::Status RegisterExpandTileKernels(engine::KernelRegistry& registry);  // Expand, Tile
+absl::Status RegisterPadKernels(engine::KernelRegistry& registry);         // Pad
+absl::Status RegisterShapeInfoKernels(engine::KernelRegistry& registry);   // Shape, Size, Range...
+absl::Status RegisterResizeKernels(engine::KernelRegistry& registry);      // Resize, Upsample
+absl::Status RegisterDepthSpaceKernels(engine::KernelRegistry& registry);  // DepthToSpace, ...
+absl::Status RegisterTriluKernels(engine::KernelRegistry& registry);       // Trilu
+absl::Status RegisterOneHotKernels(engine::KernelRegistry& registry);      // OneHot
+
+}  // namespace inferd::kernels::cpu
+
+#endif  // INFERD_KERNELS_CPU_MOVEMENT_UTIL_H_

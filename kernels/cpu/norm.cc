@@ -1,0 +1,201 @@
+// BatchNormalization (inference) and InstanceNormalization (float32), X of shape [N, C, D...].
+//
+// BatchNormalization: Y = (X - mean) / sqrt(var + epsilon) * scale + B with per-channel [C]
+// parameters, folded into Y = X * a[c] + b[c] per (n, c) plane. Opsets 6-8 also take `spatial`
+// = 0 with parameters of shape [C, D...] (one per element of a sample). Training (the
+// training_mode attribute of 14+) and the optional running-statistics outputs of older versions
+// are UNIMPLEMENTED.
+// InstanceNormalization: each (n, c) plane normalized by its own mean and variance, then
+// scale[c] and B[c].
+// Own code: parallel over (n, c) planes, vectorized within a plane.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "engine/kernel.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/registration.h"
+
+namespace inferd::kernels::cpu {
+namespace {
+
+using engine::DataType;
+using engine::KernelContext;
+using engine::KernelInfo;
+using engine::Shape;
+using engine::Tensor;
+
+constexpr int64_t kGrain = 16 * 1024;  // elements per thread, at least
+
+// Inputs [1, count) are float32 with `expected` elements each.
+absl::Status CheckParams(const KernelContext& ctx, int count, int64_t expected,
+                         const char* expected_text, const NodeLabel& node) {
+  static const char* const kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+  for (int i = 1; i < count; ++i) {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* t, RequiredInput(ctx, i, node));
+    INFERD_RETURN_IF_ERROR(CheckType(*t, DataType::kFloat32, i, node));
+    if (t->NumElements() != expected) {
+      return node.InvalidArgument(absl::StrCat(kNames[i], " (input ", i, ") has shape ",
+                                               t->shape().ToString(), ", expected ", expected,
+                                               " values (", expected_text, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+class BatchNormKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<BatchNormKernel>> Create(const KernelInfo& info) {
+    if (info.opset() >= 14 && info.GetInt("training_mode", 0) != 0) {
+      return NodeLabel(info).Unimplemented("training_mode = 1 is not supported (inference only)");
+    }
+    for (int i = 1; i < info.num_outputs(); ++i) {
+      if (info.output(i).present) {
+        return NodeLabel(info).Unimplemented(absl::StrCat(
+            "output ", i, " (running or saved statistics, training only) is not supported"));
+      }
+    }
+    return std::unique_ptr<BatchNormKernel>(new BatchNormKernel(info));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
+    INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node_));
+    const Shape& shape = x->shape();
+    if (shape.rank() < 2) {
+      return node_.InvalidArgument(
+          absl::StrCat("X must have shape [N, C, ...], got ", shape.ToString()));
+    }
+    const int64_t n = shape[0], c = shape[1], plane = shape.SizeFrom(2);
+    // spatial = 0 (opsets 6-8): parameters per element of a sample, unless they have C values.
+    const Tensor* scale_t = ctx.input(1);
+    const bool per_element = !spatial_ && scale_t != nullptr && scale_t->NumElements() != c;
+    if (per_element) {
+      INFERD_RETURN_IF_ERROR(CheckParams(ctx, 5, c * plane, "[C, D...] with spatial = 0", node_));
+    } else {
+      INFERD_RETURN_IF_ERROR(CheckParams(ctx, 5, c, "[C]", node_));
+    }
+    const float* scale = ctx.input(1)->data<float>();
+    const float* bias = ctx.input(2)->data<float>();
+    const float* mean = ctx.input(3)->data<float>();
+    const float* var = ctx.input(4)->data<float>();
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    const float* in = x->data<float>();
+    float* out = y->mutable_data<float>();
+    const float epsilon = epsilon_;
+    ctx.threads().ParallelFor(n * c, std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
+                              [&](int64_t begin, int64_t end) {
+                                for (int64_t nc = begin; nc < end; ++nc) {
+                                  const int64_t ch = nc % c;
+                                  const float* xp = in + nc * plane;
+                                  float* yp = out + nc * plane;
+                                  if (per_element) {
+                                    const int64_t p0 = ch * plane;
+#pragma omp simd
+                                    for (int64_t i = 0; i < plane; ++i) {
+                                      const float a =
+                                          scale[p0 + i] / std::sqrt(var[p0 + i] + epsilon);
+                                      yp[i] = (xp[i] - mean[p0 + i]) * a + bias[p0 + i];
+                                    }
+                                  } else {
+                                    const float a = scale[ch] / std::sqrt(var[ch] + epsilon);
+                                    const float b = bias[ch] - mean[ch] * a;
+#pragma omp simd
+                                    for (int64_t i = 0; i < plane; ++i) yp[i] = xp[i] * a + b;
+                                  }
+                                }
+                              });
+    return absl::OkStatus();
+  }
+
+ private:
+  explicit BatchNormKernel(const KernelInfo& info)
+      : node_(info),
+        epsilon_(info.GetFloat("epsilon", 1e-5f)),
+        spatial_(info.opset() >= 9 || info.GetInt("spatial", 1) != 0) {}
+
+  const NodeLabel node_;
+  const float epsilon_;
+  const bool spatial_;
+};
+
+class InstanceNormKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<InstanceNormKernel>> Create(const KernelInfo& info) {
+    return std::unique_ptr<InstanceNormKernel>(new InstanceNormKernel(info));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
+    INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node_));
+    const Shape& shape = x->shape();
+    if (shape.rank() < 2) {
+      return node_.InvalidArgument(
+          absl::StrCat("input must have shape [N, C, ...], got ", shape.ToString()));
+    }
+    const int64_t n = shape[0], c = shape[1], plane = shape.SizeFrom(2);
+    INFERD_RETURN_IF_ERROR(CheckParams(ctx, 3, c, "[C]", node_));
+    const float* scale = ctx.input(1)->data<float>();
+    const float* bias = ctx.input(2)->data<float>();
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    const float* in = x->data<float>();
+    float* out = y->mutable_data<float>();
+    const float epsilon = epsilon_;
+    ctx.threads().ParallelFor(
+        n * c, std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t nc = begin; nc < end; ++nc) {
+            const int64_t ch = nc % c;
+            const float* xp = in + nc * plane;
+            float* yp = out + nc * plane;
+            // Two passes (mean, then centred squares) for accuracy; double accumulators.
+            double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+            for (int64_t i = 0; i < plane; ++i) sum += xp[i];
+            const float mean = static_cast<float>(sum / static_cast<double>(plane));
+            double sq = 0.0;
+#pragma omp simd reduction(+ : sq)
+            for (int64_t i = 0; i < plane; ++i) {
+              const float d = xp[i] - mean;
+              sq += d * d;
+            }
+            const float var = static_cast<float>(sq / static_cast<double>(plane));
+            const float a = scale[ch] / std::sqrt(var + epsilon);
+            const float b = bias[ch] - mean * a;
+#pragma omp simd
+            for (int64_t i = 0; i < plane; ++i) yp[i] = xp[i] * a + b;
+          }
+        });
+    return absl::OkStatus();
+  }
+
+ private:
+  explicit InstanceNormKernel(const KernelInfo& info)
+      : node_(info), epsilon_(info.GetFloat("epsilon", 1e-5f)) {}
+
+  const NodeLabel node_;
+  const float epsilon_;
+};
+
+}  // namespace
+
+absl::Status RegisterNormKernels(engine::KernelRegistry& registry) {
+  const std::vector<DataType> f32 = {DataType::kFloat32};
+  return RegisterAll(
+      registry,
+      {// 1-8: `spatial` (1 also has consumed_inputs, 6 is_test: both irrelevant to inference);
+       // 9-13: per-channel only; 14+: training_mode (inference only here); 15: split types.
+       CpuDef(engine::kOnnxDomain, "BatchNormalization", 1, 8, f32, FactoryOf<BatchNormKernel>()),
+       CpuDef(engine::kOnnxDomain, "BatchNormalization", 9, 13, f32, FactoryOf<BatchNormKernel>()),
+       CpuDef(engine::kOnnxDomain, "BatchNormalization", 14, kMaxOpset, f32,
+              FactoryOf<BatchNormKernel>()),
+       // 1 (consumed_inputs, ignored) and 6 compute the same.
+       CpuDef(engine::kOnnxDomain, "InstanceNormalization", 1, kMaxOpset, f32,
+              FactoryOf<InstanceNormKernel>())});
+}
+
+}  // namespace inferd::kernels::cpu
