@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
+#include "kernels/cpu/conv_like_kernel.h"
 #include "kernels/cpu/conv_primitive.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/onednn_util.h"
@@ -106,7 +107,7 @@ absl::StatusOr<ConvGeometry> ComputeGeometry(const ConvAttributes& attrs, const 
 }
 
 ConvSpec SpecFor(const ConvAttributes& attrs, const ConvGeometry& geo, const Shape& x,
-                 const Shape& w, bool has_bias, const void* constant_w) {
+                 const Shape& w, bool has_bias) {
   ConvSpec spec;
   spec.src = geo.src;
   spec.weights = geo.weights;
@@ -118,143 +119,28 @@ ConvSpec SpecFor(const ConvAttributes& attrs, const ConvGeometry& geo, const Sha
   spec.pad_end = ToDnnlDims(geo.window.pad_end);
   spec.relu = attrs.relu;
   spec.layout = ChooseConvLayout(x[1], w[0], attrs.group, w.dims().subspan(2));
-  spec.constant_weights = constant_w;
   return spec;
 }
 
-// Everything built for one set of input shapes.
-struct ConvPlan {
-  ConvGeometry geometry;
-  std::shared_ptr<const ConvPrimitive> primitive;  // null when degenerate
-  size_t workspace_bytes() const { return primitive ? primitive->workspace_bytes() : 0; }
+// What Conv / FusedConv add to ConvLikeKernel.
+struct ConvOp {
+  using Attributes = ConvAttributes;
+  using Geometry = ConvGeometry;
+  static absl::StatusOr<Attributes> Read(const KernelInfo& info) {
+    return ConvAttributes::Read(info);
+  }
+  static absl::StatusOr<Geometry> Compute(const Attributes& a, const Shape& x, const Shape& w,
+                                          const Shape* b, const NodeLabel& node) {
+    return ComputeGeometry(a, x, w, b, node);
+  }
+  static ConvSpec Spec(const Attributes& a, const Geometry& g, const Shape& x, const Shape& w,
+                       bool has_bias) {
+    return SpecFor(a, g, x, w, has_bias);
+  }
+  static bool Relu(const Attributes& a) { return a.relu; }
 };
 
-class ConvKernel final : public engine::OpKernel {
- public:
-  static absl::StatusOr<std::unique_ptr<ConvKernel>> Create(const KernelInfo& info) {
-    INFERD_ASSIGN_OR_RETURN(ConvAttributes attrs, ConvAttributes::Read(info));
-    auto k = std::unique_ptr<ConvKernel>(new ConvKernel(info, attrs));
-    if (std::optional<std::vector<Shape>> shapes = StaticShapes(info)) {
-      const Tensor* constant_w = info.input(1).constant;
-      const Shape* refs[] = {&(*shapes)[0], &(*shapes)[1],
-                             shapes->size() > 2 ? &(*shapes)[2] : nullptr};
-      const ShapeRefs key(refs, shapes->size());
-      INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPlan> plan,
-                              k->BuildPlan(key, constant_w ? constant_w->raw_data() : nullptr));
-      k->cache_.Pin(key, k->threads_, std::move(plan));
-    }
-    return k;
-  }
-
-  static absl::StatusOr<size_t> EstimateWorkspace(const KernelInfo& info) {
-    NodeLabel node(info);
-    INFERD_ASSIGN_OR_RETURN(ConvAttributes attrs, ConvAttributes::Read(info));
-    std::optional<std::vector<Shape>> shapes = StaticShapes(info);
-    if (!shapes) return node.InvalidArgument("input shapes are not static");
-    const bool has_bias = shapes->size() > 2;
-    INFERD_ASSIGN_OR_RETURN(ConvGeometry geo,
-                            ComputeGeometry(attrs, (*shapes)[0], (*shapes)[1],
-                                            has_bias ? &(*shapes)[2] : nullptr, node));
-    if (geo.degenerate) return size_t{0};
-    const Tensor* constant_w = info.input(1).constant;
-    return ConvPrimitive::WorkspaceBytes(SpecFor(attrs, geo, (*shapes)[0], (*shapes)[1], has_bias,
-                                                 constant_w ? constant_w->raw_data() : nullptr),
-                                         info.intra_op_threads(), node);
-  }
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
-    INFERD_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1, node_));
-    INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node_));
-    INFERD_RETURN_IF_ERROR(CheckType(*w, DataType::kFloat32, 1, node_));
-    const Tensor* b = nullptr;
-    if (has_bias_) {
-      INFERD_ASSIGN_OR_RETURN(b, RequiredInput(ctx, 2, node_));
-      INFERD_RETURN_IF_ERROR(CheckType(*b, DataType::kFloat32, 2, node_));
-    }
-    const Shape* shapes[] = {&x->shape(), &w->shape(), b != nullptr ? &b->shape() : nullptr};
-    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const ConvPlan> plan,
-                            PlanFor(ShapeRefs(shapes, has_bias_ ? 3 : 2)));
-    const ConvGeometry& geo = plan->geometry;
-    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, geo.out));
-    if (y->NumElements() == 0) return absl::OkStatus();
-    if (geo.degenerate) return FillBias(b, y);
-    return plan->primitive->Execute(ctx, x->raw_data(), w->raw_data(), b ? b->raw_data() : nullptr,
-                                    y->raw_mutable_data(), node_);
-  }
-
-  size_t PersistentBytes() const override {
-    return cache_.SumBytes([](const ConvPlan& p) {
-      return p.primitive != nullptr ? p.primitive->prepacked_bytes() : size_t{0};
-    });
-  }
-
-  std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
-      absl::Span<const Shape> input_shapes) const override {
-    if (input_shapes.size() < (has_bias_ ? 3u : 2u)) return {};
-    const Shape* shapes[] = {&input_shapes[0], &input_shapes[1],
-                             has_bias_ ? &input_shapes[2] : nullptr};
-    absl::StatusOr<std::shared_ptr<const ConvPlan>> plan =
-        PlanFor(ShapeRefs(shapes, has_bias_ ? 3 : 2));
-    if (!plan.ok()) return {};  // Compute reports the error
-    return ScratchpadRequirement((*plan)->workspace_bytes());
-  }
-
- private:
-  ConvKernel(const KernelInfo& info, ConvAttributes attrs)
-      : node_(info),
-        attrs_(std::move(attrs)),
-        has_bias_(info.input_present(2)),
-        threads_(info.intra_op_threads()) {}
-
-  static std::optional<std::vector<Shape>> StaticShapes(const KernelInfo& info) {
-    std::vector<Shape> shapes;
-    for (int i = 0; i < (info.input_present(2) ? 3 : 2); ++i) {
-      std::optional<Shape> s = StaticInputShape(info, i);
-      if (!s) return std::nullopt;
-      shapes.push_back(*s);
-    }
-    return shapes;
-  }
-
-  // No input channels: every output element is its channel's bias (then the activation).
-  absl::Status FillBias(const Tensor* b, Tensor* y) const {
-    const Shape& s = y->shape();
-    const int64_t n = s[0], m = s[1], inner = s.SizeFrom(2);
-    float* out = y->mutable_data<float>();
-    for (int64_t i = 0; i < n * m; ++i) {
-      float v = b != nullptr ? b->data<float>()[i % m] : 0.0f;
-      if (attrs_.relu) v = std::max(v, 0.0f);
-      std::fill(out + i * inner, out + (i + 1) * inner, v);
-    }
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<std::shared_ptr<const ConvPlan>> BuildPlan(ShapeRefs shapes,
-                                                            const void* constant_w) const {
-    auto plan = std::make_shared<ConvPlan>();
-    INFERD_ASSIGN_OR_RETURN(
-        plan->geometry,
-        ComputeGeometry(attrs_, *shapes[0], *shapes[1], has_bias_ ? shapes[2] : nullptr, node_));
-    if (!plan->geometry.degenerate) {
-      INFERD_ASSIGN_OR_RETURN(plan->primitive,
-                              ConvPrimitive::Build(SpecFor(attrs_, plan->geometry, *shapes[0],
-                                                           *shapes[1], has_bias_, constant_w),
-                                                   threads_, node_));
-    }
-    return std::shared_ptr<const ConvPlan>(std::move(plan));
-  }
-
-  absl::StatusOr<std::shared_ptr<const ConvPlan>> PlanFor(ShapeRefs shapes) const {
-    return cache_.GetOrCreate(shapes, threads_, [&] { return BuildPlan(shapes, nullptr); });
-  }
-
-  const NodeLabel node_;
-  const ConvAttributes attrs_;
-  const bool has_bias_;
-  const int threads_;
-  mutable ShapeCache<ConvPlan> cache_;
-};
+using ConvKernel = ConvLikeKernel<ConvOp>;
 
 }  // namespace
 
