@@ -153,6 +153,11 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   const int dropped = b.Family("inferd_queue_dropped_total",
                                "Queued requests dropped without running (deadline or cancel).",
                                MetricType::Counter);
+  const int loads = b.Family("inferd_model_loads_total",
+                             "Load attempts of the model by result: ok, refused_budget (the "
+                             "partition or pre_allocate plan does not fit the device budgets), "
+                             "failed (any other error).",
+                             MetricType::Counter);
   const int input_bytes = b.Family(
       "inferd_input_bytes_total",
       "Input bytes, borrowed in place from gRPC's buffer or staged (copied) into the IO arena.",
@@ -232,6 +237,9 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     b.Add(rejected, {{"model", name}}, value(st.rejected_queue_full));
     b.Add(dropped, {{"model", name}, {"reason", "deadline"}}, value(st.dropped_deadline));
     b.Add(dropped, {{"model", name}, {"reason", "cancelled"}}, value(st.dropped_cancelled));
+    b.Add(loads, {{"model", name}, {"result", "ok"}}, value(st.loads_ok));
+    b.Add(loads, {{"model", name}, {"result", "refused_budget"}}, value(st.loads_refused_budget));
+    b.Add(loads, {{"model", name}, {"result", "failed"}}, value(st.loads_failed));
     b.Add(input_bytes, {{"model", name}, {"mode", "borrowed"}}, value(st.input_bytes_borrowed));
     b.Add(input_bytes, {{"model", name}, {"mode", "staged"}}, value(st.input_bytes_staged));
     b.Add(output_bytes, {{"model", name}}, value(st.output_bytes));

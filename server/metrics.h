@@ -14,7 +14,8 @@
 //   io leases {model, device}: gauge io_outstanding_leases
 //   model {model}: counters requests_total {+code="OK"|"NOT_FOUND"|...}, inferences_total,
 //              queue_rejected_total, queue_dropped_total {+reason="deadline"|"cancelled"},
-//              input_bytes_total {+mode="borrowed"|"staged"}, output_bytes_total;
+//              input_bytes_total {+mode="borrowed"|"staged"}, output_bytes_total,
+//              model_loads_total {+result="ok"|"refused_budget"|"failed"};
 //              histograms queue_duration_seconds, compute_duration_seconds,
 //              serialize_duration_seconds (response handed to gRPC -> last output lease back),
 //              request_duration_seconds; gauge kernel_persistent_bytes (loaded models)

@@ -62,16 +62,23 @@ class MetricsTest : public ::testing::Test {
     fs::create_directory_symlink(engine::testing::Runfile("tools/models/mlp"), dir / "mlp");
     fs::create_directory_symlink(engine::testing::Runfile("tools/models/mlp"), dir / "idle");
     fs::create_directory_symlink(engine::testing::Runfile("tools/models/mlp"), dir / "split");
+    fs::create_directory_symlink(engine::testing::Runfile("tools/models/mlp"), dir / "tight");
+    fs::create_directories(dir / "broken");
+    std::ofstream(dir / "broken" / "model.onnx") << "not an onnx model";
     auto config = ParseConfig("server:\n  model_repository: " + dir.string() +
                                   "\nmodels:\n  - name: mlp\n"
                                   "    retention_caps: {cpu:0: {execution: 1MiB}}\n"
                                   "  - name: split\n"
-                                  "    partition: {devices: {cpu:1: 40KiB, cpu:0: ~}}\n",
+                                  "    partition: {devices: {cpu:1: 40KiB, cpu:0: ~}}\n"
+                                  "  - name: tight\n"
+                                  "    partition: {devices: {cpu:0: 1KiB}}\n",
                               "test.yaml");
     ASSERT_TRUE(config.ok()) << config.status();
     repo_ = new ModelRepository(*config, *registry_);
     ASSERT_TRUE(repo_->Load("mlp").ok());
     ASSERT_TRUE(repo_->Load("split").ok());
+    ASSERT_EQ(repo_->Load("tight").code(), absl::StatusCode::kResourceExhausted);
+    ASSERT_FALSE(repo_->Load("broken").ok());
   }
   static void TearDownTestSuite() {
     delete repo_;
@@ -168,6 +175,22 @@ TEST_F(MetricsTest, PartitionedModelHasSeriesPerDevice) {
             split->partition_report().FindDevice("cpu:1")->accounted.total());
   EXPECT_GE(Sample(text, R"(inferd_arena_live_bytes{model="split",device="cpu:1",arena="io"})"), 0);
   EXPECT_EQ(Sample(text, R"(inferd_io_outstanding_leases{model="split",device="cpu:1"})"), 0);
+}
+
+TEST_F(MetricsTest, LoadsCountedByResult) {
+  MetricsCollector collector(*repo_);
+  const std::string text = RenderMetrics(collector);
+  auto loads = [&](const std::string& model, const std::string& result) {
+    return Sample(text,
+                  "inferd_model_loads_total{model=\"" + model + "\",result=\"" + result + "\"}");
+  };
+  EXPECT_EQ(loads("mlp", "ok"), 1);
+  EXPECT_EQ(loads("mlp", "refused_budget"), 0);
+  EXPECT_EQ(loads("tight", "refused_budget"), 1);
+  EXPECT_EQ(loads("tight", "ok"), 0);
+  EXPECT_EQ(loads("broken", "failed"), 1);
+  EXPECT_EQ(loads("broken", "refused_budget"), 0);
+  EXPECT_EQ(Sample(text, R"(inferd_model_state{model="tight",state="UNAVAILABLE"})"), 1);
 }
 
 TEST_F(MetricsTest, ValuesAreReadAtScrapeTime) {

@@ -275,6 +275,8 @@ absl::Status ModelRepository::Load(const std::string& name) {
 
   absl::StatusOr<ModelConfig> config = ResolveModelConfig(name);
   if (!config.ok()) {
+    // A name the repository does not know gets no series (clients choose names).
+    if (!absl::IsNotFound(config.status())) StatsFor(name)->CountLoad(config.status());
     std::shared_ptr<LoadedModel> current = Find(name);
     if (!absl::IsNotFound(config.status()) &&
         (current == nullptr || current->state() != ModelState::kReady)) {
@@ -306,6 +308,7 @@ absl::Status ModelRepository::Load(const std::string& name) {
   spdlog::info("model '{}': loading {}{}", name, path, reload ? " (reload)" : "");
   const absl::Time start = absl::Now();
   absl::Status status = model->Load(path, registry_);
+  model->stats().CountLoad(status);
   if (!status.ok()) {
     const std::string reason = std::string(status.message());
     spdlog::error("model '{}' failed to load from {}: {}", name, path, reason);

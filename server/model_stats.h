@@ -54,6 +54,11 @@ struct ModelStats {
   std::atomic<uint64_t> input_bytes_staged{0};    // inputs copied into the IOArena
   std::atomic<uint64_t> output_bytes{0};          // raw_output_contents sent (zero-copy)
 
+  // Load attempts of this model that got as far as its config, by outcome.
+  std::atomic<uint64_t> loads_ok{0};
+  std::atomic<uint64_t> loads_refused_budget{0};  // RESOURCE_EXHAUSTED: the plan did not fit
+  std::atomic<uint64_t> loads_failed{0};          // any other error (bad model, config, opset)
+
   LatencyHistogram queue;      // enqueue -> a worker takes it
   LatencyHistogram compute;    // Session::Run
   LatencyHistogram serialize;  // response written -> last output lease returned by gRPC
@@ -62,6 +67,12 @@ struct ModelStats {
   void CountRequest(absl::StatusCode code) {
     const int c = static_cast<int>(code);
     requests_by_code[c >= 0 && c < kNumCodes ? c : static_cast<int>(absl::StatusCode::kUnknown)]
+        .fetch_add(1, std::memory_order_relaxed);
+  }
+  void CountLoad(const absl::Status& status) {
+    (status.ok()                         ? loads_ok
+     : absl::IsResourceExhausted(status) ? loads_refused_budget
+                                         : loads_failed)
         .fetch_add(1, std::memory_order_relaxed);
   }
   uint64_t requests(absl::StatusCode code) const {

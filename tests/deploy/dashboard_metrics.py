@@ -177,7 +177,8 @@ def static(metrics_cc, dashboard_path, alerts_path):
                  in e and 'model="$model"' in e for _, e in exprs)
         check(ok, f"per-model p99 of inferd_{h}_duration_seconds from its _bucket series")
     # Every alert the issue asks for.
-    for alert in ("InferdArenaRetainedNearCap", "InferdModelUnavailable", "InferdQueueFull",
+    for alert in ("InferdArenaRetainedNearCap", "InferdModelUnavailable",
+                  "InferdModelLoadRefusedForBudget", "InferdQueueFull",
                   "InferdLatencySLOBurnFast", "InferdLatencySLOBurnSlow"):
         check(f"alert: {alert}" in alerts_text, f"alerts.yml has {alert}")
 

@@ -107,7 +107,9 @@ infer() {
   done
 }
 infer 5
-curl_q "http://127.0.0.1:$metrics_port/metrics" | grep -q '^inferd_arena_live_bytes{' ||
+# Read the whole page first: `curl | grep -q` under pipefail fails when grep stops reading early.
+metrics_page=$(curl_q "http://127.0.0.1:$metrics_port/metrics") || fail "GET /metrics failed"
+grep -q '^inferd_arena_live_bytes{' <<< "$metrics_page" ||
   fail "inferd's /metrics has no inferd_arena_live_bytes"
 
 cp "$alerts" "$work/alerts.yml"

@@ -30,7 +30,7 @@ fi
 echo "ok: no errors, no warnings"
 
 echo "== systemd-analyze security --offline=yes inferd.service"
-if systemd-analyze security --help 2>&1 | grep -q -- '--offline'; then
+if grep -q -- '--offline' <<< "$(systemd-analyze security --help 2>&1)"; then
   out="$(systemd-analyze security --offline=yes --threshold=30 "$tmp/inferd.service" 2>&1)" || {
     echo "$out" >&2
     echo "FAIL: exposure above 3.0 (hardening removed?)" >&2
