@@ -69,6 +69,8 @@ void FillPartitionReport(const partition::PlanReport& r, adminpb::GetPartitionRe
     p->set_workspace_bytes(d->accounted.workspace);
     p->set_budget_bytes(d->budget_bytes.value_or(0));
     p->set_headroom_bytes(d->headroom_bytes().value_or(0));
+    p->set_activation_bytes(d->accounted.activations);
+    p->set_accounted_bytes(d->accounted.total());
   }
   // One entry per (layer, device), in graph order of the first node, from the node reports (a
   // layer split over two devices gets two entries with their own bytes). No named layer: none.

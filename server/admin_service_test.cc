@@ -281,6 +281,11 @@ TEST_F(AdminServiceTest, SplitModelReportsEveryDevice) {
   EXPECT_GT(resp.devices(1).nodes(), 0u);
   const partition::PlanReport& r = repo_->Find("split")->session()->partition_report();
   EXPECT_EQ(resp.devices(1).headroom_bytes(), *r.FindDevice("cpu:1")->headroom_bytes());
+  // headroom = budget - accounted, accounted = weights + activations + workspace.
+  const adminpb::DevicePartition& d1 = resp.devices(1);
+  EXPECT_EQ(d1.accounted_bytes(), d1.weight_bytes() + d1.activation_bytes() + d1.workspace_bytes());
+  EXPECT_EQ(d1.headroom_bytes(), static_cast<int64_t>(d1.budget_bytes() - d1.accounted_bytes()));
+  EXPECT_EQ(d1.activation_bytes(), r.FindDevice("cpu:1")->accounted.activations);
 
   adminpb::GetMemoryStatsRequest sreq;
   sreq.set_model("split");
