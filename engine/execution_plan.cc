@@ -265,8 +265,29 @@ void ExecutionPlan::PlanStatic() {
   for (size_t v = 0; v < values_.size(); ++v) {
     ValuePlan& vp = values_[v];
     if (vp.root != static_cast<int>(v)) continue;
-    // Outputs of a node with subgraphs are made by the subgraph's run and handed over.
-    if (vp.producer_step >= 0 && !steps_[vp.producer_step].subplans.empty()) continue;
+    // Outputs of a node with subgraphs are made by the subgraph's run, in the arena of their
+    // role, and handed over: not in the block, but counted.
+    if (vp.producer_step >= 0 && !steps_[vp.producer_step].subplans.empty()) {
+      const int64_t bytes = StaticBytes(g.values[v]);
+      if (bytes < 0) {
+        if (subgraph_reason_.empty()) {
+          subgraph_reason_ = absl::StrCat("value '", g.values[v].name, "' made by node '",
+                                          g.nodes[steps_[vp.producer_step].node].name,
+                                          "' has shape ", g.values[v].shape.ToString(), " at load");
+        }
+        continue;
+      }
+      vp.bytes = static_cast<size_t>(bytes);
+      if (vp.role == AllocationRole::kIO) devices_[vp.device].output_bytes += vp.bytes;
+      if (vp.role == AllocationRole::kExecution) devices_[vp.device].subgraph_bytes += vp.bytes;
+      continue;
+    }
+    if (vp.role == AllocationRole::kExecution && vp.holds_graph_output) {
+      // A subgraph's output (its node's output is an intermediate): an arena buffer of its own,
+      // handed to the node without a copy, not a place in this plan's block.
+      devices_[vp.device].output_bytes += vp.bytes;
+      continue;
+    }
     if (vp.role == AllocationRole::kIO) {
       devices_[vp.device].output_bytes += vp.bytes;
       continue;
@@ -301,6 +322,21 @@ void ExecutionPlan::PlanStatic() {
   }
   for (size_t d = 0; d < devices_.size(); ++d) devices_[d].block_bytes = planners[d].GetPeakBytes();
   is_static_ = true;
+  // pass 3: the subgraphs' blocks (each branch has its own slot and block).
+  for (PlanStep& step : steps_) {
+    for (const auto& [attribute, sub] : step.subplans) {
+      if (!sub->fully_static()) {
+        if (subgraph_reason_.empty()) {
+          subgraph_reason_ =
+              absl::StrCat("subgraph '", attribute, "' of node '", g.nodes[step.node].name,
+                           "': ", sub->not_fully_static_reason());
+        }
+        continue;
+      }
+      const DevicePlan& sd = sub->devices()[0];
+      devices_[step.device].subgraph_bytes += sd.block_bytes + sd.subgraph_bytes;
+    }
+  }
 }
 
 std::string ExecutionPlan::Summary() const {
@@ -312,6 +348,9 @@ std::string ExecutionPlan::Summary() const {
     if (is_static_) {
       absl::StrAppend(&out, ", planned peak ", d.block_bytes, " bytes vs naive sum ", d.naive_bytes,
                       " bytes (workspaces ", d.workspace_bytes, ", outputs ", d.output_bytes, ")");
+      if (d.subgraph_bytes > 0) {
+        absl::StrAppend(&out, "; subgraphs ", d.subgraph_bytes, " bytes per run");
+      }
     }
   }
   return out;

@@ -70,6 +70,10 @@ struct DevicePlan {
   size_t naive_bytes = 0;      // static plan: sum of every intermediate and workspace
   size_t workspace_bytes = 0;  // static plan: sum of declared workspaces
   size_t output_bytes = 0;     // static plan: bytes of graph outputs made on this device
+  // Static plan: what the subgraphs of this device's nodes (If branches) take per run beyond
+  // `block_bytes`: every branch's own block (nested subgraphs included) and the outputs the
+  // branches make in the execution arena and hand to their node.
+  size_t subgraph_bytes = 0;
   int nodes = 0;
 };
 
@@ -90,6 +94,13 @@ class ExecutionPlan {
   bool is_static() const { return is_static_; }
   // Why the plan is not static ("value 'x' has shape [batch,3]"), for messages.
   const std::string& dynamic_reason() const { return dynamic_reason_; }
+  // True when, beyond is_static(), every subgraph plan is static and every output a subgraph
+  // hands to its node has a size known at load: all a run takes can be allocated at load.
+  bool fully_static() const { return is_static_ && subgraph_reason_.empty(); }
+  // Why not, for messages ("subgraph 'then_branch' of node 'if': value 'y' has shape [n]").
+  const std::string& not_fully_static_reason() const {
+    return is_static_ ? subgraph_reason_ : dynamic_reason_;
+  }
   // Human-readable summary: steps, planned peak vs naive sum per device.
   std::string Summary() const;
 
@@ -106,6 +117,7 @@ class ExecutionPlan {
   std::vector<DevicePlan> devices_;
   bool is_static_ = false;
   std::string dynamic_reason_;
+  std::string subgraph_reason_;  // static plan whose subgraphs are not fully static: why
 };
 
 // Bytes of a value whose shape is known at load, or -1.

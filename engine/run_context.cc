@@ -199,6 +199,35 @@ void RunSlot::Clear() {
   }
 }
 
+absl::Status PreAllocateSlot(RunSlot& slot, std::vector<memory::AllocationHandle>* warm) {
+  const ExecutionPlan& plan = slot.plan;
+  for (size_t d = 0; d < slot.devices.size(); ++d) {
+    const size_t bytes = plan.devices()[d].block_bytes;
+    if (bytes == 0 || slot.blocks[d].valid()) continue;
+    INFERD_ASSIGN_OR_RETURN(slot.blocks[d], slot.devices[d]->execution->Allocate(bytes));
+  }
+  slot.blocks_pre_allocated = true;
+  const std::vector<PlanStep>& steps = plan.steps();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const PlanStep& step = steps[k];
+    if (step.subplans.empty()) continue;
+    DeviceArenas* device = slot.devices[step.device];
+    for (const auto& [attribute, sub] : step.subplans) {
+      std::unique_ptr<RunSlot>& child = slot.children[{static_cast<int>(k), attribute}];
+      if (child == nullptr) child = std::make_unique<RunSlot>(*sub, std::vector{device});
+      INFERD_RETURN_IF_ERROR(PreAllocateSlot(*child, warm));
+    }
+    for (int v : plan.graph().nodes[step.node].outputs) {
+      if (v < 0 || plan.values()[v].role != AllocationRole::kExecution) continue;
+      if (plan.values()[v].bytes == 0) continue;
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
+                              device->execution->Allocate(plan.values()[v].bytes));
+      warm->push_back(std::move(h));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ExecutePlan(const RunEnv& env, RunSlot& slot) {
   const ExecutionPlan& plan = slot.plan;
   const Graph& graph = plan.graph();

@@ -74,6 +74,12 @@ struct RunSlot {
   void Clear();
 };
 
+// pre_allocate: allocates the slot's static blocks and, recursively, makes the slot of every
+// subgraph (If branch) with its block, all kept across runs. For each output a subgraph hands to
+// its node in the execution arena, appends one buffer of its size to `warm`: the caller releases
+// them into the free lists, where the runs find them. Needs slot.plan.fully_static().
+absl::Status PreAllocateSlot(RunSlot& slot, std::vector<memory::AllocationHandle>* warm);
+
 // Runs `slot.plan` with the inputs already bound in `slot.values`; allocates the static blocks
 // the slot lacks. On error the slot still holds what was made: call slot.Clear().
 absl::Status ExecutePlan(const RunEnv& env, RunSlot& slot);

@@ -183,45 +183,50 @@ absl::Status Session::CheckBudgets() const {
     const DevicePlan& dp = plan_->devices()[d];
     const uint64_t runs = slots_.size();
     const uint64_t weights = report->accounted.weights;
-    const uint64_t needed = weights + runs * (dp.block_bytes + dp.output_bytes);
+    const uint64_t needed = weights + runs * (dp.block_bytes + dp.output_bytes + dp.subgraph_bytes);
     if (needed > *report->budget_bytes) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "pre_allocate: ", dp.name, " needs ", needed, " bytes but its budget is ",
           *report->budget_bytes, ": weights ", weights, ", intermediates and workspaces ",
           dp.block_bytes, " x ", runs, " runs (workspaces ", dp.workspace_bytes, "), outputs ",
-          dp.output_bytes, " x ", runs, " runs"));
+          dp.output_bytes, " x ", runs, " runs",
+          dp.subgraph_bytes > 0
+              ? absl::StrCat(", subgraphs ", dp.subgraph_bytes, " x ", runs, " runs")
+              : ""));
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status Session::PreAllocate() {
-  if (!plan_->is_static()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("pre_allocate needs every shape known at load, but ", plan_->dynamic_reason(),
-                     "; give fixed_input_shapes for the dynamic inputs"));
+  if (!plan_->fully_static()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pre_allocate needs every shape known at load, but ", plan_->not_fully_static_reason(),
+        "; give fixed_input_shapes for the dynamic inputs"));
   }
-  for (size_t d = 0; d < devices_.size(); ++d) {
-    const DevicePlan& dp = plan_->devices()[d];
-    for (auto& slot : slots_) {
-      if (dp.block_bytes > 0) {
-        absl::StatusOr<memory::AllocationHandle> block =
-            devices_[d].execution->Allocate(dp.block_bytes);
-        if (!block.ok()) {
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "pre_allocate: ", dp.name, " needs ", dp.block_bytes, " bytes per run x ",
-              slots_.size(), " concurrent runs (intermediates and workspaces, of which ",
-              dp.workspace_bytes, " workspaces) plus ", dp.output_bytes,
-              " output bytes per run: ", block.status().message()));
+  // Each slot's blocks and its subgraphs' slots and blocks; `warm` collects one execution-arena
+  // buffer per subgraph output handed over, released into the free lists at the end.
+  std::vector<memory::AllocationHandle> warm;
+  for (auto& slot : slots_) {
+    absl::Status status = PreAllocateSlot(*slot, &warm);
+    if (!status.ok()) {
+      std::string sizes;
+      for (const DevicePlan& dp : plan_->devices()) {
+        absl::StrAppend(&sizes, sizes.empty() ? "" : "; ", dp.name, " needs ", dp.block_bytes,
+                        " bytes per run x ", slots_.size(),
+                        " concurrent runs (intermediates and workspaces, of which ",
+                        dp.workspace_bytes, " workspaces) plus ", dp.output_bytes,
+                        " output bytes per run");
+        if (dp.subgraph_bytes > 0) {
+          absl::StrAppend(&sizes, " and ", dp.subgraph_bytes, " subgraph bytes per run");
         }
-        slot->blocks[d] = std::move(*block);
       }
-      slot->blocks_pre_allocated = true;
+      return absl::ResourceExhaustedError(
+          absl::StrCat("pre_allocate: ", sizes, ": ", status.message()));
     }
   }
   // Warm each device's IOArena with one set of output buffers per run slot: a run whose earlier
   // outputs were released needs no system allocation.
-  std::vector<memory::AllocationHandle> warm;
   for (size_t v = 0; v < plan_->values().size(); ++v) {
     const ValuePlan& vp = plan_->values()[v];
     if (vp.root != static_cast<int>(v) || vp.role != AllocationRole::kIO) continue;
@@ -236,7 +241,7 @@ absl::Status Session::PreAllocate() {
       warm.push_back(std::move(*h));
     }
   }
-  return absl::OkStatus();  // `warm` returns to the IOArenas' free lists here
+  return absl::OkStatus();  // `warm` returns to the arenas' free lists here
 }
 
 std::vector<const Value*> Session::inputs() const {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "engine/copy.h"
 #include "engine/testing/model_builder.h"
 #include "memory/fake_system_allocator.h"
@@ -404,6 +405,122 @@ TEST_F(SessionTest, IfRunsTheChosenBranchWithOuterScopeValues) {
     EXPECT_EQ(PayloadBytesCopied() - copied, c ? 0u : 24u);
   }
   EXPECT_EQ(s->devices()[0].execution->Stats().live_bytes, 0u);
+}
+
+// If whose output is an intermediate, under pre_allocate: the branches' blocks and the output
+// they hand over are allocated at load, so with the system out of memory both branches still
+// run; the computed branch's output reaches the node without a copy.
+TEST_F(SessionTest, PreAllocateCoversIfBranches) {
+  ModelBuilder b(13);
+  b.ImportDomain(kTest, 1);
+  b.Input("x", DataType::kFloat32, {2, 3});
+  b.Input("cond", DataType::kBool, {});
+  b.Node("Copy", {"x"}, {"m"}, "pre", kTest);
+  onnx::NodeProto& node = b.Node("If", {"cond"}, {"y"}, "if");
+  auto branch = [&](const char* name, int copies) {
+    onnx::AttributeProto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(name);
+    std::string last = "m";  // outer scope
+    for (int i = 0; i < copies; ++i) {
+      onnx::NodeProto* n = g->add_node();
+      n->set_op_type("Copy");
+      n->set_domain(kTest);
+      n->set_name(absl::StrCat(name, "/copy", i));
+      n->add_input(last);
+      last = absl::StrCat(name, "_z", i);
+      n->add_output(last);
+      onnx::ValueInfoProto* vi = g->add_value_info();
+      vi->set_name(last);
+      auto* t = vi->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(onnx::TensorProto::FLOAT);
+      t->mutable_shape()->add_dim()->set_dim_value(2);
+      t->mutable_shape()->add_dim()->set_dim_value(3);
+    }
+    g->mutable_value_info()->RemoveLast();  // the last one is the output
+    onnx::ValueInfoProto* out = g->add_output();
+    out->set_name(last);
+    auto* t = out->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_value(2);
+    t->mutable_shape()->add_dim()->set_dim_value(3);
+  };
+  branch("then_branch", 2);  // an intermediate inside: the branch has a block
+  branch("else_branch", 1);
+  b.ValueInfo("m", DataType::kFloat32, {2, 3});
+  b.ValueInfo("y", DataType::kFloat32, {2, 3});
+  b.Node("Copy", {"y"}, {"out"}, "post", kTest);
+  b.Output("out", DataType::kFloat32, {2, 3});
+  auto m = Model::Parse(b.Serialize(), "");
+  ASSERT_TRUE(m.ok()) << m.status();
+
+  auto fake = std::make_shared<memory::FakeSystemAllocator>("cpu:0");
+  SessionOptions opts;
+  opts.pre_allocate = true;
+  opts.max_concurrent_runs = 2;
+  opts.allocator_factory = [&](const std::string&) { return fake; };
+  auto s = Make(*m, opts);
+  ASSERT_NE(s, nullptr);
+  const DevicePlan& dp = s->plan().devices()[0];
+  size_t branch_blocks = 0;
+  for (const PlanStep& step : s->plan().steps()) {
+    for (const auto& [attribute, sub] : step.subplans) {
+      branch_blocks += sub->devices()[0].block_bytes;
+    }
+  }
+  EXPECT_GT(branch_blocks, 0u);                       // then's intermediate
+  EXPECT_EQ(dp.subgraph_bytes, branch_blocks + 24u);  // + y, made by a branch
+  EXPECT_NE(s->plan().Summary().find(absl::StrCat("subgraphs ", dp.subgraph_bytes)),
+            std::string::npos)
+      << s->plan().Summary();
+  fake->SetFailAll(true);  // from now on the system has no memory
+  for (int k = 0; k < 6; ++k) {
+    const bool c = k % 3 != 2;
+    const uint8_t cond = c;
+    std::vector<InputTensor> in = {{"x", DataType::kFloat32, Shape{2, 3}, x_.data(), 24},
+                                   {"cond", DataType::kBool, Shape{}, &cond, 1}};
+    const uint64_t copied = PayloadBytesCopied();
+    auto out = s->Run(in);
+    ASSERT_TRUE(out.ok()) << "run " << k << ": " << out.status();
+    const float* o = static_cast<const float*>((*out)[0].buffer.data());
+    EXPECT_EQ(o[5], x_[5] * (c ? 10000.f : 1000.f));
+    EXPECT_EQ(PayloadBytesCopied() - copied, 0u) << "run " << k;
+  }
+  EXPECT_EQ(s->devices()[0].execution->Stats().allocation_failures, 0u);
+
+  // Without fixed shapes for what a branch hands over, pre_allocate is refused with the reason.
+  ModelBuilder dyn(13);
+  dyn.ImportDomain(kTest, 1);
+  dyn.Input("x", DataType::kFloat32, {2, 3});
+  dyn.Input("cond", DataType::kBool, {});
+  onnx::NodeProto& if2 = dyn.Node("If", {"cond"}, {"y"}, "if");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* a = if2.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(name);
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type("Copy");
+    n->set_domain(kTest);
+    n->set_name(std::string(name) + "/copy");
+    n->add_input("x");
+    n->add_output(std::string(name) + "_z");
+    onnx::ValueInfoProto* out = g->add_output();
+    out->set_name(std::string(name) + "_z");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  dyn.ValueInfo("y", DataType::kFloat32, {2, 3});  // known here, not inside the branches
+  dyn.Node("Copy", {"y"}, {"out"}, "post", kTest);
+  dyn.Output("out", DataType::kFloat32, {2, 3});
+  auto dm = Model::Parse(dyn.Serialize(), "");
+  ASSERT_TRUE(dm.ok()) << dm.status();
+  opts.allocator_factory = nullptr;
+  auto refused = Session::Create(*dm, opts, registry_);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("'if'"), std::string::npos) << refused.status();
 }
 
 // The partition's Level 2: Split2 has no workspace estimate (the partition counts the 1.5x
