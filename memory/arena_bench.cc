@@ -4,9 +4,6 @@
 // Expected: 0 / 0 / 0 for the first three scenarios; resident memory back down after the trim.
 //
 // Usage: arena_bench [--rounds N]
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,25 +15,11 @@
 
 #include "memory/execution_arena.h"
 #include "memory/io_arena.h"
+#include "memory/process_stats.h"
 #include "memory/system_allocator.h"
 
 namespace inferd::memory {
 namespace {
-
-long MinorFaults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
-}
-
-long ResidentBytes() {
-  long total = 0, resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return -1;
-  if (std::fscanf(f, "%ld %ld", &total, &resident) != 2) resident = -1;
-  std::fclose(f);
-  return resident * sysconf(_SC_PAGESIZE);
-}
 
 // Writes one byte per page, as a kernel writing its output would materialize every page.
 void Touch(void* p, size_t bytes) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "memory/fake_system_allocator.h"
+#include "memory/process_stats.h"
 #include "memory/size_classes.h"
 
 // Counts every global operator new in this test binary, to check that the arena allocates its
@@ -188,15 +189,6 @@ TEST_F(ExecutionArenaTest, PeakIsResettable) {
   AllocationHandle c = *arena_.Allocate(4096);
   arena_.ResetPeak();
   EXPECT_EQ(arena_.Stats().peak_live_bytes, 4096u);
-}
-
-long ResidentBytes() {
-  long pages_total = 0, pages_resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return -1;
-  if (std::fscanf(f, "%ld %ld", &pages_total, &pages_resident) != 2) pages_resident = -1;
-  std::fclose(f);
-  return pages_resident * sysconf(_SC_PAGESIZE);
 }
 
 TEST(ExecutionArenaOnCpu, TrimReturnsPagesToTheOs) {

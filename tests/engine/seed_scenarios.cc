@@ -1,8 +1,6 @@
 #include "tests/engine/seed_scenarios.h"
 
 #include <malloc.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -14,6 +12,7 @@
 #include "engine/copy.h"
 #include "engine/session.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "memory/process_stats.h"
 
 namespace inferd::tests {
 namespace {
@@ -23,21 +22,6 @@ using engine::DataType;
 // Runs before measuring: one, as the seed's acceptance says (the kernels' steady path makes no
 // heap allocation, so nothing but the arenas needs warming).
 constexpr int kWarmup = 1;
-
-long MinorFaults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
-}
-
-long ResidentBytes() {
-  long total = 0, resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return -1;
-  if (std::fscanf(f, "%ld %ld", &total, &resident) != 2) resident = -1;
-  std::fclose(f);
-  return resident * sysconf(_SC_PAGESIZE);
-}
 
 uint64_t Checksum(const void* p, size_t n) {
   const auto* b = static_cast<const unsigned char*>(p);
@@ -81,7 +65,7 @@ struct Counters {
 // The fault count and the clock are read first, before the stats (which allocate strings).
 Counters Snapshot(const engine::Session& s) {
   Counters c;
-  c.faults = MinorFaults();
+  c.faults = memory::MinorFaults();
   c.t = std::chrono::steady_clock::now();
   c.copied = engine::PayloadBytesCopied();
   c.exec = s.devices()[0].execution->Stats();
@@ -191,9 +175,9 @@ absl::StatusOr<std::vector<ScenarioResult>> RunSeedScenarios(const std::string& 
     for (int k = 0; k < kWarmup; ++k) INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
     INFERD_RETURN_IF_ERROR(s->Run(huge.tensors).status());
     ScenarioResult r{"trim after a one-off large run", "mlp_dynamic", runs};
-    r.rss_before_trim = ResidentBytes();
+    r.rss_before_trim = memory::ResidentBytes();
     r.trimmed_bytes = s->devices()[0].execution->Trim() + s->devices()[0].io->Trim();
-    r.rss_after_trim = ResidentBytes();
+    r.rss_after_trim = memory::ResidentBytes();
     for (int k = 0; k < kWarmup; ++k) {  // warm again at the small size
       INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
     }

@@ -1,15 +1,20 @@
 #include "tests/server/inferd_process.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/testing/runfiles.h"
 
@@ -20,6 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr int kStartAttempts = 5;
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream s;
@@ -27,14 +34,72 @@ std::string ReadAll(const std::string& path) {
   return s.str();
 }
 
+sockaddr_in Ipv4(const std::string& host, int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, host.c_str(), &a.sin_addr);
+  return a;
+}
+
+// NULL-terminated pointers into `strings`, for argv and envp.
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
 }  // namespace
+
+int PickFreePort(const std::string& host) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a = Ipv4(host, 0);
+  socklen_t len = sizeof(a);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+std::optional<double> MetricValue(const std::string& exposition, const std::string& series) {
+  const std::string prefix = series + " ";
+  for (size_t pos = exposition.find(prefix); pos != std::string::npos;
+       pos = exposition.find(prefix, pos + 1)) {
+    if (pos != 0 && exposition[pos - 1] != '\n') continue;
+    const size_t start = pos + prefix.size();
+    const std::string value = exposition.substr(start, exposition.find('\n', start) - start);
+    if (value == "+Inf") return INFINITY;
+    return std::stod(value);
+  }
+  return std::nullopt;
+}
 
 absl::StatusOr<std::unique_ptr<InferdProcess>> InferdProcess::Start(const std::string& name,
                                                                     const Options& options) {
-  std::unique_ptr<InferdProcess> p(new InferdProcess());
-  p->dir_ = (fs::path(engine::testing::TempDir()) / ("inferd_" + name)).string();
-  fs::remove_all(p->dir_);
-  const fs::path repo = fs::path(p->dir_) / "models";
+  for (int attempt = 1;; ++attempt) {
+    std::unique_ptr<InferdProcess> p(new InferdProcess());
+    absl::Status s = p->Spawn(name, options);
+    if (s.ok()) return p;
+    // Another process took the admin or metrics port between PickFreePort and inferd's bind.
+    const std::string log = p->Log();
+    const bool port_taken =
+        absl::StrContains(log, "cannot listen") || absl::StrContains(log, "cannot serve metrics");
+    if (!port_taken || attempt == kStartAttempts) return s;
+  }
+}
+
+absl::Status InferdProcess::Spawn(const std::string& name, const Options& options) {
+  // pass 1: a fresh directory (one per attempt) with the model repository and the config.
+  static int starts = 0;
+  dir_ = (fs::path(engine::testing::TempDir()) /
+          absl::StrCat("inferd_", name, "_", getpid(), "_", ++starts))
+             .string();
+  fs::remove_all(dir_);
+  const fs::path repo = fs::path(dir_) / "models";
   fs::create_directories(repo);
   for (const auto& [model, src] : options.models) {
     fs::create_directory_symlink(engine::testing::Runfile(src), repo / model);
@@ -43,47 +108,56 @@ absl::StatusOr<std::unique_ptr<InferdProcess>> InferdProcess::Start(const std::s
     fs::create_directories((repo / path).parent_path());
     std::ofstream(repo / path) << contents;
   }
-  const std::string config = (fs::path(p->dir_) / "inferd.yaml").string();
+  const int admin_port = PickFreePort(options.admin_host);
+  metrics_port_ = PickFreePort();
+  admin_address_ = absl::StrCat("127.0.0.1:", admin_port);
+  const std::string config = (fs::path(dir_) / "inferd.yaml").string();
   std::ofstream(config) << "server:\n"
                         << "  grpc_address: 127.0.0.1:0\n"
-                        << "  admin_address: 127.0.0.1:0\n"
-                        << "  metrics_address: 127.0.0.1:0\n"
+                        << "  admin_address: " << options.admin_host << ":" << admin_port << "\n"
+                        << "  metrics_address: 127.0.0.1:" << metrics_port_ << "\n"
                         << "  model_repository: models\n"
                         << options.server_yaml
                         << (options.models_yaml.empty() ? "" : "models:\n" + options.models_yaml);
-  const std::string port_file = (fs::path(p->dir_) / "port").string();
-  p->log_path_ = (fs::path(p->dir_) / "inferd.log").string();
+  const std::string port_file = (fs::path(dir_) / "port").string();
+  log_path_ = (fs::path(dir_) / "inferd.log").string();
 
+  // pass 2: spawn inferd, its stdout and stderr appended to the log.
   const std::string binary = engine::testing::Runfile("server/inferd");
   std::vector<std::string> args = {
       binary, "--config", config, "--log-level", options.log_level, "--port-file", port_file};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  for (const auto& [k, v] : options.env) env.push_back(k + "=" + v);
+  std::vector<char*> argv = CStrings(args);
+  std::vector<char*> envp = CStrings(env);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, p->log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, p->log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  const int rc = posix_spawn(&p->pid_, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  for (int fd : {1, 2}) {
+    posix_spawn_file_actions_addopen(&actions, fd, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
+  }
+  const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return absl::InternalError(absl::StrCat("cannot start ", binary, ": ", rc));
+  if (rc != 0) {
+    pid_ = -1;
+    return absl::InternalError(absl::StrCat("cannot start ", binary, ": ", rc));
+  }
 
+  // pass 3: ready once it has written the gRPC port it bound.
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
   while (!fs::exists(port_file)) {
-    if (!p->running()) {
-      return absl::InternalError(absl::StrCat("inferd exited with ", p->exit_status_.value_or(-1),
-                                              " before it was ready; log:\n", p->Log()));
+    if (!running()) {
+      return absl::InternalError(absl::StrCat("inferd exited with ", exit_status_.value_or(-1),
+                                              " before it was ready; log:\n", Log()));
     }
     if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("inferd not ready in 60 s; log:\n", p->Log()));
+      return absl::DeadlineExceededError(absl::StrCat("inferd not ready in 60 s; log:\n", Log()));
     }
     absl::SleepFor(absl::Milliseconds(20));
   }
-  p->address_ = absl::StrCat("127.0.0.1:", std::stoi(ReadAll(port_file)));
-  return p;
+  address_ = absl::StrCat("127.0.0.1:", std::stoi(ReadAll(port_file)));
+  return absl::OkStatus();
 }
 
 InferdProcess::~InferdProcess() {
@@ -104,15 +178,44 @@ std::unique_ptr<inference::GRPCInferenceService::Stub> InferdProcess::Stub() con
   return inference::GRPCInferenceService::NewStub(Channel());
 }
 
+std::unique_ptr<inferd::admin::v1::Admin::Stub> InferdProcess::AdminStub() const {
+  return inferd::admin::v1::Admin::NewStub(
+      grpc::CreateChannel(admin_address_, grpc::InsecureChannelCredentials()));
+}
+
+absl::StatusOr<std::string> InferdProcess::ScrapeMetrics() const {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a = Ipv4("127.0.0.1", metrics_port_);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("cannot connect to metrics port ", metrics_port_));
+  }
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return absl::UnavailableError("cannot send the metrics request");
+  }
+  std::string response;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) response.append(buf, n);
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  if (!absl::StartsWith(response, "HTTP/1.") || body == std::string::npos ||
+      response.substr(9, 3) != "200") {
+    return absl::UnavailableError(absl::StrCat("bad metrics response: ", response.substr(0, 200)));
+  }
+  return response.substr(body + 4);
+}
+
 void InferdProcess::Signal(int sig) {
   if (running()) kill(pid_, sig);
 }
 
+// False before a successful spawn (pid_ -1: waitpid must not reap some other child).
 bool InferdProcess::running() {
-  if (exit_status_) return false;
+  if (pid_ <= 0 || exit_status_) return false;
   int status = 0;
-  const pid_t r = waitpid(pid_, &status, WNOHANG);
-  if (r == 0) return true;
+  if (waitpid(pid_, &status, WNOHANG) == 0) return true;
   exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   return false;
 }

@@ -1,7 +1,9 @@
-// InferdProcess: the real //server:inferd binary, started by a test on a free local port (it binds
-// 127.0.0.1:0 and reports the port through --port-file) with a model repository of symlinks to
-// generated models. Its stderr goes to a log file the test can read. The destructor kills it if
-// it still runs.
+// InferdProcess: the real //server:inferd binary, started by a test as a child process with a
+// model repository of symlinks to generated models; the harness of the end-to-end, ops (admin
+// API, metrics) and inferctl tests. inferd binds its gRPC port itself (127.0.0.1:0, reported
+// through --port-file); the admin and metrics ports are picked free just before the start (a
+// start that loses the race for one is retried). Its stdout and stderr go to a log file the test
+// can read. The destructor kills it if it still runs.
 //
 // Example:
 //   InferdProcess::Options o;
@@ -9,6 +11,8 @@
 //   auto inferd = InferdProcess::Start("api", o);
 //   ASSERT_TRUE(inferd.ok()) << inferd.status();
 //   auto stub = (*inferd)->Stub();
+//   auto admin = (*inferd)->AdminStub();
+//   absl::StatusOr<std::string> text = (*inferd)->ScrapeMetrics();
 //
 // Thread-compatible (the stubs it makes are thread-safe).
 #ifndef INFERD_TESTS_SERVER_INFERD_PROCESS_H_
@@ -24,8 +28,10 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "proto/admin.grpc.pb.h"
 #include "proto/inference.grpc.pb.h"
 
 namespace inferd::testing {
@@ -41,16 +47,26 @@ class InferdProcess {
     // Extra lines under `server:` (two-space indented), and the `models:` section (or empty).
     std::string server_yaml;
     std::string models_yaml;
+    // Host the admin API binds ("0.0.0.0" requires a token in server_yaml).
+    std::string admin_host = "127.0.0.1";
+    // Added to the environment of inferd (e.g. the admin token).
+    std::vector<std::pair<std::string, std::string>> env;
     std::string log_level = "info";
   };
 
+  // Starts inferd and waits until it is ready; its log in the error when it is not.
   static absl::StatusOr<std::unique_ptr<InferdProcess>> Start(const std::string& name,
                                                               const Options& options);
   ~InferdProcess();
 
-  const std::string& address() const { return address_; }  // "127.0.0.1:<port>"
-  std::shared_ptr<grpc::Channel> Channel() const;
+  const std::string& address() const { return address_; }              // 127.0.0.1:<grpc>
+  const std::string& admin_address() const { return admin_address_; }  // 127.0.0.1:<admin>
+  int metrics_port() const { return metrics_port_; }
+  std::shared_ptr<grpc::Channel> Channel() const;  // to address(), no message size limits
   std::unique_ptr<inference::GRPCInferenceService::Stub> Stub() const;
+  std::unique_ptr<inferd::admin::v1::Admin::Stub> AdminStub() const;
+  // The body of GET http://127.0.0.1:<metrics>/metrics; an error unless the status is 200.
+  absl::StatusOr<std::string> ScrapeMetrics() const;
 
   // Sends `sig`; Wait returns the exit status once the process ends (nullopt on timeout;
   // -signal when a signal killed it).
@@ -61,12 +77,27 @@ class InferdProcess {
 
  private:
   InferdProcess() = default;
+  // One attempt: writes the repository and config into a fresh directory, spawns inferd and
+  // waits for its port file.
+  absl::Status Spawn(const std::string& name, const Options& options);
+
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
   std::string dir_;
   std::string log_path_;
   std::string address_;
+  std::string admin_address_;
+  int metrics_port_ = 0;
 };
+
+// The name the ops tests knew it by (tools/inferctl/client_commands_test.cc still uses it).
+
+// A TCP port that was free on `host` a moment ago.
+int PickFreePort(const std::string& host = "127.0.0.1");
+
+// The value of the sample `series` (name and labels exactly as exposed, e.g.
+// `inferd_arena_live_bytes{model="mlp",device="cpu:0",arena="io"}`) in a text exposition.
+std::optional<double> MetricValue(const std::string& exposition, const std::string& series);
 
 }  // namespace inferd::testing
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/server/infer_client.h"
-#include "tests/server/ops_process.h"
+#include "tests/server/inferd_process.h"
 
 namespace inferd::testing {
 namespace {
@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 class OpsAdminTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    OpsProcess::Options o;
+    InferdProcess::Options o;
     o.models = {{"mlp", "tools/models/mlp"},
                 {"cnn", "tools/models/cnn"},
                 {"t32", "tools/models/transformer_32"}};
@@ -26,7 +26,7 @@ class OpsAdminTest : public ::testing::Test {
         "  - name: t32\n"
         "    partition: {devices: {cpu:1: 256KiB, cpu:0: ~}, name_rules: "
         "\"cpu:1(layers.[0-1]/)\"}\n";
-    auto p = OpsProcess::Start("admin", o);
+    auto p = InferdProcess::Start("admin", o);
     ASSERT_TRUE(p.ok()) << p.status();
     inferd_ = p->release();
     mlp_ = new engine::TestDataSet(LoadDataSet("tools/models/mlp"));
@@ -87,11 +87,11 @@ class OpsAdminTest : public ::testing::Test {
     return resp.arenas_size() > 0 ? resp.arenas(0) : adminpb::ArenaMemoryStats();
   }
 
-  static OpsProcess* inferd_;
+  static InferdProcess* inferd_;
   static engine::TestDataSet* mlp_;
   std::unique_ptr<adminpb::Admin::Stub> admin_;
 };
-OpsProcess* OpsAdminTest::inferd_ = nullptr;
+InferdProcess* OpsAdminTest::inferd_ = nullptr;
 engine::TestDataSet* OpsAdminTest::mlp_ = nullptr;
 
 TEST_F(OpsAdminTest, GetMemoryStatsListsEveryLoadedArena) {

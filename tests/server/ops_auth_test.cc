@@ -8,7 +8,7 @@
 #include <functional>
 
 #include "absl/strings/escaping.h"
-#include "tests/server/ops_process.h"
+#include "tests/server/inferd_process.h"
 
 namespace inferd::testing {
 namespace {
@@ -65,12 +65,12 @@ const std::vector<grpc::StatusCode> kAllUnauthenticated(5, grpc::StatusCode::UNA
 
 TEST(OpsAuthTest, WildcardAdminRequiresTheTokenOnEveryCall) {
   const std::string token = RandomToken();
-  OpsProcess::Options o;
+  InferdProcess::Options o;
   o.models = {{"mlp", "tools/models/mlp"}};
   o.admin_host = "0.0.0.0";
   o.server_yaml = "  admin_token_env: INFERD_OPS_TEST_TOKEN\n";
   o.env = {{"INFERD_OPS_TEST_TOKEN", token}};
-  auto inferd = OpsProcess::Start("auth_wildcard", o);
+  auto inferd = InferdProcess::Start("auth_wildcard", o);
   ASSERT_TRUE(inferd.ok()) << inferd.status();
   auto admin = (*inferd)->AdminStub();
 
@@ -91,10 +91,10 @@ TEST(OpsAuthTest, WildcardAdminRequiresTheTokenOnEveryCall) {
 }
 
 TEST(OpsAuthTest, TokenConfiguredOnLoopbackIsRequiredToo) {
-  OpsProcess::Options o;
+  InferdProcess::Options o;
   o.models = {{"mlp", "tools/models/mlp"}};
   o.server_yaml = "  admin_token: loopback-secret\n";
-  auto inferd = OpsProcess::Start("auth_loopback_token", o);
+  auto inferd = InferdProcess::Start("auth_loopback_token", o);
   ASSERT_TRUE(inferd.ok()) << inferd.status();
   auto admin = (*inferd)->AdminStub();
   EXPECT_EQ(CallAll(*admin, ""), kAllUnauthenticated);
@@ -102,18 +102,18 @@ TEST(OpsAuthTest, TokenConfiguredOnLoopbackIsRequiredToo) {
 }
 
 TEST(OpsAuthTest, LoopbackWithoutTokenNeedsNone) {
-  OpsProcess::Options o;
+  InferdProcess::Options o;
   o.models = {{"mlp", "tools/models/mlp"}};
-  auto inferd = OpsProcess::Start("auth_loopback", o);
+  auto inferd = InferdProcess::Start("auth_loopback", o);
   ASSERT_TRUE(inferd.ok()) << inferd.status();
   EXPECT_EQ(CallAll(*(*inferd)->AdminStub(), ""), kAllOk);
 }
 
 TEST(OpsAuthTest, WildcardWithoutTokenRefusesToStart) {
-  OpsProcess::Options o;
+  InferdProcess::Options o;
   o.models = {{"mlp", "tools/models/mlp"}};
   o.admin_host = "0.0.0.0";
-  auto inferd = OpsProcess::Start("auth_refused", o);
+  auto inferd = InferdProcess::Start("auth_refused", o);
   ASSERT_FALSE(inferd.ok());
   EXPECT_THAT(std::string(inferd.status().message()), HasSubstr("requires a bearer"));
 }

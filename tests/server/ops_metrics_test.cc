@@ -10,7 +10,7 @@
 
 #include "engine/testing/runfiles.h"
 #include "tests/server/infer_client.h"
-#include "tests/server/ops_process.h"
+#include "tests/server/inferd_process.h"
 
 namespace inferd::testing {
 namespace {
@@ -23,10 +23,10 @@ constexpr char kIo0[] = R"({model="mlp",device="cpu:0",arena="io"})";
 class OpsMetricsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    OpsProcess::Options o;
+    InferdProcess::Options o;
     o.models = {{"mlp", "tools/models/mlp"}};
     o.models_yaml = "  - name: mlp\n    partition: {devices: {cpu:1: 40KiB, cpu:0: ~}}\n";
-    auto p = OpsProcess::Start("metrics", o);
+    auto p = InferdProcess::Start("metrics", o);
     ASSERT_TRUE(p.ok()) << p.status();
     inferd_ = p->release();
     mlp_ = new engine::TestDataSet(LoadDataSet("tools/models/mlp"));
@@ -67,10 +67,10 @@ class OpsMetricsTest : public ::testing::Test {
     }
   }
 
-  static OpsProcess* inferd_;
+  static InferdProcess* inferd_;
   static engine::TestDataSet* mlp_;
 };
-OpsProcess* OpsMetricsTest::inferd_ = nullptr;
+InferdProcess* OpsMetricsTest::inferd_ = nullptr;
 engine::TestDataSet* OpsMetricsTest::mlp_ = nullptr;
 
 TEST_F(OpsMetricsTest, ScrapePassesPromtool) {

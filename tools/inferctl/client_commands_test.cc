@@ -12,7 +12,7 @@
 #include "base/npy.h"
 #include "engine/test_data_set.h"
 #include "engine/testing/runfiles.h"
-#include "tests/server/ops_process.h"
+#include "tests/server/inferd_process.h"
 
 namespace inferd::tools {
 namespace {
@@ -66,10 +66,10 @@ class ClientCommandsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     unsetenv("INFERD_ADMIN_TOKEN");
-    inferd::testing::OpsProcess::Options o;
+    inferd::testing::InferdProcess::Options o;
     o.models = {{"mlp", "tools/models/mlp"}};
     o.server_yaml = "  admin_token: cli-secret\n";
-    auto p = inferd::testing::OpsProcess::Start("inferctl", o);
+    auto p = inferd::testing::InferdProcess::Start("inferctl", o);
     ASSERT_TRUE(p.ok()) << p.status();
     inferd_ = p->release();
   }
@@ -94,10 +94,10 @@ class ClientCommandsTest : public ::testing::Test {
     return rc;
   }
 
-  static inferd::testing::OpsProcess* inferd_;
+  static inferd::testing::InferdProcess* inferd_;
   std::string out_, err_;
 };
-inferd::testing::OpsProcess* ClientCommandsTest::inferd_ = nullptr;
+inferd::testing::InferdProcess* ClientCommandsTest::inferd_ = nullptr;
 
 TEST_F(ClientCommandsTest, Models) {
   ASSERT_EQ(Run("models", {}), 0) << err_;

@@ -1,7 +1,5 @@
 #include "tools/inferctl/run_command.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +13,7 @@
 #include "engine/copy.h"
 #include "engine/session.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "memory/process_stats.h"
 #include "tools/inferctl/npy_tensor.h"
 
 namespace inferd::tools {
@@ -101,12 +100,6 @@ absl::StatusOr<Args> Parse(const std::vector<std::string>& args) {
   if (a.model.empty()) return absl::InvalidArgumentError("no MODEL given");
   if (a.runs < 1) return absl::InvalidArgumentError("--runs must be at least 1");
   return a;
-}
-
-long MinorFaults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
 }
 
 struct OwnedInput {
@@ -252,7 +245,7 @@ int RunCommand(const std::vector<std::string>& raw_args) {
     return std::make_pair(allocs, frees);
   };
   const auto sys0 = sys_counts();
-  const long faults0 = MinorFaults();
+  const long faults0 = memory::MinorFaults();
   const uint64_t copied0 = engine::PayloadBytesCopied();
   std::vector<double> ms;
   ms.reserve(args->runs);  // no allocation (and page faults) of ours inside the measured runs
@@ -270,7 +263,7 @@ int RunCommand(const std::vector<std::string>& raw_args) {
     std::fprintf(stderr, "inferctl run: %s\n", std::string(outputs.status().message()).c_str());
     return 1;
   }
-  const long faults = MinorFaults() - faults0;
+  const long faults = memory::MinorFaults() - faults0;
   const auto sys1 = sys_counts();
   const double runs = static_cast<double>(ms.size());
   std::printf("latency over %zu runs (%d threads): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
