@@ -20,6 +20,7 @@
 #include "base/status_macros.h"
 #include "engine/domain.h"
 #include "engine/kernel.h"
+#include "kernels/cpu/binary_kernel.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/float16.h"
 #include "kernels/cpu/kernel_util.h"
@@ -124,37 +125,6 @@ struct PyModOp {
       return (r != 0 && ((r < 0) != (y < 0))) ? static_cast<T>(r + y) : r;
     }
   }
-};
-
-template <typename Op, typename Types>
-class ArithmeticKernel final : public engine::OpKernel {
- public:
-  static absl::StatusOr<std::unique_ptr<ArithmeticKernel>> Create(const KernelInfo& info) {
-    return std::unique_ptr<ArithmeticKernel>(
-        new ArithmeticKernel(info, LegacyBroadcast::FromInfo(info)));
-  }
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    INFERD_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, node_));
-    INFERD_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 1, node_));
-    INFERD_RETURN_IF_ERROR(CheckType(*b, a->dtype(), 1, node_));
-    INFERD_ASSIGN_OR_RETURN(Shape b_shape, legacy_.BShape(a->shape(), b->shape(), node_));
-    INFERD_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShapes(a->shape(), b_shape, node_));
-    INFERD_ASSIGN_OR_RETURN(Tensor * out, ctx.MakeOutputTensor(0, a->dtype(), out_shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
-    return Dispatch(Types{}, a->dtype(), node_, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      BinaryBroadcast(a->data<T>(), a->shape(), b->data<T>(), b_shape, out->mutable_data<T>(),
-                      out_shape, ctx.threads(), Op());
-      return absl::OkStatus();
-    });
-  }
-
- private:
-  ArithmeticKernel(const KernelInfo& info, LegacyBroadcast legacy) : node_(info), legacy_(legacy) {}
-
-  const NodeLabel node_;
-  const LegacyBroadcast legacy_;
 };
 
 // ---- Mod ----
@@ -358,13 +328,13 @@ class PReluKernel final : public engine::OpKernel {
 absl::Status RegisterBinaryKernels(engine::KernelRegistry& registry) {
   const std::vector<DataType> numeric = TypesOf(NumericTypes{});
   return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "Add", 1, kMaxOpset, numeric,
-                                       FactoryOf<ArithmeticKernel<AddOp, NumericTypes>>()),
+                                       FactoryOf<BinaryKernel<AddOp, NumericTypes>>()),
                                 CpuDef(engine::kOnnxDomain, "Sub", 1, kMaxOpset, numeric,
-                                       FactoryOf<ArithmeticKernel<SubOp, NumericTypes>>()),
+                                       FactoryOf<BinaryKernel<SubOp, NumericTypes>>()),
                                 CpuDef(engine::kOnnxDomain, "Mul", 1, kMaxOpset, numeric,
-                                       FactoryOf<ArithmeticKernel<MulOp, NumericTypes>>()),
+                                       FactoryOf<BinaryKernel<MulOp, NumericTypes>>()),
                                 CpuDef(engine::kOnnxDomain, "Div", 1, kMaxOpset, numeric,
-                                       FactoryOf<ArithmeticKernel<DivOp, NumericTypes>>()),
+                                       FactoryOf<BinaryKernel<DivOp, NumericTypes>>()),
                                 CpuDef(engine::kOnnxDomain, "Pow", 1, kMaxOpset,
                                        TypesOf(PowBaseTypes{}), FactoryOf<PowKernel>()),
                                 CpuDef(engine::kOnnxDomain, "Mod", 10, kMaxOpset,

@@ -14,6 +14,7 @@
 #include "base/status_macros.h"
 #include "engine/domain.h"
 #include "engine/kernel.h"
+#include "kernels/cpu/binary_kernel.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/registration.h"
@@ -70,38 +71,6 @@ struct OrOp {
 };
 struct XorOp {
   bool operator()(bool x, bool y) const { return x != y; }
-};
-
-// out (bool) = Op(a, b) with broadcasting; a and b of one type from Types.
-template <typename Op, typename Types>
-class PredicateKernel final : public engine::OpKernel {
- public:
-  static absl::StatusOr<std::unique_ptr<PredicateKernel>> Create(const KernelInfo& info) {
-    return std::unique_ptr<PredicateKernel>(
-        new PredicateKernel(info, LegacyBroadcast::FromInfo(info)));
-  }
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    INFERD_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, node_));
-    INFERD_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 1, node_));
-    INFERD_RETURN_IF_ERROR(CheckType(*b, a->dtype(), 1, node_));
-    INFERD_ASSIGN_OR_RETURN(Shape b_shape, legacy_.BShape(a->shape(), b->shape(), node_));
-    INFERD_ASSIGN_OR_RETURN(Shape out_shape, BroadcastShapes(a->shape(), b_shape, node_));
-    INFERD_ASSIGN_OR_RETURN(Tensor * out, ctx.MakeOutputTensor(0, DataType::kBool, out_shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
-    return Dispatch(Types{}, a->dtype(), node_, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      BinaryBroadcast(a->data<T>(), a->shape(), b->data<T>(), b_shape, out->mutable_data<bool>(),
-                      out_shape, ctx.threads(), Op());
-      return absl::OkStatus();
-    });
-  }
-
- private:
-  PredicateKernel(const KernelInfo& info, LegacyBroadcast legacy) : node_(info), legacy_(legacy) {}
-
-  const NodeLabel node_;
-  const LegacyBroadcast legacy_;
 };
 
 // ---- Where ----
@@ -181,7 +150,7 @@ class WhereKernel final : public engine::OpKernel {
 template <typename Op, typename Types>
 engine::KernelDef Def(const char* op, int since) {
   return CpuDef(engine::kOnnxDomain, op, since, kMaxOpset, TypesOf(Types{}),
-                FactoryOf<PredicateKernel<Op, Types>>());
+                FactoryOf<BinaryKernel<Op, Types, bool>>());
 }
 
 }  // namespace

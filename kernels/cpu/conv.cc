@@ -49,98 +49,48 @@ struct ConvAttributes {
     }
     return a;
   }
+
+  absl::StatusOr<ConvGeometry> Compute(const Shape& x, const Shape& w, const Shape* b,
+                                       const NodeLabel& node) const;
 };
 
-struct ConvGeometry {
-  Shape out;
-  WindowGeometry window;
-  dnnl::memory::dims src, weights, bias, dst;
-  bool degenerate = false;  // empty output, or no input channels (output = bias)
-};
-
-absl::StatusOr<ConvGeometry> ComputeGeometry(const ConvAttributes& attrs, const Shape& x,
-                                             const Shape& w, const Shape* b,
-                                             const NodeLabel& node) {
-  if (x.rank() < 3 || x.rank() > 5) {
-    return node.InvalidArgument(absl::StrCat("input 0 has shape ", x.ToString(),
-                                             " but a rank-3, -4 or -5 input (N,C,spatial...) is "
-                                             "expected"));
-  }
-  if (w.rank() != x.rank()) {
-    return node.InvalidArgument(absl::StrCat("input 1 has shape ", w.ToString(), " but a rank-",
-                                             x.rank(), " weight is expected"));
-  }
-  const int64_t channels = x[1], filters = w[0], g = attrs.group;
+absl::StatusOr<ConvGeometry> ConvAttributes::Compute(const Shape& x, const Shape& w, const Shape* b,
+                                                     const NodeLabel& node) const {
+  INFERD_RETURN_IF_ERROR(CheckConvRanks(x, w, node));
+  const int64_t channels = x[1], filters = w[0], g = group;
   if (channels != w[1] * g || filters % g != 0) {
     return node.InvalidArgument(absl::StrCat("input ", x.ToString(), " and weight ", w.ToString(),
                                              " do not match for group ", g,
                                              ": expected C = W[1] * group and W[0] % group == 0"));
   }
-  const size_t spatial = x.rank() - 2;
   absl::Span<const int64_t> kernel = w.dims().subspan(2);
-  if (!attrs.window.kernel_shape.empty() &&
-      !std::equal(kernel.begin(), kernel.end(), attrs.window.kernel_shape.begin(),
-                  attrs.window.kernel_shape.end())) {
-    return node.InvalidArgument(
-        absl::StrCat("kernel_shape does not match the weight's shape ", w.ToString()));
-  }
-  if (b != nullptr && (b->rank() != 1 || (*b)[0] != filters)) {
-    return node.InvalidArgument(
-        absl::StrCat("bias has shape ", b->ToString(), ", expected [", filters, "]"));
-  }
+  INFERD_RETURN_IF_ERROR(CheckKernelAndBias(w, window.kernel_shape, b, filters, node));
+  INFERD_ASSIGN_OR_RETURN(WindowGeometry win,
+                          ComputeWindow(window, x.dims().subspan(2), kernel, node));
   ConvGeometry geo;
-  INFERD_ASSIGN_OR_RETURN(geo.window,
-                          ComputeWindow(attrs.window, x.dims().subspan(2), kernel, node));
   geo.out = Shape{x[0], filters};
-  for (size_t i = 0; i < spatial; ++i) geo.out.push_back(geo.window.out[i]);
-  geo.src = ToDnnlDims(x.dims());
+  for (int64_t o : win.out) geo.out.push_back(o);
+  ConvSpec& spec = geo.spec;
+  spec.src = ToDnnlDims(x.dims());
   if (g == 1) {
-    geo.weights = ToDnnlDims(w.dims());
+    spec.weights = ToDnnlDims(w.dims());
   } else {
-    geo.weights = {g, filters / g, w[1]};
-    geo.weights.insert(geo.weights.end(), kernel.begin(), kernel.end());
+    spec.weights = {g, filters / g, w[1]};
+    spec.weights.insert(spec.weights.end(), kernel.begin(), kernel.end());
   }
-  geo.bias = {filters};
-  geo.dst = ToDnnlDims(geo.out.dims());
+  if (b != nullptr) spec.bias = {filters};
+  spec.dst = ToDnnlDims(geo.out.dims());
+  spec.strides = ToDnnlDims(win.strides);
+  for (int64_t d : win.dilations) spec.dilations.push_back(d - 1);  // oneDNN: the gaps
+  spec.pad_begin = ToDnnlDims(win.pad_begin);
+  spec.pad_end = ToDnnlDims(win.pad_end);
+  spec.relu = relu;
+  spec.layout = ChooseConvLayout(channels, filters, g, kernel);
   geo.degenerate = geo.out.NumElements() == 0 || w[1] == 0;
   return geo;
 }
 
-ConvSpec SpecFor(const ConvAttributes& attrs, const ConvGeometry& geo, const Shape& x,
-                 const Shape& w, bool has_bias) {
-  ConvSpec spec;
-  spec.src = geo.src;
-  spec.weights = geo.weights;
-  if (has_bias) spec.bias = geo.bias;
-  spec.dst = geo.dst;
-  spec.strides = ToDnnlDims(geo.window.strides);
-  for (int64_t d : geo.window.dilations) spec.dilations.push_back(d - 1);  // oneDNN: the gaps
-  spec.pad_begin = ToDnnlDims(geo.window.pad_begin);
-  spec.pad_end = ToDnnlDims(geo.window.pad_end);
-  spec.relu = attrs.relu;
-  spec.layout = ChooseConvLayout(x[1], w[0], attrs.group, w.dims().subspan(2));
-  return spec;
-}
-
-// What Conv / FusedConv add to ConvLikeKernel.
-struct ConvOp {
-  using Attributes = ConvAttributes;
-  using Geometry = ConvGeometry;
-  static absl::StatusOr<Attributes> Read(const KernelInfo& info) {
-    return ConvAttributes::Read(info);
-  }
-  static absl::StatusOr<Geometry> Compute(const Attributes& a, const Shape& x, const Shape& w,
-                                          const Shape* b, const NodeLabel& node) {
-    return ComputeGeometry(a, x, w, b, node);
-  }
-  static ConvSpec Spec(const Attributes& a, const Geometry& g, const Shape& x, const Shape& w,
-                       bool has_bias) {
-    return SpecFor(a, g, x, w, has_bias);
-  }
-  static bool Relu(const Attributes& a) { return a.relu; }
-};
-
-using ConvKernel = ConvLikeKernel<ConvOp>;
+using ConvKernel = ConvLikeKernel<ConvAttributes>;
 
 }  // namespace
 

@@ -1,26 +1,27 @@
-// ConvLikeKernel<Op>: the kernel of the oneDNN convolutions, Conv / FusedConv and ConvTranspose.
-// One ConvPrimitive per set of input shapes: built at load when the shapes are static (constant
-// weights prepacked), cached per shape otherwise; the static workspace estimate and
-// DeclareWorkspaceRequirements give the same exact bytes; with no input channels (or no filters)
-// every output element is its channel's bias. Internal to //kernels/cpu.
+// ConvLikeKernel<Attributes>: the kernel of the oneDNN convolutions, Conv / FusedConv and
+// ConvTranspose. One ConvPrimitive per set of input shapes: built at load when the shapes are
+// static (constant weights prepacked), cached per shape otherwise; the static workspace estimate
+// and DeclareWorkspaceRequirements give the same exact bytes; with no input channels (or no
+// filters) every output element is its channel's bias. Internal to //kernels/cpu.
 //
-// `Op` says what differs between the operators:
-//   using Attributes;  static absl::StatusOr<Attributes> Read(const KernelInfo&);
-//   using Geometry;    // with `Shape out` and `bool degenerate`
-//   static absl::StatusOr<Geometry> Compute(const Attributes&, const Shape& x, const Shape& w,
-//                                           const Shape* bias, const NodeLabel&);
-//   static ConvSpec Spec(const Attributes&, const Geometry&, const Shape& x, const Shape& w,
-//                        bool has_bias);
-//   static bool Relu(const Attributes&);  // the fused activation
+// `Attributes` (the operator's attributes, read once) says what differs between the operators:
+//   static absl::StatusOr<Attributes> Read(const KernelInfo&);
+//   // The output shape and primitive spec for these input shapes (bias: nullptr when absent).
+//   absl::StatusOr<ConvGeometry> Compute(const Shape& x, const Shape& w, const Shape* bias,
+//                                        const NodeLabel&) const;
 // Compute is thread-safe (the plan cache guards itself).
 #ifndef INFERD_KERNELS_CPU_CONV_LIKE_KERNEL_H_
 #define INFERD_KERNELS_CPU_CONV_LIKE_KERNEL_H_
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/conv_primitive.h"
@@ -30,14 +31,52 @@
 
 namespace inferd::kernels::cpu {
 
-template <typename Op>
+// What a convolution computes for one set of input shapes.
+struct ConvGeometry {
+  engine::Shape out;
+  ConvSpec spec;            // without constant weights
+  bool degenerate = false;  // empty output, or no input channels (output = bias)
+};
+
+// Checks Conv and ConvTranspose share, in this order around their channel checks: x is
+// [N, C, spatial...] of rank 3-5 and w has x's rank ...
+inline absl::Status CheckConvRanks(const engine::Shape& x, const engine::Shape& w,
+                                   const NodeLabel& node) {
+  if (x.rank() < 3 || x.rank() > 5) {
+    return node.InvalidArgument(absl::StrCat("input 0 has shape ", x.ToString(),
+                                             " but a rank-3, -4 or -5 input (N,C,spatial...) is "
+                                             "expected"));
+  }
+  if (w.rank() != x.rank()) {
+    return node.InvalidArgument(absl::StrCat("input 1 has shape ", w.ToString(), " but a rank-",
+                                             x.rank(), " weight is expected"));
+  }
+  return absl::OkStatus();
+}
+
+// ... then kernel_shape, when given, is w's spatial dims and the bias, when present, [filters].
+inline absl::Status CheckKernelAndBias(const engine::Shape& w,
+                                       const std::vector<int64_t>& kernel_shape,
+                                       const engine::Shape* b, int64_t filters,
+                                       const NodeLabel& node) {
+  absl::Span<const int64_t> kernel = w.dims().subspan(2);
+  if (!kernel_shape.empty() &&
+      !std::equal(kernel.begin(), kernel.end(), kernel_shape.begin(), kernel_shape.end())) {
+    return node.InvalidArgument(
+        absl::StrCat("kernel_shape does not match the weight's shape ", w.ToString()));
+  }
+  if (b != nullptr && (b->rank() != 1 || (*b)[0] != filters)) {
+    return node.InvalidArgument(
+        absl::StrCat("bias has shape ", b->ToString(), ", expected [", filters, "]"));
+  }
+  return absl::OkStatus();
+}
+
+template <typename Attributes>
 class ConvLikeKernel final : public engine::OpKernel {
  public:
-  using Attributes = typename Op::Attributes;
-  using Geometry = typename Op::Geometry;
-
   static absl::StatusOr<std::unique_ptr<ConvLikeKernel>> Create(const engine::KernelInfo& info) {
-    INFERD_ASSIGN_OR_RETURN(Attributes attrs, Op::Read(info));
+    INFERD_ASSIGN_OR_RETURN(Attributes attrs, Attributes::Read(info));
     auto k = std::unique_ptr<ConvLikeKernel>(new ConvLikeKernel(info, std::move(attrs)));
     if (std::optional<std::vector<engine::Shape>> shapes = StaticShapes(info)) {
       const engine::Tensor* constant_w = info.input(1).constant;
@@ -53,14 +92,15 @@ class ConvLikeKernel final : public engine::OpKernel {
 
   static absl::StatusOr<size_t> EstimateWorkspace(const engine::KernelInfo& info) {
     NodeLabel node(info);
-    INFERD_ASSIGN_OR_RETURN(Attributes attrs, Op::Read(info));
+    INFERD_ASSIGN_OR_RETURN(Attributes attrs, Attributes::Read(info));
     std::optional<std::vector<engine::Shape>> shapes = StaticShapes(info);
     if (!shapes) return node.InvalidArgument("input shapes are not static");
     const bool has_bias = shapes->size() > 2;
-    INFERD_ASSIGN_OR_RETURN(Geometry geo, Op::Compute(attrs, (*shapes)[0], (*shapes)[1],
-                                                      has_bias ? &(*shapes)[2] : nullptr, node));
+    INFERD_ASSIGN_OR_RETURN(
+        ConvGeometry geo,
+        attrs.Compute((*shapes)[0], (*shapes)[1], has_bias ? &(*shapes)[2] : nullptr, node));
     if (geo.degenerate) return size_t{0};
-    ConvSpec spec = Op::Spec(attrs, geo, (*shapes)[0], (*shapes)[1], has_bias);
+    ConvSpec& spec = geo.spec;
     const engine::Tensor* constant_w = info.input(1).constant;
     spec.constant_weights = constant_w ? constant_w->raw_data() : nullptr;
     return ConvPrimitive::WorkspaceBytes(spec, info.intra_op_threads(), node);
@@ -80,11 +120,11 @@ class ConvLikeKernel final : public engine::OpKernel {
                                      b != nullptr ? &b->shape() : nullptr};
     INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan,
                             PlanFor(ShapeRefs(shapes, has_bias_ ? 3 : 2)));
-    const Geometry& geo = plan->geometry;
+    const ConvGeometry& geo = plan->geometry;
     INFERD_ASSIGN_OR_RETURN(engine::Tensor * y,
                             ctx.MakeOutputTensor(0, engine::DataType::kFloat32, geo.out));
     if (y->NumElements() == 0) return absl::OkStatus();
-    if (geo.degenerate) return FillBias(b, y);
+    if (geo.degenerate) return FillBias(b, geo.spec.relu, y);
     return plan->primitive->Execute(ctx, x->raw_data(), w->raw_data(), b ? b->raw_data() : nullptr,
                                     y->raw_mutable_data(), node_);
   }
@@ -109,7 +149,7 @@ class ConvLikeKernel final : public engine::OpKernel {
  private:
   // Everything built for one set of input shapes.
   struct Plan {
-    Geometry geometry;
+    ConvGeometry geometry;
     std::shared_ptr<const ConvPrimitive> primitive;  // null when degenerate
   };
 
@@ -129,13 +169,13 @@ class ConvLikeKernel final : public engine::OpKernel {
     return shapes;
   }
 
-  absl::Status FillBias(const engine::Tensor* b, engine::Tensor* y) const {
+  static absl::Status FillBias(const engine::Tensor* b, bool relu, engine::Tensor* y) {
     const engine::Shape& s = y->shape();
     const int64_t n = s[0], m = s[1], inner = s.SizeFrom(2);
     float* out = y->mutable_data<float>();
     for (int64_t i = 0; i < n * m; ++i) {
       float v = b != nullptr ? b->data<float>()[i % m] : 0.0f;
-      if (Op::Relu(attrs_)) v = std::max(v, 0.0f);
+      if (relu) v = std::max(v, 0.0f);
       std::fill(out + i * inner, out + (i + 1) * inner, v);
     }
     return absl::OkStatus();
@@ -144,10 +184,10 @@ class ConvLikeKernel final : public engine::OpKernel {
   absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(ShapeRefs shapes,
                                                         const void* constant_w) const {
     auto plan = std::make_shared<Plan>();
-    INFERD_ASSIGN_OR_RETURN(plan->geometry, Op::Compute(attrs_, *shapes[0], *shapes[1],
-                                                        has_bias_ ? shapes[2] : nullptr, node_));
+    INFERD_ASSIGN_OR_RETURN(plan->geometry, attrs_.Compute(*shapes[0], *shapes[1],
+                                                           has_bias_ ? shapes[2] : nullptr, node_));
     if (!plan->geometry.degenerate) {
-      ConvSpec spec = Op::Spec(attrs_, plan->geometry, *shapes[0], *shapes[1], has_bias_);
+      ConvSpec spec = plan->geometry.spec;
       spec.constant_weights = constant_w;
       INFERD_ASSIGN_OR_RETURN(plan->primitive, ConvPrimitive::Build(spec, threads_, node_));
     }

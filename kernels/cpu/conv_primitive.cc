@@ -11,10 +11,6 @@
 namespace inferd::kernels::cpu {
 namespace {
 
-constexpr size_t kAlign = 64;
-
-size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
 // A reorder from `from` to `to` with a user scratchpad, or nullopt when they are the same.
 std::optional<dnnl::reorder::primitive_desc> MakeReorder(const dnnl::engine& eng,
                                                          const dnnl::memory::desc& from,
@@ -188,15 +184,11 @@ absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& spec
           ? PlainDesc(spec.weights)
           : dnnl::memory::desc(spec.weights, dnnl::memory::data_type::f32, spec.weights_strides);
   const dnnl::memory::desc bias = spec.bias.empty() ? dnnl::memory::desc() : PlainDesc(spec.bias);
-  auto strides = [](const dnnl::memory::desc& d) {
-    const dnnl_blocking_desc_t& b = d.data.format_desc.blocking;
-    return dims(b.strides, b.strides + d.data.ndims);
-  };
   // `d` cut to `size` along `dim` (same strides), and the byte offset of `start` there.
   // Dims of size 1 get the dense stride, so that a slice which is contiguous (one image's
   // channels) compares equal to the dense descriptor and needs no copy.
   auto view = [&](const dnnl::memory::desc& d, int dim, int64_t size) {
-    dims ds = d.dims(), st = strides(d);
+    dims ds = d.dims(), st = StridesOf(d);
     ds[dim] = size;
     for (size_t i = ds.size(); i-- > 0;) {
       if (ds[i] == 1) st[i] = i + 1 < ds.size() ? st[i + 1] * ds[i + 1] : 1;
@@ -204,7 +196,7 @@ absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& spec
     return dnnl::memory::desc(ds, dnnl::memory::data_type::f32, st);
   };
   auto offset = [&](const dnnl::memory::desc& d, int dim, int64_t start) {
-    return start * strides(d)[dim] * static_cast<int64_t>(sizeof(float));
+    return start * StridesOf(d)[dim] * static_cast<int64_t>(sizeof(float));
   };
 
   // pass 2: parts of near-equal size, one layout per distinct size.
@@ -256,7 +248,7 @@ absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& spec
     plan.parts.push_back(part);
     start += size;
   }
-  plan.workspace = plan.region * static_cast<size_t>(std::min(std::max(threads, 1), count));
+  plan.workspace = plan.region * static_cast<size_t>(Slots(threads, count));
   return plan;
 }
 
@@ -324,12 +316,6 @@ absl::StatusOr<std::shared_ptr<const ConvPrimitive>> ConvPrimitive::Build(const 
     return absl::OkStatus();
   }));
   return std::shared_ptr<const ConvPrimitive>(std::move(p));
-}
-
-size_t ConvPrimitive::prepacked_bytes() const {
-  size_t total = 0;
-  for (const dnnl::memory& m : packed_) total += m.get_desc().get_size();
-  return total;
 }
 
 std::string ConvPrimitive::Describe() const {
@@ -401,24 +387,12 @@ absl::Status ConvPrimitive::Execute(engine::KernelContext& ctx, const void* src,
                                     const NodeLabel& node) const {
   INFERD_ASSIGN_OR_RETURN(void* workspace, ScratchpadFor(ctx, plan_.workspace, node));
   INFERD_ASSIGN_OR_RETURN(MemoryPool::Lease mem, memories_->Acquire(node));
-  auto at = [](const void* p, int64_t offset) { return static_cast<const char*>(p) + offset; };
   // Bind the operands of every part; RunPart binds its slot's workspace.
-  const int count = parts();
-  for (int i = 0; i < count; ++i) {
-    const Part& part = plan_.parts[i];
-    const Layout& l = plan_.kinds[part.kind];
-    const int b = i * kNumArgs;
-    INFERD_RETURN_IF_ERROR(mem.Bind(b + kSrcPlain, at(src, part.src_offset), node));
-    INFERD_RETURN_IF_ERROR(mem.Bind(b + kDstPlain, at(dst, part.dst_offset), node));
-    if (part.packed < 0) {
-      INFERD_RETURN_IF_ERROR(mem.Bind(b + kWeightsPlain, at(weights, part.weights_offset), node));
-    }
-    if (l.plain.bias.get_size() > 0) {
-      INFERD_RETURN_IF_ERROR(mem.Bind(b + kBias, at(bias, part.bias_offset), node));
-    }
-  }
-  return RunParts(ctx.threads(), count, [&](int i, int slot) {
-    return RunPart(i, at(workspace, static_cast<int64_t>(slot * plan_.region)), mem, node);
+  INFERD_RETURN_IF_ERROR(BindOperands(mem, plan_.parts,
+                                      {kSrcPlain, kWeightsPlain, kBias, kDstPlain, kNumArgs}, src,
+                                      weights, bias, dst, node));
+  return RunParts(ctx.threads(), parts(), [&](int i, int slot) {
+    return RunPart(i, static_cast<const char*>(workspace) + slot * plan_.region, mem, node);
   });
 }
 

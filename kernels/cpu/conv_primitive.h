@@ -86,7 +86,7 @@ class ConvPrimitive {
                                                                     const NodeLabel& node);
 
   size_t workspace_bytes() const { return plan_.workspace; }
-  size_t prepacked_bytes() const;
+  size_t prepacked_bytes() const { return PrepackedBytes(packed_); }
   int parts() const { return static_cast<int>(plan_.parts.size()); }
   // "brgconv:avx512_core (blocked src/dst, 2 parts)" and the like, for benchmarks and logs.
   std::string Describe() const;
@@ -110,12 +110,9 @@ class ConvPrimitive {
     // descriptor queries allocate).
     bool scratch = false, src_scratch = false, weights_scratch = false, dst_scratch = false;
   };
-  // One part: a layout applied at byte offsets into the operands, with its own workspace region.
-  struct Part {
-    int kind = 0;
-    int64_t src_offset = 0, weights_offset = 0, bias_offset = 0, dst_offset = 0;
-    int packed = -1;  // index into packed_ (prepacked weights), -1: none
-  };
+  // One part: a layout applied at byte offsets into the operands, with its own workspace region;
+  // `packed` indexes packed_.
+  using Part = PrimitivePart;
   struct Plan {
     std::vector<Layout> kinds;
     std::vector<Part> parts;

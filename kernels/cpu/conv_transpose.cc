@@ -58,12 +58,9 @@ struct ConvTransposeAttributes {
     }
     return a;
   }
-};
 
-struct ConvTransposeGeometry {
-  Shape out;
-  ConvSpec spec;            // without constant weights
-  bool degenerate = false;  // empty output, or no input channels (output = bias)
+  absl::StatusOr<ConvGeometry> Compute(const Shape& x, const Shape& w, const Shape* b,
+                                       const NodeLabel& node) const;
 };
 
 // The value of a per-spatial-dim attribute `v` (empty: `fallback`), checked for count.
@@ -78,19 +75,11 @@ absl::StatusOr<std::vector<int64_t>> PerDim(const std::vector<int64_t>& v, size_
   return v;
 }
 
-absl::StatusOr<ConvTransposeGeometry> ComputeGeometry(const ConvTransposeAttributes& attrs,
-                                                      const Shape& x, const Shape& w,
-                                                      const Shape* b, const NodeLabel& node) {
-  if (x.rank() < 3 || x.rank() > 5) {
-    return node.InvalidArgument(absl::StrCat("input 0 has shape ", x.ToString(),
-                                             " but a rank-3, -4 or -5 input (N,C,spatial...) is "
-                                             "expected"));
-  }
-  if (w.rank() != x.rank()) {
-    return node.InvalidArgument(absl::StrCat("input 1 has shape ", w.ToString(), " but a rank-",
-                                             x.rank(), " weight is expected"));
-  }
-  const int64_t g = attrs.group, channels = x[1];
+absl::StatusOr<ConvGeometry> ConvTransposeAttributes::Compute(const Shape& x, const Shape& w,
+                                                              const Shape* b,
+                                                              const NodeLabel& node) const {
+  INFERD_RETURN_IF_ERROR(CheckConvRanks(x, w, node));
+  const int64_t g = group, channels = x[1];
   if (w[0] != channels || channels % g != 0) {
     return node.InvalidArgument(absl::StrCat("input ", x.ToString(), " and weight ", w.ToString(),
                                              " do not match for group ", g,
@@ -99,35 +88,24 @@ absl::StatusOr<ConvTransposeGeometry> ComputeGeometry(const ConvTransposeAttribu
   const int64_t filters = w[1] * g;  // output channels
   const size_t sp = x.rank() - 2;
   absl::Span<const int64_t> kernel = w.dims().subspan(2);
-  const std::vector<int64_t>& ks = attrs.window.kernel_shape;
-  if (!ks.empty() && !std::equal(kernel.begin(), kernel.end(), ks.begin(), ks.end())) {
-    return node.InvalidArgument(
-        absl::StrCat("kernel_shape does not match the weight's shape ", w.ToString()));
-  }
-  if (b != nullptr && (b->rank() != 1 || (*b)[0] != filters)) {
-    return node.InvalidArgument(
-        absl::StrCat("bias has shape ", b->ToString(), ", expected [", filters, "]"));
-  }
+  INFERD_RETURN_IF_ERROR(CheckKernelAndBias(w, window.kernel_shape, b, filters, node));
   INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
-                          PerDim(attrs.window.strides, sp, 1, "strides", node));
+                          PerDim(window.strides, sp, 1, "strides", node));
   INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> dilations,
-                          PerDim(attrs.window.dilations, sp, 1, "dilations", node));
-  INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
-                          PerDim(attrs.output_padding, sp, 0, "output_padding", node));
-  INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
-                          PerDim(attrs.window.pads, 2 * sp, 0, "pads", node));
-  std::vector<int64_t> output_shape = attrs.output_shape;
-  if (output_shape.size() == sp + 2)
-    output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
-  if (!output_shape.empty() && output_shape.size() != sp) {
-    return node.InvalidArgument(absl::StrCat("output_shape [",
-                                             absl::StrJoin(attrs.output_shape, ","),
+                          PerDim(window.dilations, sp, 1, "dilations", node));
+  INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> out_padding,
+                          PerDim(output_padding, sp, 0, "output_padding", node));
+  INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> pads, PerDim(window.pads, 2 * sp, 0, "pads", node));
+  std::vector<int64_t> out_spatial = output_shape;
+  if (out_spatial.size() == sp + 2) out_spatial.erase(out_spatial.begin(), out_spatial.begin() + 2);
+  if (!out_spatial.empty() && out_spatial.size() != sp) {
+    return node.InvalidArgument(absl::StrCat("output_shape [", absl::StrJoin(output_shape, ","),
                                              "] does not have ", sp, " spatial dimensions"));
   }
-  const std::string& auto_pad = attrs.window.auto_pad;
+  const std::string& auto_pad = window.auto_pad;
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
 
-  ConvTransposeGeometry geo;
+  ConvGeometry geo;
   geo.out = Shape{x[0], filters};
   ConvSpec& spec = geo.spec;
   spec.transposed = true;
@@ -138,10 +116,10 @@ absl::StatusOr<ConvTransposeGeometry> ComputeGeometry(const ConvTransposeAttribu
                                                s, " and dilation ", d, " must all be >= 1"));
     }
     const int64_t ext = (k - 1) * d + 1;
-    const int64_t natural = s * (in - 1) + output_padding[i] + ext;
+    const int64_t natural = s * (in - 1) + out_padding[i] + ext;
     int64_t out = 0, head = 0;
-    if (!output_shape.empty() || same) {
-      out = !output_shape.empty() ? output_shape[i] : in * s;
+    if (!out_spatial.empty() || same) {
+      out = !out_spatial.empty() ? out_spatial[i] : in * s;
       const int64_t total = std::max<int64_t>(0, natural - out);
       head = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
     } else {
@@ -185,24 +163,7 @@ absl::StatusOr<ConvTransposeGeometry> ComputeGeometry(const ConvTransposeAttribu
   return geo;
 }
 
-// What ConvTranspose adds to ConvLikeKernel.
-struct ConvTransposeOp {
-  using Attributes = ConvTransposeAttributes;
-  using Geometry = ConvTransposeGeometry;
-  static absl::StatusOr<Attributes> Read(const KernelInfo& info) {
-    return ConvTransposeAttributes::Read(info);
-  }
-  static absl::StatusOr<Geometry> Compute(const Attributes& a, const Shape& x, const Shape& w,
-                                          const Shape* b, const NodeLabel& node) {
-    return ComputeGeometry(a, x, w, b, node);
-  }
-  static ConvSpec Spec(const Attributes&, const Geometry& g, const Shape&, const Shape&, bool) {
-    return g.spec;
-  }
-  static bool Relu(const Attributes&) { return false; }
-};
-
-using ConvTransposeKernel = ConvLikeKernel<ConvTransposeOp>;
+using ConvTransposeKernel = ConvLikeKernel<ConvTransposeAttributes>;
 
 }  // namespace
 

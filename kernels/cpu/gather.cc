@@ -15,13 +15,10 @@
 namespace inferd::kernels::cpu {
 namespace {
 
-using engine::DataType;
 using engine::KernelContext;
 using engine::KernelInfo;
 using engine::Shape;
 using engine::Tensor;
-
-constexpr int64_t kGrainBytes = 64 * 1024;  // bytes per thread, at least
 
 class GatherKernel final : public engine::OpKernel {
  public:
@@ -33,23 +30,13 @@ class GatherKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(const Tensor* data, RequiredInput(ctx, 0, node_));
     INFERD_ASSIGN_OR_RETURN(const Tensor* indices, RequiredInput(ctx, 1, node_));
     const size_t elem = engine::ElementSize(data->dtype());
-    if (elem == 0) {
-      return node_.Unimplemented(
-          absl::StrCat("element type ", engine::DataTypeName(data->dtype()), " is not supported"));
-    }
+    if (elem == 0) return UnsupportedType(data->dtype(), node_);
     const Shape& ds = data->shape();
     if (ds.rank() == 0) return node_.InvalidArgument("data must have rank >= 1, got a scalar");
     INFERD_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, ds.rank(), node_));
-    switch (indices->dtype()) {
-      case DataType::kInt64:
-        return Run<int64_t>(*data, *indices, axis, elem, ctx);
-      case DataType::kInt32:
-        return Run<int32_t>(*data, *indices, axis, elem, ctx);
-      default:
-        return node_.InvalidArgument(absl::StrCat("indices have element type ",
-                                                  engine::DataTypeName(indices->dtype()),
-                                                  ", expected int32 or int64"));
-    }
+    return WithIndexType(*indices, node_, [&](auto index) {
+      return Run<decltype(index)>(*data, *indices, axis, elem, ctx);
+    });
   }
 
  private:
@@ -83,7 +70,7 @@ class GatherKernel final : public engine::OpKernel {
     const auto* src = static_cast<const unsigned char*>(data.raw_data());
     auto* dst = static_cast<unsigned char*>(out->raw_mutable_data());
     ctx.threads().ParallelFor(
-        outer * count, std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(block, 1)),
+        outer * count, std::max<int64_t>(1, kMoveGrainBytes / std::max<int64_t>(block, 1)),
         [&](int64_t begin, int64_t end) {
           int64_t i = begin % count;  // index position; `base` is the data of outer index o
           const unsigned char* base = src + (begin / count) * dim * block;

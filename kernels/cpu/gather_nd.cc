@@ -19,7 +19,6 @@
 namespace inferd::kernels::cpu {
 namespace {
 
-using engine::DataType;
 using engine::KernelContext;
 using engine::KernelInfo;
 using engine::Shape;
@@ -63,16 +62,9 @@ class GatherElementsKernel final : public engine::OpKernel {
                                                   " outside axis ", axis));
       }
     }
-    switch (indices->dtype()) {
-      case DataType::kInt64:
-        return Run<int64_t>(*data, *indices, axis, elem, ctx);
-      case DataType::kInt32:
-        return Run<int32_t>(*data, *indices, axis, elem, ctx);
-      default:
-        return node_.InvalidArgument(absl::StrCat("indices have element type ",
-                                                  engine::DataTypeName(indices->dtype()),
-                                                  ", expected int32 or int64"));
-    }
+    return WithIndexType(*indices, node_, [&](auto index) {
+      return Run<decltype(index)>(*data, *indices, axis, elem, ctx);
+    });
   }
 
  private:
@@ -142,16 +134,9 @@ class GatherNdKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(const Tensor* indices, RequiredInput(ctx, 1, node_));
     const size_t elem = engine::ElementSize(data->dtype());
     if (elem == 0) return UnsupportedType(data->dtype(), node_);
-    switch (indices->dtype()) {
-      case DataType::kInt64:
-        return Run<int64_t>(*data, *indices, elem, ctx);
-      case DataType::kInt32:
-        return Run<int32_t>(*data, *indices, elem, ctx);
-      default:
-        return node_.InvalidArgument(absl::StrCat("indices have element type ",
-                                                  engine::DataTypeName(indices->dtype()),
-                                                  ", expected int32 or int64"));
-    }
+    return WithIndexType(*indices, node_, [&](auto index) {
+      return Run<decltype(index)>(*data, *indices, elem, ctx);
+    });
   }
 
  private:

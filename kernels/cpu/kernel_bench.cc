@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -22,6 +21,7 @@
 #include "engine/tensor.h"
 #include "engine/thread_pool.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/testing/bench_support.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -29,45 +29,9 @@ namespace {
 using engine::DataType;
 using engine::Shape;
 using engine::Tensor;
-
-// Inputs borrowed, one preallocated output, workspaces allocated once.
-class BenchContext final : public engine::KernelContext {
- public:
-  BenchContext(std::vector<const Tensor*> inputs, engine::ThreadPool& pool)
-      : inputs_(std::move(inputs)), pool_(pool) {}
-
-  int num_inputs() const override { return static_cast<int>(inputs_.size()); }
-  const Tensor* input(int i) const override { return inputs_[i]; }
-  int num_outputs() const override { return 1; }
-  bool output_wanted(int slot) const override { return slot == 0; }
-  absl::StatusOr<Tensor*> MakeOutputTensor(int, DataType type, const Shape& shape) override {
-    const size_t bytes = shape.NumElements() * engine::ElementSize(type);
-    if (output_storage_.size() < bytes) output_storage_.resize(bytes);
-    output_ = Tensor::Borrowed(type, shape, output_storage_.data());
-    return &output_;
-  }
-  absl::StatusOr<Tensor*> MakeOutputAlias(int, int, const Shape&) override {
-    return absl::UnimplementedError("not in this benchmark");
-  }
-  absl::StatusOr<Tensor> MakeTemporaryTensor(DataType, const Shape&) override {
-    return absl::UnimplementedError("not in this benchmark");
-  }
-  absl::StatusOr<void*> GetWorkspace(int slot_id) override {
-    return workspaces_.at(slot_id).data();
-  }
-  engine::ThreadPool& threads() override { return pool_; }
-
-  void Declare(const std::vector<engine::WorkspaceRequirement>& reqs) {
-    for (const auto& r : reqs) workspaces_[r.slot_id].resize(r.bytes + 64);
-  }
-
- private:
-  std::vector<const Tensor*> inputs_;
-  engine::ThreadPool& pool_;
-  std::vector<unsigned char> output_storage_;
-  Tensor output_;
-  std::map<int, std::vector<unsigned char>> workspaces_;
-};
+using testing::BenchContext;
+using testing::IntAttr;
+using testing::IntsAttr;
 
 struct Input {
   Shape shape;
@@ -113,7 +77,7 @@ double TimeNode(const engine::KernelRegistry& registry, const std::string& op,
     return 0;
   }
   engine::ThreadPool pool(threads);
-  BenchContext ctx(tensors, pool);
+  BenchContext ctx(tensors, /*outputs=*/1, pool);
   ctx.Declare((*kernel)->DeclareWorkspaceRequirements(shapes));
   for (int i = 0; i < 3; ++i) (void)(*kernel)->Compute(ctx);  // warm-up
   // Best of 7 batches of >= 0.1 s. With one thread the clock is the thread's CPU time (oneDNN
@@ -155,22 +119,6 @@ std::vector<float> Random(int64_t n) {
   return v;
 }
 
-onnx::AttributeProto Ints(const std::string& name, std::vector<int64_t> v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a.add_ints(x);
-  return a;
-}
-
-onnx::AttributeProto Int(const std::string& name, int64_t v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  return a;
-}
-
 // One benchmark: a node, its inputs (shape, constant at load) and its FLOPs (0: memory-bound,
 // no GFLOP/s printed).
 struct Case {
@@ -204,35 +152,35 @@ std::vector<Case> Cases() {
                    2.0 * 4 * 128 * 64 * 128});
   cases.push_back({"Gemm [8,2048]x[10,2048]^T + bias",
                    "Gemm",
-                   {Int("transB", 1)},
+                   {IntAttr("transB", 1)},
                    {{Shape{8, 2048}, false}, {Shape{10, 2048}, true}, {Shape{10}, true}},
                    2.0 * 8 * 2048 * 10});
   for (bool constant : {false, true}) {
     cases.push_back(
         {absl::StrCat("Conv 1x64x56x56 3x3 64->64 pad 1", constant ? " (constant W)" : ""),
          "Conv",
-         {Ints("pads", {1, 1, 1, 1})},
+         {IntsAttr("pads", {1, 1, 1, 1})},
          {{Shape{1, 64, 56, 56}, false}, {Shape{64, 64, 3, 3}, constant}, {Shape{64}, constant}},
          2.0 * 64 * 56 * 56 * 64 * 9});
   }
   cases.push_back({"Conv 8x3x32x32 3x3 3->16 (cnn_b8 conv1)",
                    "Conv",
-                   {Ints("pads", {1, 1, 1, 1})},
+                   {IntsAttr("pads", {1, 1, 1, 1})},
                    {{Shape{8, 3, 32, 32}, false}, {Shape{16, 3, 3, 3}, true}, {Shape{16}, true}},
                    2.0 * 8 * 16 * 32 * 32 * 27});
   cases.push_back({"Conv 8x16x16x16 3x3 16->32 (cnn_b8 conv2)",
                    "Conv",
-                   {Ints("pads", {1, 1, 1, 1})},
+                   {IntsAttr("pads", {1, 1, 1, 1})},
                    {{Shape{8, 16, 16, 16}, false}, {Shape{32, 16, 3, 3}, true}, {Shape{32}, true}},
                    2.0 * 8 * 32 * 16 * 16 * 144});
   cases.push_back({"Conv 1x3x224x224 7x7 s2 3->64",
                    "Conv",
-                   {Ints("pads", {3, 3, 3, 3}), Ints("strides", {2, 2})},
+                   {IntsAttr("pads", {3, 3, 3, 3}), IntsAttr("strides", {2, 2})},
                    {{Shape{1, 3, 224, 224}, false}, {Shape{64, 3, 7, 7}, true}},
                    2.0 * 64 * 112 * 112 * 147});
   cases.push_back({"Conv depthwise 1x256x56x56 3x3",
                    "Conv",
-                   {Ints("pads", {1, 1, 1, 1}), Int("group", 256)},
+                   {IntsAttr("pads", {1, 1, 1, 1}), IntAttr("group", 256)},
                    {{Shape{1, 256, 56, 56}, false}, {Shape{256, 1, 3, 3}, true}},
                    2.0 * 256 * 56 * 56 * 9});
   cases.push_back({"Conv 1x1 1x64x56x56 64->256",
@@ -242,17 +190,17 @@ std::vector<Case> Cases() {
                    2.0 * 256 * 56 * 56 * 64});
   cases.push_back({"ConvTranspose 1x64x28x28 4x4 s2 p1 64->32",
                    "ConvTranspose",
-                   {Ints("strides", {2, 2}), Ints("pads", {1, 1, 1, 1})},
+                   {IntsAttr("strides", {2, 2}), IntsAttr("pads", {1, 1, 1, 1})},
                    {{Shape{1, 64, 28, 28}, false}, {Shape{64, 32, 4, 4}, true}},
                    2.0 * 64 * 28 * 28 * 32 * 16});
   cases.push_back({"MaxPool 8x16x32x32 2x2 s2",
                    "MaxPool",
-                   {Ints("kernel_shape", {2, 2}), Ints("strides", {2, 2})},
+                   {IntsAttr("kernel_shape", {2, 2}), IntsAttr("strides", {2, 2})},
                    {{Shape{8, 16, 32, 32}, false}}});
   cases.push_back({"AveragePool 1x64x56x56 3x3 s2 p1 incl. pad",
                    "AveragePool",
-                   {Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2}),
-                    Ints("pads", {1, 1, 1, 1}), Int("count_include_pad", 1)},
+                   {IntsAttr("kernel_shape", {3, 3}), IntsAttr("strides", {2, 2}),
+                    IntsAttr("pads", {1, 1, 1, 1}), IntAttr("count_include_pad", 1)},
                    {{Shape{1, 64, 56, 56}, false}}});
   cases.push_back(
       {"GlobalAveragePool 1x2048x7x7", "GlobalAveragePool", {}, {{Shape{1, 2048, 7, 7}, false}}});

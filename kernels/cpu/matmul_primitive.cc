@@ -10,28 +10,19 @@
 namespace inferd::kernels::cpu {
 namespace {
 
-constexpr size_t kAlign = 64;
-
-size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
-dnnl::memory::dims Strides(const dnnl::memory::desc& d) {
-  const dnnl_blocking_desc_t& b = d.data.format_desc.blocking;
-  return dnnl::memory::dims(b.strides, b.strides + d.data.ndims);
-}
-
 // The view of `d` with dimension `dim` cut to `size` (same strides), unless `d` broadcasts
 // there (size 1) or is absent.
 dnnl::memory::desc Slice(const dnnl::memory::desc& d, int dim, int64_t size) {
   if (d.get_size() == 0 || d.dims()[dim] == 1) return d;
   dnnl::memory::dims dims = d.dims();
   dims[dim] = size;
-  return dnnl::memory::desc(dims, d.data_type(), Strides(d));
+  return dnnl::memory::desc(dims, d.data_type(), StridesOf(d));
 }
 
 // Byte offset of index `start` along `dim` of `d` (0 where it broadcasts or is absent).
 int64_t Offset(const dnnl::memory::desc& d, int dim, int64_t start) {
   if (d.get_size() == 0 || d.dims()[dim] == 1) return 0;
-  return start * Strides(d)[dim] * static_cast<int64_t>(sizeof(float));
+  return start * StridesOf(d)[dim] * static_cast<int64_t>(sizeof(float));
 }
 
 enum class Axis { kNone, kBatch, kRows, kCols };
@@ -125,7 +116,7 @@ absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec
     }
     return absl::OkStatus();
   }));
-  plan.workspace = plan.region * static_cast<size_t>(std::min(std::max(threads, 1), count));
+  plan.workspace = plan.region * static_cast<size_t>(Slots(threads, count));
   return plan;
 }
 
@@ -177,12 +168,6 @@ absl::StatusOr<std::shared_ptr<const MatMulPrimitive>> MatMulPrimitive::Build(
   return std::shared_ptr<const MatMulPrimitive>(std::move(p));
 }
 
-size_t MatMulPrimitive::prepacked_bytes() const {
-  size_t total = 0;
-  for (const dnnl::memory& m : packed_) total += m.get_desc().get_size();
-  return total;
-}
-
 absl::Status MatMulPrimitive::RunPart(int index, const MemoryPool::Lease& mem,
                                       const NodeLabel& node) const {
   const Part& part = plan_.parts[index];
@@ -205,26 +190,12 @@ absl::Status MatMulPrimitive::Execute(engine::KernelContext& ctx, const void* sr
                                       const NodeLabel& node) const {
   INFERD_ASSIGN_OR_RETURN(void* workspace, ScratchpadFor(ctx, plan_.workspace, node));
   INFERD_ASSIGN_OR_RETURN(MemoryPool::Lease mem, memories_->Acquire(node));
-  auto at = [](const void* p, int64_t offset) { return static_cast<const char*>(p) + offset; };
-  const int count = parts();
-  for (int i = 0; i < count; ++i) {
-    const Part& part = plan_.parts[i];
-    const Kind& kind = plan_.kinds[part.kind];
-    const int base = i * kNumArgs;
-    INFERD_RETURN_IF_ERROR(mem.Bind(base + kSrc, at(src, part.src_offset), node));
-    if (part.packed < 0) {
-      INFERD_RETURN_IF_ERROR(mem.Bind(base + kWeights, at(weights, part.weights_offset), node));
-    }
-    if (kind.bias.get_size() != 0) {
-      INFERD_RETURN_IF_ERROR(mem.Bind(base + kBias, at(bias, part.bias_offset), node));
-    }
-    INFERD_RETURN_IF_ERROR(mem.Bind(base + kDst, at(dst, part.dst_offset), node));
-  }
-  return RunParts(ctx.threads(), count, [&](int i, int slot) -> absl::Status {
+  INFERD_RETURN_IF_ERROR(BindOperands(mem, plan_.parts, {kSrc, kWeights, kBias, kDst, kNumArgs},
+                                      src, weights, bias, dst, node));
+  return RunParts(ctx.threads(), parts(), [&](int i, int slot) -> absl::Status {
     if (plan_.kinds[plan_.parts[i].kind].scratchpad != 0) {
       INFERD_RETURN_IF_ERROR(mem.Bind(i * kNumArgs + kScratchpad,
-                                      at(workspace, static_cast<int64_t>(slot * plan_.region)),
-                                      node));
+                                      static_cast<char*>(workspace) + slot * plan_.region, node));
     }
     return RunPart(i, mem, node);
   });

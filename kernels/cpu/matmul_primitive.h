@@ -53,7 +53,7 @@ class MatMulPrimitive {
                                                                       const NodeLabel& node);
 
   size_t scratchpad_bytes() const { return plan_.workspace; }
-  size_t prepacked_bytes() const;
+  size_t prepacked_bytes() const { return PrepackedBytes(packed_); }
   int parts() const { return static_cast<int>(plan_.parts.size()); }
 
   // `weights` is ignored when the weights were prepacked; `bias` when there is none.
@@ -67,12 +67,8 @@ class MatMulPrimitive {
     dnnl::memory::desc src, weights, bias, dst;  // the part's views of the operands
     size_t scratchpad = 0;
   };
-  // One part: a kind applied at byte offsets into the operands.
-  struct Part {
-    int kind = 0;
-    int64_t src_offset = 0, weights_offset = 0, bias_offset = 0, dst_offset = 0;
-    int packed = -1;  // index into packed_ (prepacked weights), -1: the plain weights
-  };
+  // One part: a kind applied at byte offsets into the operands; `packed` indexes packed_.
+  using Part = PrimitivePart;
   struct Plan {
     std::vector<Kind> kinds;
     std::vector<Part> parts;

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "engine/tensor.h"
 #include "engine/thread_pool.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/testing/bench_support.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -27,55 +27,10 @@ namespace {
 using engine::DataType;
 using engine::Shape;
 using engine::Tensor;
-
-// Inputs borrowed; outputs and temporaries in buffers kept across runs.
-class BenchContext final : public engine::KernelContext {
- public:
-  BenchContext(std::vector<const Tensor*> inputs, int outputs, engine::ThreadPool& pool)
-      : inputs_(std::move(inputs)), outputs_(outputs), storage_(outputs), pool_(pool) {}
-
-  int num_inputs() const override { return static_cast<int>(inputs_.size()); }
-  const Tensor* input(int i) const override { return i < num_inputs() ? inputs_[i] : nullptr; }
-  int num_outputs() const override { return static_cast<int>(outputs_.size()); }
-  bool output_wanted(int slot) const override { return slot < num_outputs(); }
-  absl::StatusOr<Tensor*> MakeOutputTensor(int slot, DataType type, const Shape& shape) override {
-    const size_t bytes = shape.NumElements() * engine::ElementSize(type);
-    if (storage_[slot].size() < bytes + 64) storage_[slot].resize(bytes + 64);
-    outputs_[slot] = Tensor::Borrowed(type, shape, storage_[slot].data());
-    return &outputs_[slot];
-  }
-  absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index, const Shape& shape) override {
-    outputs_[slot] =
-        Tensor::Borrowed(inputs_[input_index]->dtype(), shape, inputs_[input_index]->raw_data());
-    return &outputs_[slot];
-  }
-  absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) override {
-    const size_t bytes = shape.NumElements() * engine::ElementSize(type);
-    if (next_temp_ == temps_.size()) temps_.emplace_back();
-    std::vector<unsigned char>& buf = temps_[next_temp_++];
-    if (buf.size() < bytes + 64) buf.resize(bytes + 64);
-    return Tensor::Borrowed(type, shape, buf.data());
-  }
-  absl::StatusOr<void*> GetWorkspace(int) override {
-    return absl::UnimplementedError("no workspaces in this benchmark");
-  }
-  engine::ThreadPool& threads() override { return pool_; }
-
-  void NextRun() { next_temp_ = 0; }  // temporaries of the previous run are dead
-  size_t OutputBytes() const {
-    size_t b = 0;
-    for (const Tensor& t : outputs_) b += t.bytes();
-    return b;
-  }
-
- private:
-  std::vector<const Tensor*> inputs_;
-  std::vector<Tensor> outputs_;
-  std::vector<std::vector<unsigned char>> storage_;
-  std::deque<std::vector<unsigned char>> temps_;
-  size_t next_temp_ = 0;
-  engine::ThreadPool& pool_;
-};
+using testing::BenchContext;
+using testing::IntAttr;
+using testing::IntsAttr;
+using testing::StringAttr;
 
 struct Input {
   DataType type = DataType::kFloat32;
@@ -96,30 +51,6 @@ Input Int64s(std::vector<int64_t> v) {
            std::vector<unsigned char>(v.size() * 8)};
   std::memcpy(in.bytes.data(), v.data(), in.bytes.size());
   return in;
-}
-
-onnx::AttributeProto Attr(const std::string& name, int64_t v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  return a;
-}
-
-onnx::AttributeProto Attr(const std::string& name, const std::string& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::STRING);
-  a.set_s(v);
-  return a;
-}
-
-onnx::AttributeProto Attr(const std::string& name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a.add_ints(x);
-  return a;
 }
 
 // Runs `op` repeatedly; prints ms per run, GB/s of output written, and memcpy's GB/s.
@@ -212,19 +143,18 @@ int Main() {
           {Floats(act), Int64s({16, 1, 1}), Int64s({48, -1, -1}), Int64s({1, 2, 3})}, 1, threads);
     Bench(registry, "Slice [8,64,56,56] step -1 on W", "Slice", {},
           {Floats(act), Int64s({-1}), Int64s({INT64_MIN}), Int64s({3}), Int64s({-1})}, 1, threads);
-    Bench(registry, "Concat 2x [8,64,56,56] axis 1", "Concat", {Attr("axis", int64_t{1})},
+    Bench(registry, "Concat 2x [8,64,56,56] axis 1", "Concat", {IntAttr("axis", 1)},
           {Floats(act), Floats(act)}, 1, threads);
-    Bench(registry, "Split [8,64,56,56] axis 1 in 2", "Split", {Attr("axis", int64_t{1})},
-          {Floats(act)}, 2, threads);
+    Bench(registry, "Split [8,64,56,56] axis 1 in 2", "Split", {IntAttr("axis", 1)}, {Floats(act)},
+          2, threads);
     Bench(registry, "Pad [8,64,56,56] constant 1 on H, W", "Pad", {},
           {Floats(act), Int64s({0, 0, 1, 1, 0, 0, 1, 1})}, 1, threads);
-    Bench(registry, "Pad [8,64,56,56] reflect 2 on H, W", "Pad",
-          {Attr("mode", std::string("reflect"))}, {Floats(act), Int64s({0, 0, 2, 2, 0, 0, 2, 2})},
-          1, threads);
+    Bench(registry, "Pad [8,64,56,56] reflect 2 on H, W", "Pad", {StringAttr("mode", "reflect")},
+          {Floats(act), Int64s({0, 0, 2, 2, 0, 0, 2, 2})}, 1, threads);
     Bench(registry, "Transpose [8,64,56,56] NCHW -> NHWC", "Transpose",
-          {Attr("perm", std::vector<int64_t>{0, 2, 3, 1})}, {Floats(act)}, 1, threads);
+          {IntsAttr("perm", {0, 2, 3, 1})}, {Floats(act)}, 1, threads);
     Bench(registry, "Transpose [8,128,12,64] (0,2,1,3)", "Transpose",
-          {Attr("perm", std::vector<int64_t>{0, 2, 1, 3})}, {Floats({8, 128, 12, 64})}, 1, threads);
+          {IntsAttr("perm", {0, 2, 1, 3})}, {Floats({8, 128, 12, 64})}, 1, threads);
     Bench(registry, "Expand [8,64,1,1] -> [8,64,56,56]", "Expand", {},
           {Floats({8, 64, 1, 1}), Int64s({8, 64, 56, 56})}, 1, threads);
     Bench(registry, "Expand [1,1,56,56] -> [8,64,56,56]", "Expand", {},
@@ -233,14 +163,12 @@ int Main() {
           {Floats({8, 64, 28, 28}), Int64s({1, 1, 2, 2})}, 1, threads);
     Bench(registry, "Gather [30000,768] rows by 4096 indices", "Gather", {},
           {Floats({30000, 768}), Int64s(std::vector<int64_t>(4096, 17))}, 1, threads);
-    Bench(registry, "Resize nearest [8,64,56,56] x2", "Resize",
-          {Attr("mode", std::string("nearest"))},
+    Bench(registry, "Resize nearest [8,64,56,56] x2", "Resize", {StringAttr("mode", "nearest")},
           {Floats(act), Absent(), Absent(), Int64s({8, 64, 112, 112})}, 1, threads);
-    Bench(registry, "Resize linear [8,64,56,56] x2", "Resize",
-          {Attr("mode", std::string("linear"))},
+    Bench(registry, "Resize linear [8,64,56,56] x2", "Resize", {StringAttr("mode", "linear")},
           {Floats(act), Absent(), Absent(), Int64s({8, 64, 112, 112})}, 1, threads);
     Bench(registry, "DepthToSpace [8,256,28,28] blocksize 2", "DepthToSpace",
-          {Attr("blocksize", int64_t{2})}, {Floats({8, 256, 28, 28})}, 1, threads);
+          {IntAttr("blocksize", 2)}, {Floats({8, 256, 28, 28})}, 1, threads);
   }
   return 0;
 }

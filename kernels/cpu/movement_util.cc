@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "kernels/cpu/float16.h"
 #include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
@@ -14,36 +15,22 @@ using engine::Tensor;
 
 namespace {
 
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalize
-      int e = -1;
-      uint32_t m = mant;
-      do {
-        ++e;
-        m <<= 1;
-      } while ((m & 0x400) == 0);
-      bits = sign | ((127 - 15 - e) << 23) | ((m & 0x3ff) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
 template <typename T>
 T Load(const Tensor& t) {
   T v;
   std::memcpy(&v, t.raw_data(), sizeof(T));
   return v;
+}
+
+// The first element of a tensor of one of WithNumericType's types or bool, converted to Out.
+template <typename Out>
+bool LoadNumericScalar(const Tensor& t, Out* out) {
+  if (t.dtype() == DataType::kBool) {
+    *out = static_cast<Out>(Load<uint8_t>(t) != 0);
+    return true;
+  }
+  return WithNumericType(t.dtype(),
+                         [&](auto tag) { *out = static_cast<Out>(Load<decltype(tag)>(t)); });
 }
 
 // dst[i][j] = src[i * s2 + j * s1] for a dense [n2, l1] block: memcpy per line (s1 == 1), a
@@ -94,49 +81,13 @@ absl::Status ReadIndexVector(const Tensor& t, absl::string_view what, const Node
 
 bool ReadScalarAsDouble(const Tensor& t, double* out) {
   if (t.NumElements() < 1) return false;
+  if (LoadNumericScalar(t, out)) return true;
   switch (t.dtype()) {
-    case DataType::kFloat32:
-      *out = Load<float>(t);
-      return true;
-    case DataType::kFloat64:
-      *out = Load<double>(t);
-      return true;
     case DataType::kFloat16:
       *out = HalfToFloat(Load<uint16_t>(t));
       return true;
-    case DataType::kBFloat16: {
-      const uint32_t bits = static_cast<uint32_t>(Load<uint16_t>(t)) << 16;
-      float f;
-      std::memcpy(&f, &bits, sizeof(f));
-      *out = f;
-      return true;
-    }
-    case DataType::kInt8:
-      *out = Load<int8_t>(t);
-      return true;
-    case DataType::kInt16:
-      *out = Load<int16_t>(t);
-      return true;
-    case DataType::kInt32:
-      *out = Load<int32_t>(t);
-      return true;
-    case DataType::kInt64:
-      *out = static_cast<double>(Load<int64_t>(t));
-      return true;
-    case DataType::kUint8:
-      *out = Load<uint8_t>(t);
-      return true;
-    case DataType::kUint16:
-      *out = Load<uint16_t>(t);
-      return true;
-    case DataType::kUint32:
-      *out = Load<uint32_t>(t);
-      return true;
-    case DataType::kUint64:
-      *out = static_cast<double>(Load<uint64_t>(t));
-      return true;
-    case DataType::kBool:
-      *out = Load<uint8_t>(t) != 0 ? 1.0 : 0.0;
+    case DataType::kBFloat16:
+      *out = BFloat16ToFloat(Load<uint16_t>(t));
       return true;
     default:
       return false;
@@ -145,41 +96,11 @@ bool ReadScalarAsDouble(const Tensor& t, double* out) {
 
 bool ReadScalarAsInt64(const Tensor& t, int64_t* out) {
   if (t.NumElements() < 1) return false;
-  switch (t.dtype()) {
-    case DataType::kInt8:
-      *out = Load<int8_t>(t);
-      return true;
-    case DataType::kInt16:
-      *out = Load<int16_t>(t);
-      return true;
-    case DataType::kInt32:
-      *out = Load<int32_t>(t);
-      return true;
-    case DataType::kInt64:
-      *out = Load<int64_t>(t);
-      return true;
-    case DataType::kUint8:
-      *out = Load<uint8_t>(t);
-      return true;
-    case DataType::kUint16:
-      *out = Load<uint16_t>(t);
-      return true;
-    case DataType::kUint32:
-      *out = Load<uint32_t>(t);
-      return true;
-    case DataType::kUint64:
-      *out = static_cast<int64_t>(Load<uint64_t>(t));
-      return true;
-    case DataType::kBool:
-      *out = Load<uint8_t>(t) != 0;
-      return true;
-    default: {
-      double d;
-      if (!ReadScalarAsDouble(t, &d)) return false;
-      *out = static_cast<int64_t>(d);
-      return true;
-    }
-  }
+  if (LoadNumericScalar(t, out)) return true;
+  double d;  // float16, bfloat16
+  if (!ReadScalarAsDouble(t, &d)) return false;
+  *out = static_cast<int64_t>(d);
+  return true;
 }
 
 absl::Status UnsupportedType(DataType type, const NodeLabel& node) {

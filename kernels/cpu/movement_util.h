@@ -13,6 +13,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "engine/data_type.h"
 #include "engine/tensor.h"
@@ -57,6 +58,22 @@ bool WithElementSize(size_t elem, F&& f) {
       return true;
     default:
       return false;
+  }
+}
+
+// Calls f(Index{}) with Index the C++ type of an int32 or int64 `indices` tensor and returns its
+// status; INVALID_ARGUMENT naming the type for any other.
+template <typename F>
+absl::Status WithIndexType(const engine::Tensor& indices, const NodeLabel& node, F&& f) {
+  switch (indices.dtype()) {
+    case engine::DataType::kInt64:
+      return f(int64_t{});
+    case engine::DataType::kInt32:
+      return f(int32_t{});
+    default:
+      return node.InvalidArgument(absl::StrCat("indices have element type ",
+                                               engine::DataTypeName(indices.dtype()),
+                                               ", expected int32 or int64"));
   }
 }
 

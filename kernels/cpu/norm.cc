@@ -45,6 +45,38 @@ absl::Status CheckParams(const KernelContext& ctx, int count, int64_t expected,
   return absl::OkStatus();
 }
 
+// X (input 0, named `name` in errors): float32 [N, C, D...], seen as N * C planes of D...
+// elements each.
+struct Planes {
+  const Tensor* tensor;
+  int64_t n, c, plane;
+
+  static absl::StatusOr<Planes> Read(const KernelContext& ctx, const char* name,
+                                     const NodeLabel& node) {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node));
+    INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node));
+    const Shape& shape = x->shape();
+    if (shape.rank() < 2) {
+      return node.InvalidArgument(
+          absl::StrCat(name, " must have shape [N, C, ...], got ", shape.ToString()));
+    }
+    return Planes{x, shape[0], shape[1], shape.SizeFrom(2)};
+  }
+
+  // Calls f(channel, x_plane, y_plane) for every (n, c) plane, in parallel; y has X's shape.
+  template <typename F>
+  void ForEach(engine::ThreadPool& pool, Tensor& y, const F& f) const {
+    const float* in = tensor->data<float>();
+    float* out = y.mutable_data<float>();
+    pool.ParallelFor(n * c, std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t nc = begin; nc < end; ++nc) {
+                         f(nc % c, in + nc * plane, out + nc * plane);
+                       }
+                     });
+  }
+};
+
 class BatchNormKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<BatchNormKernel>> Create(const KernelInfo& info) {
@@ -61,14 +93,8 @@ class BatchNormKernel final : public engine::OpKernel {
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
-    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
-    INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node_));
-    const Shape& shape = x->shape();
-    if (shape.rank() < 2) {
-      return node_.InvalidArgument(
-          absl::StrCat("X must have shape [N, C, ...], got ", shape.ToString()));
-    }
-    const int64_t n = shape[0], c = shape[1], plane = shape.SizeFrom(2);
+    INFERD_ASSIGN_OR_RETURN(const Planes x, Planes::Read(ctx, "X", node_));
+    const int64_t c = x.c, plane = x.plane;
     // spatial = 0 (opsets 6-8): parameters per element of a sample, unless they have C values.
     const Tensor* scale_t = ctx.input(1);
     const bool per_element = !spatial_ && scale_t != nullptr && scale_t->NumElements() != c;
@@ -81,33 +107,25 @@ class BatchNormKernel final : public engine::OpKernel {
     const float* bias = ctx.input(2)->data<float>();
     const float* mean = ctx.input(3)->data<float>();
     const float* var = ctx.input(4)->data<float>();
-    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, shape));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y,
+                            ctx.MakeOutputTensor(0, DataType::kFloat32, x.tensor->shape()));
     if (y->NumElements() == 0) return absl::OkStatus();
-    const float* in = x->data<float>();
-    float* out = y->mutable_data<float>();
     const float epsilon = epsilon_;
-    ctx.threads().ParallelFor(n * c, std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
-                              [&](int64_t begin, int64_t end) {
-                                for (int64_t nc = begin; nc < end; ++nc) {
-                                  const int64_t ch = nc % c;
-                                  const float* xp = in + nc * plane;
-                                  float* yp = out + nc * plane;
-                                  if (per_element) {
-                                    const int64_t p0 = ch * plane;
+    x.ForEach(ctx.threads(), *y, [&](int64_t ch, const float* xp, float* yp) {
+      if (per_element) {
+        const int64_t p0 = ch * plane;
 #pragma omp simd
-                                    for (int64_t i = 0; i < plane; ++i) {
-                                      const float a =
-                                          scale[p0 + i] / std::sqrt(var[p0 + i] + epsilon);
-                                      yp[i] = (xp[i] - mean[p0 + i]) * a + bias[p0 + i];
-                                    }
-                                  } else {
-                                    const float a = scale[ch] / std::sqrt(var[ch] + epsilon);
-                                    const float b = bias[ch] - mean[ch] * a;
+        for (int64_t i = 0; i < plane; ++i) {
+          const float a = scale[p0 + i] / std::sqrt(var[p0 + i] + epsilon);
+          yp[i] = (xp[i] - mean[p0 + i]) * a + bias[p0 + i];
+        }
+      } else {
+        const float a = scale[ch] / std::sqrt(var[ch] + epsilon);
+        const float b = bias[ch] - mean[ch] * a;
 #pragma omp simd
-                                    for (int64_t i = 0; i < plane; ++i) yp[i] = xp[i] * a + b;
-                                  }
-                                }
-                              });
+        for (int64_t i = 0; i < plane; ++i) yp[i] = xp[i] * a + b;
+      }
+    });
     return absl::OkStatus();
   }
 
@@ -129,47 +147,33 @@ class InstanceNormKernel final : public engine::OpKernel {
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
-    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
-    INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node_));
-    const Shape& shape = x->shape();
-    if (shape.rank() < 2) {
-      return node_.InvalidArgument(
-          absl::StrCat("input must have shape [N, C, ...], got ", shape.ToString()));
-    }
-    const int64_t n = shape[0], c = shape[1], plane = shape.SizeFrom(2);
-    INFERD_RETURN_IF_ERROR(CheckParams(ctx, 3, c, "[C]", node_));
+    INFERD_ASSIGN_OR_RETURN(const Planes x, Planes::Read(ctx, "input", node_));
+    const int64_t plane = x.plane;
+    INFERD_RETURN_IF_ERROR(CheckParams(ctx, 3, x.c, "[C]", node_));
     const float* scale = ctx.input(1)->data<float>();
     const float* bias = ctx.input(2)->data<float>();
-    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, shape));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y,
+                            ctx.MakeOutputTensor(0, DataType::kFloat32, x.tensor->shape()));
     if (y->NumElements() == 0) return absl::OkStatus();
-    const float* in = x->data<float>();
-    float* out = y->mutable_data<float>();
     const float epsilon = epsilon_;
-    ctx.threads().ParallelFor(
-        n * c, std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
-        [&](int64_t begin, int64_t end) {
-          for (int64_t nc = begin; nc < end; ++nc) {
-            const int64_t ch = nc % c;
-            const float* xp = in + nc * plane;
-            float* yp = out + nc * plane;
-            // Two passes (mean, then centred squares) for accuracy; double accumulators.
-            double sum = 0.0;
+    x.ForEach(ctx.threads(), *y, [&](int64_t ch, const float* xp, float* yp) {
+      // Two passes (mean, then centred squares) for accuracy; double accumulators.
+      double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-            for (int64_t i = 0; i < plane; ++i) sum += xp[i];
-            const float mean = static_cast<float>(sum / static_cast<double>(plane));
-            double sq = 0.0;
+      for (int64_t i = 0; i < plane; ++i) sum += xp[i];
+      const float mean = static_cast<float>(sum / static_cast<double>(plane));
+      double sq = 0.0;
 #pragma omp simd reduction(+ : sq)
-            for (int64_t i = 0; i < plane; ++i) {
-              const float d = xp[i] - mean;
-              sq += d * d;
-            }
-            const float var = static_cast<float>(sq / static_cast<double>(plane));
-            const float a = scale[ch] / std::sqrt(var + epsilon);
-            const float b = bias[ch] - mean * a;
+      for (int64_t i = 0; i < plane; ++i) {
+        const float d = xp[i] - mean;
+        sq += d * d;
+      }
+      const float var = static_cast<float>(sq / static_cast<double>(plane));
+      const float a = scale[ch] / std::sqrt(var + epsilon);
+      const float b = bias[ch] - mean * a;
 #pragma omp simd
-            for (int64_t i = 0; i < plane; ++i) yp[i] = xp[i] * a + b;
-          }
-        });
+      for (int64_t i = 0; i < plane; ++i) yp[i] = xp[i] * a + b;
+    });
     return absl::OkStatus();
   }
 

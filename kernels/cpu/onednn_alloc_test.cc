@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <new>
 #include <string>
 #include <vector>
@@ -28,6 +27,7 @@
 #include "engine/tensor.h"
 #include "engine/thread_pool.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/testing/bench_support.h"
 #include "kernels/cpu/testing/kernel_runner.h"
 #include "kernels/cpu/testing/reference.h"
 
@@ -147,52 +147,11 @@ namespace {
 using engine::DataType;
 using engine::Shape;
 using engine::Tensor;
+using testing::BenchContext;
 using testing::CpuRegistry;
 using testing::NodeSpec;
 using testing::RandomFloats;
 using testing::TestTensor;
-
-// Borrowed inputs, outputs and workspaces sized on the first run and reused after.
-class SteadyContext final : public engine::KernelContext {
- public:
-  SteadyContext(std::vector<const Tensor*> inputs, engine::ThreadPool& pool)
-      : inputs_(std::move(inputs)), pool_(pool) {}
-
-  int num_inputs() const override { return static_cast<int>(inputs_.size()); }
-  const Tensor* input(int i) const override { return inputs_[i]; }
-  int num_outputs() const override { return 1; }
-  bool output_wanted(int slot) const override { return slot == 0; }
-  absl::StatusOr<Tensor*> MakeOutputTensor(int slot, DataType type, const Shape& shape) override {
-    if (slot != 0) return absl::InvalidArgumentError("one output");
-    const size_t bytes = shape.NumElements() * engine::ElementSize(type);
-    if (storage_.size() < bytes) storage_.resize(bytes);
-    output_ = Tensor::Borrowed(type, shape, storage_.data());
-    return &output_;
-  }
-  absl::StatusOr<Tensor*> MakeOutputAlias(int, int, const Shape&) override {
-    return absl::UnimplementedError("no aliases here");
-  }
-  absl::StatusOr<Tensor> MakeTemporaryTensor(DataType, const Shape&) override {
-    return absl::UnimplementedError("no temporaries here");
-  }
-  absl::StatusOr<void*> GetWorkspace(int slot_id) override {
-    auto it = workspaces_.find(slot_id);
-    if (it == workspaces_.end()) return absl::NotFoundError("undeclared workspace");
-    return it->second.data();
-  }
-  engine::ThreadPool& threads() override { return pool_; }
-
-  void Declare(const std::vector<engine::WorkspaceRequirement>& reqs) {
-    for (const auto& r : reqs) workspaces_[r.slot_id].resize(r.bytes + 64);
-  }
-
- private:
-  std::vector<const Tensor*> inputs_;
-  engine::ThreadPool& pool_;
-  std::vector<unsigned char> storage_;
-  Tensor output_;
-  std::map<int, std::vector<unsigned char>> workspaces_;
-};
 
 struct Node {
   std::string name;
@@ -293,7 +252,7 @@ void CheckSteadyState(bool shapes_known) {
       }
       engine::ThreadPool pool(threads);
       WarmPoolThreads(pool);
-      SteadyContext ctx(ptrs, pool);
+      BenchContext ctx(ptrs, /*outputs=*/1, pool);
       ctx.Declare((*kernel)->DeclareWorkspaceRequirements(shapes));
       for (int i = 0; i < 5; ++i) ASSERT_TRUE((*kernel)->Compute(ctx).ok());  // warm-up
       g_ours_new = g_dnnl_new = g_ours_malloc = g_dnnl_malloc = 0;

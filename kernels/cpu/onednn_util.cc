@@ -49,6 +49,11 @@ dnnl::primitive_attr UserScratchpadAttr() {
   return attr;
 }
 
+dnnl::memory::dims StridesOf(const dnnl::memory::desc& d) {
+  const dnnl_blocking_desc_t& b = d.data.format_desc.blocking;
+  return dnnl::memory::dims(b.strides, b.strides + d.data.ndims);
+}
+
 absl::Status DnnlStatus(dnnl_status_t status, const NodeLabel& node, absl::string_view what) {
   if (status == dnnl_success) return absl::OkStatus();
   const std::string message =
@@ -80,9 +85,9 @@ int PartCount(int threads, double work, int64_t max_parts) {
       std::max<int64_t>(1, std::min<int64_t>(max_parts, static_cast<int64_t>(fit))));
 }
 
-int Slots(const engine::ThreadPool& pool, int parts) {
-  return std::max(1, std::min(pool.num_threads(), parts));
-}
+int Slots(const engine::ThreadPool& pool, int parts) { return Slots(pool.num_threads(), parts); }
+
+int Slots(int threads, int parts) { return std::max(1, std::min(threads, parts)); }
 
 absl::Status RunParts(engine::ThreadPool& pool, int parts,
                       absl::FunctionRef<absl::Status(int part, int slot)> run) {
@@ -193,6 +198,31 @@ dnnl_memory_t MemoryPool::Lease::operator[](int i) const {
 absl::Status MemoryPool::Lease::Bind(int i, const void* data, const NodeLabel& node) const {
   return DnnlStatus(dnnl_memory_set_data_handle((*this)[i], const_cast<void*>(data)), node,
                     "binding a buffer");
+}
+
+absl::Status BindOperands(const MemoryPool::Lease& mem, absl::Span<const PrimitivePart> parts,
+                          const OperandArgs& args, const void* src, const void* weights,
+                          const void* bias, void* dst, const NodeLabel& node) {
+  auto at = [](const void* p, int64_t offset) { return static_cast<const char*>(p) + offset; };
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const PrimitivePart& part = parts[i];
+    const int b = static_cast<int>(i) * args.per_part;
+    INFERD_RETURN_IF_ERROR(mem.Bind(b + args.src, at(src, part.src_offset), node));
+    if (part.packed < 0) {
+      INFERD_RETURN_IF_ERROR(mem.Bind(b + args.weights, at(weights, part.weights_offset), node));
+    }
+    if (mem[b + args.bias] != nullptr) {  // absent: a zero-sized descriptor, no memory
+      INFERD_RETURN_IF_ERROR(mem.Bind(b + args.bias, at(bias, part.bias_offset), node));
+    }
+    INFERD_RETURN_IF_ERROR(mem.Bind(b + args.dst, at(dst, part.dst_offset), node));
+  }
+  return absl::OkStatus();
+}
+
+size_t PrepackedBytes(const std::vector<dnnl::memory>& packed) {
+  size_t total = 0;
+  for (const dnnl::memory& m : packed) total += m.get_desc().get_size();
+  return total;
 }
 
 // --- execution -----------------------------------------------------------------------------------

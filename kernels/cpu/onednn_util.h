@@ -18,6 +18,7 @@
 #define INFERD_KERNELS_CPU_ONEDNN_UTIL_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,14 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims,
 dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims);
 // Attributes every primitive here is built with: scratchpad_mode::user.
 dnnl::primitive_attr UserScratchpadAttr();
+// The strides of a blocking (plain or strided) descriptor, in elements.
+dnnl::memory::dims StridesOf(const dnnl::memory::desc& d);
+
+// Regions of a kernel's workspace start at multiples of kWorkspaceAlign bytes.
+inline constexpr size_t kWorkspaceAlign = 64;
+inline size_t AlignUp(size_t n) {
+  return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+}
 
 // A dnnl::error as a Status naming the node and what was being done.
 absl::Status DnnlErrorStatus(const NodeLabel& node, absl::string_view what, const dnnl::error& e);
@@ -93,6 +102,8 @@ int PartCount(int threads, double work, int64_t max_parts);
 // among parts running at the same time (a part's scratch memory is its slot's). Returns the first
 // error. No allocation.
 int Slots(const engine::ThreadPool& pool, int parts);
+// The same for a pool of `threads` threads (workspace estimates: slots * the region per slot).
+int Slots(int threads, int parts);
 absl::Status RunParts(engine::ThreadPool& pool, int parts,
                       absl::FunctionRef<absl::Status(int part, int slot)> run);
 
@@ -133,6 +144,7 @@ class MemoryPool {
     Lease(Lease&& other) noexcept : pool_(other.pool_), set_(other.set_) { other.set_ = nullptr; }
     Lease& operator=(Lease&&) = delete;
     ~Lease();
+    // nullptr for a zero-sized descriptor (an absent argument).
     dnnl_memory_t operator[](int i) const;
     // Points memory `i` at `data` (oneDNN never frees it).
     absl::Status Bind(int i, const void* data, const NodeLabel& node) const;
@@ -156,6 +168,28 @@ class MemoryPool {
   std::vector<std::unique_ptr<Set>> sets_;  // every set created
   std::vector<Set*> free_;                  // capacity kept >= sets_.size(): push never allocates
 };
+
+// One part of a problem cut for RunParts: a primitive shape ("kind") applied at byte offsets into
+// the operands.
+struct PrimitivePart {
+  int kind = 0;
+  int64_t src_offset = 0, weights_offset = 0, bias_offset = 0, dst_offset = 0;
+  int packed = -1;  // index into the prepacked weights, -1: none (the plain weights are bound)
+};
+
+// Where a part's plain operands are in its MemoryPool set; part i's set starts at i * per_part.
+struct OperandArgs {
+  int src, weights, bias, dst, per_part;
+};
+
+// Binds every part's plain operands to the tensors at the part's offsets: src and dst; weights
+// unless prepacked; bias where the part has a bias memory. No allocation.
+absl::Status BindOperands(const MemoryPool::Lease& mem, absl::Span<const PrimitivePart> parts,
+                          const OperandArgs& args, const void* src, const void* weights,
+                          const void* bias, void* dst, const NodeLabel& node);
+
+// The bytes held by prepacked weights.
+size_t PrepackedBytes(const std::vector<dnnl::memory>& packed);
 
 // Executes `primitive` with `args` on the calling thread's stream with `num_threads` OpenMP
 // threads, and waits for it.

@@ -19,6 +19,7 @@
 #include "engine/tensor.h"
 #include "engine/thread_pool.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/testing/bench_support.h"
 #include "onnx/onnx_pb.h"
 
 namespace inferd::kernels::cpu {
@@ -27,47 +28,10 @@ namespace {
 using engine::DataType;
 using engine::Shape;
 using engine::Tensor;
-
-// Borrowed inputs, outputs and temporaries in vectors kept across runs.
-class BenchContext final : public engine::KernelContext {
- public:
-  BenchContext(std::vector<const Tensor*> inputs, int outputs, engine::ThreadPool& pool)
-      : inputs_(std::move(inputs)), storage_(outputs), outputs_(outputs), pool_(pool) {}
-
-  int num_inputs() const override { return static_cast<int>(inputs_.size()); }
-  const Tensor* input(int i) const override { return inputs_[i]; }
-  int num_outputs() const override { return static_cast<int>(outputs_.size()); }
-  bool output_wanted(int) const override { return true; }
-  absl::StatusOr<Tensor*> MakeOutputTensor(int slot, DataType type, const Shape& shape) override {
-    const size_t bytes = shape.NumElements() * engine::ElementSize(type);
-    if (storage_[slot].size() < bytes) storage_[slot].resize(bytes);
-    outputs_[slot] = Tensor::Borrowed(type, shape, storage_[slot].data());
-    return &outputs_[slot];
-  }
-  absl::StatusOr<Tensor*> MakeOutputAlias(int, int, const Shape&) override {
-    return absl::UnimplementedError("not in this benchmark");
-  }
-  absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) override {
-    const size_t bytes = shape.NumElements() * engine::ElementSize(type);
-    if (temps_.size() <= next_temp_) temps_.emplace_back();
-    std::vector<unsigned char>& t = temps_[next_temp_++];
-    if (t.size() < bytes) t.resize(bytes);
-    return Tensor::Borrowed(type, shape, t.data());
-  }
-  absl::StatusOr<void*> GetWorkspace(int) override {
-    return absl::UnimplementedError("not in this benchmark");
-  }
-  engine::ThreadPool& threads() override { return pool_; }
-  void Reset() { next_temp_ = 0; }
-
- private:
-  std::vector<const Tensor*> inputs_;
-  std::vector<std::vector<unsigned char>> storage_;
-  std::vector<Tensor> outputs_;
-  std::vector<std::vector<unsigned char>> temps_;
-  size_t next_temp_ = 0;
-  engine::ThreadPool& pool_;
-};
+using testing::BenchContext;
+using testing::IntAttr;
+using testing::IntsAttr;
+using testing::StringAttr;
 
 struct Case {
   std::string label, op;
@@ -78,28 +42,6 @@ struct Case {
   int outputs = 1;
   double flops = 0;  // > 0: report GFLOP/s instead of GB/s
 };
-
-onnx::AttributeProto IntAttr(const std::string& name, int64_t v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  return a;
-}
-onnx::AttributeProto IntsAttr(const std::string& name, std::vector<int64_t> v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a.add_ints(x);
-  return a;
-}
-onnx::AttributeProto StringAttr(const std::string& name, const std::string& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::STRING);
-  a.set_s(v);
-  return a;
-}
 
 // Seconds per Compute (the fastest of many runs after a warm-up).
 double Time(const engine::KernelRegistry& registry, const Case& c, int threads) {
@@ -143,7 +85,7 @@ double Time(const engine::KernelRegistry& registry, const Case& c, int threads) 
   engine::ThreadPool pool(threads);
   BenchContext ctx(inputs, c.outputs, pool);
   auto run = [&] {
-    ctx.Reset();
+    ctx.NextRun();
     return (*kernel)->Compute(ctx);
   };
   if (!run().ok()) return -1;

@@ -1,0 +1,92 @@
+#include "kernels/cpu/testing/bench_support.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+
+namespace inferd::kernels::cpu::testing {
+
+using engine::DataType;
+using engine::Shape;
+using engine::Tensor;
+
+namespace {
+
+// `buf` holds at least `bytes` (with slack, so that reruns with a few more bytes keep it).
+void Reserve(std::vector<unsigned char>& buf, size_t bytes) {
+  if (buf.size() < bytes + 64) buf.resize(bytes + 64);
+}
+
+}  // namespace
+
+BenchContext::BenchContext(std::vector<const Tensor*> inputs, int outputs, engine::ThreadPool& pool)
+    : inputs_(std::move(inputs)), outputs_(outputs), output_storage_(outputs), pool_(pool) {}
+
+const Tensor* BenchContext::input(int i) const {
+  return i >= 0 && i < num_inputs() ? inputs_[i] : nullptr;
+}
+
+absl::StatusOr<Tensor*> BenchContext::MakeOutputTensor(int slot, DataType type,
+                                                       const Shape& shape) {
+  if (!output_wanted(slot)) return absl::InvalidArgumentError("no such output");
+  Reserve(output_storage_[slot], shape.NumElements() * engine::ElementSize(type));
+  outputs_[slot] = Tensor::Borrowed(type, shape, output_storage_[slot].data());
+  return &outputs_[slot];
+}
+
+absl::StatusOr<Tensor*> BenchContext::MakeOutputAlias(int slot, int input_index,
+                                                      const Shape& shape) {
+  const Tensor* in = input(input_index);
+  if (!output_wanted(slot) || in == nullptr) return absl::InvalidArgumentError("no such tensor");
+  outputs_[slot] = Tensor::Borrowed(in->dtype(), shape, in->raw_data());
+  return &outputs_[slot];
+}
+
+absl::StatusOr<Tensor> BenchContext::MakeTemporaryTensor(DataType type, const Shape& shape) {
+  if (next_temp_ == temps_.size()) temps_.emplace_back();
+  std::vector<unsigned char>& buf = temps_[next_temp_++];
+  Reserve(buf, shape.NumElements() * engine::ElementSize(type));
+  return Tensor::Borrowed(type, shape, buf.data());
+}
+
+absl::StatusOr<void*> BenchContext::GetWorkspace(int slot_id) {
+  auto it = workspaces_.find(slot_id);
+  if (it == workspaces_.end()) return absl::NotFoundError("undeclared workspace");
+  return it->second.data();
+}
+
+void BenchContext::Declare(const std::vector<engine::WorkspaceRequirement>& reqs) {
+  for (const auto& r : reqs) Reserve(workspaces_[r.slot_id], r.bytes);
+}
+
+size_t BenchContext::OutputBytes() const {
+  size_t bytes = 0;
+  for (const Tensor& t : outputs_) bytes += t.bytes();
+  return bytes;
+}
+
+onnx::AttributeProto IntAttr(const std::string& name, int64_t v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  return a;
+}
+
+onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a.add_ints(x);
+  return a;
+}
+
+onnx::AttributeProto StringAttr(const std::string& name, const std::string& v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::STRING);
+  a.set_s(v);
+  return a;
+}
+
+}  // namespace inferd::kernels::cpu::testing
