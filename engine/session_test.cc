@@ -354,43 +354,68 @@ TEST_F(SessionTest, PreAllocateRefusesDynamicModelsAndReportsSizes) {
       << no_memory.status();
 }
 
-// If: the chosen branch reads outer-scope values; a branch output computed inside is handed to
-// the node's output without a copy, an outer value returned as is gets copied.
-TEST_F(SessionTest, IfRunsTheChosenBranchWithOuterScopeValues) {
+// Adds the branch attribute `name` to the If `node`: a chain of `copies` Copy nodes from the
+// outer-scope value `from` (none: the branch returns `from` as is). With `typed`, every value of
+// the branch is declared float [2, 3]; without, the branch output has no shape.
+void AddCopyBranch(onnx::NodeProto& node, const std::string& name, const std::string& from,
+                   int copies, bool typed) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* g = a->mutable_g();
+  g->set_name(name);
+  auto declare = [&](onnx::ValueInfoProto* vi, const std::string& value) {
+    vi->set_name(value);
+    auto* t = vi->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    if (!typed) return;
+    t->mutable_shape()->add_dim()->set_dim_value(2);
+    t->mutable_shape()->add_dim()->set_dim_value(3);
+  };
+  std::string last = from;
+  for (int i = 0; i < copies; ++i) {
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type("Copy");
+    n->set_domain(kTest);
+    n->set_name(absl::StrCat(name, "/copy", i));
+    n->add_input(last);
+    last = absl::StrCat(name, "_z", i);
+    n->add_output(last);
+    if (i + 1 < copies && typed) declare(g->add_value_info(), last);
+  }
+  declare(g->add_output(), last);
+}
+
+// x -> Copy -> m -> If(cond) whose branches are `then_copies` / `else_copies` Copy nodes from m
+// (typed or not, see AddCopyBranch). The If output y is the graph output, or with `post` an
+// intermediate (declared float [2, 3]) feeding one more Copy whose output "out" is.
+std::shared_ptr<const Model> IfModel(int then_copies, int else_copies, bool post,
+                                     bool typed_branches = true) {
   ModelBuilder b(13);
   b.ImportDomain(kTest, 1);
   b.Input("x", DataType::kFloat32, {2, 3});
   b.Input("cond", DataType::kBool, {});
   b.Node("Copy", {"x"}, {"m"}, "pre", kTest);
   onnx::NodeProto& node = b.Node("If", {"cond"}, {"y"}, "if");
-  auto branch = [&](const char* name, bool compute) {
-    onnx::AttributeProto* a = node.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto* g = a->mutable_g();
-    g->set_name(name);
-    if (compute) {
-      onnx::NodeProto* n = g->add_node();
-      n->set_op_type("Copy");
-      n->set_domain(kTest);
-      n->set_name(std::string(name) + "/copy");
-      n->add_input("m");  // outer scope
-      n->add_output("z");
-    }
-    onnx::ValueInfoProto* out = g->add_output();
-    out->set_name(compute ? "z" : "m");
-    auto* t = out->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    t->mutable_shape()->add_dim()->set_dim_value(2);
-    t->mutable_shape()->add_dim()->set_dim_value(3);
-  };
-  branch("then_branch", true);
-  branch("else_branch", false);
+  AddCopyBranch(node, "then_branch", "m", then_copies, typed_branches);
+  AddCopyBranch(node, "else_branch", "m", else_copies, typed_branches);
   b.ValueInfo("m", DataType::kFloat32, {2, 3});
-  b.Output("y", DataType::kFloat32, {2, 3});
-  auto m = Model::Parse(b.Serialize(), "");
-  ASSERT_TRUE(m.ok()) << m.status();
-  auto s = Make(*m);
+  if (post) {
+    b.ValueInfo("y", DataType::kFloat32, {2, 3});
+    b.Node("Copy", {"y"}, {"out"}, "post", kTest);
+  }
+  b.Output(post ? "out" : "y", DataType::kFloat32, {2, 3});
+  absl::StatusOr<std::shared_ptr<const Model>> m = Model::Parse(b.Serialize(), "");
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *m : nullptr;
+}
+
+// If: the chosen branch reads outer-scope values; a branch output computed inside is handed to
+// the node's output without a copy, an outer value returned as is gets copied.
+TEST_F(SessionTest, IfRunsTheChosenBranchWithOuterScopeValues) {
+  std::shared_ptr<const Model> m = IfModel(1, 0, /*post=*/false);
+  ASSERT_NE(m, nullptr);
+  auto s = Make(m);
   ASSERT_NE(s, nullptr);
   for (bool c : {true, false, true}) {
     const uint8_t cond = c;
@@ -411,57 +436,15 @@ TEST_F(SessionTest, IfRunsTheChosenBranchWithOuterScopeValues) {
 // they hand over are allocated at load, so with the system out of memory both branches still
 // run; the computed branch's output reaches the node without a copy.
 TEST_F(SessionTest, PreAllocateCoversIfBranches) {
-  ModelBuilder b(13);
-  b.ImportDomain(kTest, 1);
-  b.Input("x", DataType::kFloat32, {2, 3});
-  b.Input("cond", DataType::kBool, {});
-  b.Node("Copy", {"x"}, {"m"}, "pre", kTest);
-  onnx::NodeProto& node = b.Node("If", {"cond"}, {"y"}, "if");
-  auto branch = [&](const char* name, int copies) {
-    onnx::AttributeProto* a = node.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto* g = a->mutable_g();
-    g->set_name(name);
-    std::string last = "m";  // outer scope
-    for (int i = 0; i < copies; ++i) {
-      onnx::NodeProto* n = g->add_node();
-      n->set_op_type("Copy");
-      n->set_domain(kTest);
-      n->set_name(absl::StrCat(name, "/copy", i));
-      n->add_input(last);
-      last = absl::StrCat(name, "_z", i);
-      n->add_output(last);
-      onnx::ValueInfoProto* vi = g->add_value_info();
-      vi->set_name(last);
-      auto* t = vi->mutable_type()->mutable_tensor_type();
-      t->set_elem_type(onnx::TensorProto::FLOAT);
-      t->mutable_shape()->add_dim()->set_dim_value(2);
-      t->mutable_shape()->add_dim()->set_dim_value(3);
-    }
-    g->mutable_value_info()->RemoveLast();  // the last one is the output
-    onnx::ValueInfoProto* out = g->add_output();
-    out->set_name(last);
-    auto* t = out->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    t->mutable_shape()->add_dim()->set_dim_value(2);
-    t->mutable_shape()->add_dim()->set_dim_value(3);
-  };
-  branch("then_branch", 2);  // an intermediate inside: the branch has a block
-  branch("else_branch", 1);
-  b.ValueInfo("m", DataType::kFloat32, {2, 3});
-  b.ValueInfo("y", DataType::kFloat32, {2, 3});
-  b.Node("Copy", {"y"}, {"out"}, "post", kTest);
-  b.Output("out", DataType::kFloat32, {2, 3});
-  auto m = Model::Parse(b.Serialize(), "");
-  ASSERT_TRUE(m.ok()) << m.status();
-
+  // then has an intermediate inside (the branch has a block).
+  std::shared_ptr<const Model> m = IfModel(2, 1, /*post=*/true);
+  ASSERT_NE(m, nullptr);
   auto fake = std::make_shared<memory::FakeSystemAllocator>("cpu:0");
   SessionOptions opts;
   opts.pre_allocate = true;
   opts.max_concurrent_runs = 2;
   opts.allocator_factory = [&](const std::string&) { return fake; };
-  auto s = Make(*m, opts);
+  auto s = Make(m, opts);
   ASSERT_NE(s, nullptr);
   const DevicePlan& dp = s->plan().devices()[0];
   size_t branch_blocks = 0;
@@ -490,35 +473,12 @@ TEST_F(SessionTest, PreAllocateCoversIfBranches) {
   }
   EXPECT_EQ(s->devices()[0].execution->Stats().allocation_failures, 0u);
 
-  // Without fixed shapes for what a branch hands over, pre_allocate is refused with the reason.
-  ModelBuilder dyn(13);
-  dyn.ImportDomain(kTest, 1);
-  dyn.Input("x", DataType::kFloat32, {2, 3});
-  dyn.Input("cond", DataType::kBool, {});
-  onnx::NodeProto& if2 = dyn.Node("If", {"cond"}, {"y"}, "if");
-  for (const char* name : {"then_branch", "else_branch"}) {
-    onnx::AttributeProto* a = if2.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto* g = a->mutable_g();
-    g->set_name(name);
-    onnx::NodeProto* n = g->add_node();
-    n->set_op_type("Copy");
-    n->set_domain(kTest);
-    n->set_name(std::string(name) + "/copy");
-    n->add_input("x");
-    n->add_output(std::string(name) + "_z");
-    onnx::ValueInfoProto* out = g->add_output();
-    out->set_name(std::string(name) + "_z");
-    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  }
-  dyn.ValueInfo("y", DataType::kFloat32, {2, 3});  // known here, not inside the branches
-  dyn.Node("Copy", {"y"}, {"out"}, "post", kTest);
-  dyn.Output("out", DataType::kFloat32, {2, 3});
-  auto dm = Model::Parse(dyn.Serialize(), "");
-  ASSERT_TRUE(dm.ok()) << dm.status();
+  // Branch outputs without a shape known at load (y itself is declared): pre_allocate is
+  // refused with the reason, naming the node.
+  std::shared_ptr<const Model> untyped = IfModel(1, 1, /*post=*/true, /*typed_branches=*/false);
+  ASSERT_NE(untyped, nullptr);
   opts.allocator_factory = nullptr;
-  auto refused = Session::Create(*dm, opts, registry_);
+  auto refused = Session::Create(untyped, opts, registry_);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(refused.status().message().find("'if'"), std::string::npos) << refused.status();
 }
