@@ -1,7 +1,8 @@
 // Pooling, 1-D to 3-D, one oneDNN pooling primitive in plain NC[D][H]W layout per input shape:
 //   MaxPool (kernel_shape, strides, pads, dilations, ceil_mode, auto_pad; float32, int8, uint8):
 //     padding never wins the max. With the Indices output (opset 8+, storage_order) the pool
-//     runs as plain loops instead (pool_indices.cc), since oneDNN does not report the argmax.
+//     runs as plain loops instead (pool_indices.cc), since oneDNN does not report the argmax;
+//     2-D float32 pools run in our own loops too (MaxPool2D), faster than oneDNN on plain NCHW.
 //   AveragePool (count_include_pad, ceil_mode, auto_pad, pads, strides): oneDNN's
 //     avg_include_padding divides by the whole kernel; where ceil_mode makes a last window hang
 //     over the explicit padding, ONNX divides by the part inside input + pads, so those outputs
@@ -103,6 +104,12 @@ struct PoolPlan {
 };
 enum PoolArg { kSrc, kDst, kScratchpad };
 
+// 2-D float MaxPool runs in our own loops (MaxPool2D below), not through oneDNN: its plan holds
+// the geometry only, with no primitive and no scratchpad.
+bool UsesOwnMaxPool2D(PoolKind kind, DataType type, size_t rank) {
+  return kind == PoolKind::kMax && type == DataType::kFloat32 && rank == 4;
+}
+
 // The output shape, window and (unless the output is empty) primitive descriptor for input `x`.
 absl::Status MakePoolPd(const PoolAttributes& attrs, const Shape& x, DataType type, int threads,
                         const NodeLabel& node, PoolPlan& plan) {
@@ -138,6 +145,7 @@ absl::Status MakePoolPd(const PoolAttributes& attrs, const Shape& x, DataType ty
     }
     if (!any) plan.rescale.clear();
   }
+  if (UsesOwnMaxPool2D(attrs.kind, type, x.rank())) return absl::OkStatus();
   INFERD_ASSIGN_OR_RETURN(dnnl::memory::data_type dt, DnnlType(type, node));
   INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
   // A pooled element costs about what 20 FLOPs of a matmul do (PartCount's unit).
@@ -296,7 +304,7 @@ class PoolKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const PoolPlan> plan, PlanFor(x->shape()));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, type_, plan->out));
     if (plan->empty) return absl::OkStatus();
-    if (attrs_.kind == PoolKind::kMax && type_ == DataType::kFloat32 && x->shape().rank() == 4) {
+    if (UsesOwnMaxPool2D(attrs_.kind, type_, x->shape().rank())) {
       MaxPool2D(x->data<float>(), y->mutable_data<float>(), x->shape()[0] * x->shape()[1],
                 x->shape(), plan->out, plan->window, ctx.threads());
       return absl::OkStatus();
@@ -374,7 +382,7 @@ class PoolKernel final : public engine::OpKernel {
   absl::StatusOr<std::shared_ptr<const PoolPlan>> BuildPlan(const Shape& x) const {
     auto plan = std::make_shared<PoolPlan>();
     INFERD_RETURN_IF_ERROR(MakePoolPd(attrs_, x, type_, threads_, node_, *plan));
-    if (!plan->empty) {
+    if (!plan->empty && !plan->kinds.empty()) {
       INFERD_RETURN_IF_ERROR(CatchDnnl(node_, "creating the pooling", [&]() -> absl::Status {
         ScopedOmpThreads scoped(1);
         std::vector<dnnl::memory::desc> descs;
