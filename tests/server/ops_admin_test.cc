@@ -200,6 +200,8 @@ TEST_F(OpsAdminTest, TrimReleasesPerArenaAndInTotal) {
   uint64_t sum = 0;
   for (const auto& e : resp.arenas()) sum += e.released_bytes();
   EXPECT_EQ(sum, retained);
+  EXPECT_GT(resp.process_resident_bytes_before(), 0u);  // the heap part: admin_service_test
+  EXPECT_GT(resp.process_resident_bytes_after(), 0u);
   const adminpb::ArenaMemoryStats io = One("mlp", "cpu:0", "io");
   EXPECT_EQ(io.retained_bytes(), 0u);
   EXPECT_GE(io.trims(), 1u);

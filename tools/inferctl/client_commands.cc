@@ -414,8 +414,12 @@ int Client::Trim() {
     rows.push_back({e.model(), e.device(), e.arena(), Bytes(e.released_bytes()),
                     absl::StrCat(e.released_buffers())});
   }
-  out_ << Table(rows, "lllrr") << "released " << Bytes(resp.total_released_bytes())
-       << " in total\n";
+  out_ << Table(rows, "lllrr") << "released " << Bytes(resp.total_released_bytes()) << " in total";
+  if (resp.process_resident_bytes_before() > 0) {
+    out_ << "; server resident memory " << Bytes(resp.process_resident_bytes_before()) << " -> "
+         << Bytes(resp.process_resident_bytes_after());
+  }
+  out_ << "\n";
   return 0;
 }
 
