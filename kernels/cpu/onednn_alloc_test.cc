@@ -12,6 +12,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -52,14 +54,54 @@ bool FromDnnl(const void* caller) {
   return a >= g_dnnl_begin && a < g_dnnl_end;
 }
 
+// The first callers counted as ours, for the failure message.
+std::array<std::atomic<const void*>, 8> g_ours_callers{};
+std::atomic<int> g_ours_recorded{0};
+
+void RecordOurs(const void* caller) {
+  const int i = g_ours_recorded.fetch_add(1, std::memory_order_relaxed);
+  if (i < static_cast<int>(g_ours_callers.size())) g_ours_callers[i] = caller;
+}
+
+// "libfoo.so.1(symbol+0x12)" for each recorded caller.
+std::string OursCallers() {
+  std::string out;
+  const int n = std::min<int>(g_ours_recorded.load(), static_cast<int>(g_ours_callers.size()));
+  for (int i = 0; i < n; ++i) {
+    const void* caller = g_ours_callers[i].load();
+    Dl_info info{};
+    if (dladdr(caller, &info) != 0) {
+      absl::StrAppend(&out, "\n  ", info.dli_fname != nullptr ? info.dli_fname : "?", "(",
+                      info.dli_sname != nullptr ? info.dli_sname : "?", "+0x",
+                      absl::Hex(reinterpret_cast<uintptr_t>(caller) -
+                                reinterpret_cast<uintptr_t>(
+                                    info.dli_saddr != nullptr ? info.dli_saddr : info.dli_fbase)),
+                      ")");
+    } else {
+      absl::StrAppend(&out, "\n  ", absl::Hex(reinterpret_cast<uintptr_t>(caller)));
+    }
+  }
+  return out;
+}
+
 void CountNew(const void* caller) {
   if (!g_counting.load(std::memory_order_relaxed)) return;
-  (FromDnnl(caller) ? g_dnnl_new : g_ours_new).fetch_add(1, std::memory_order_relaxed);
+  if (FromDnnl(caller)) {
+    g_dnnl_new.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    g_ours_new.fetch_add(1, std::memory_order_relaxed);
+    RecordOurs(caller);
+  }
 }
 
 void CountMalloc(const void* caller) {
   if (!g_counting.load(std::memory_order_relaxed)) return;
-  (FromDnnl(caller) ? g_dnnl_malloc : g_ours_malloc).fetch_add(1, std::memory_order_relaxed);
+  if (FromDnnl(caller)) {
+    g_dnnl_malloc.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    g_ours_malloc.fetch_add(1, std::memory_order_relaxed);
+    RecordOurs(caller);
+  }
 }
 
 void* NewImpl(size_t n, size_t align, const void* caller) {
@@ -219,8 +261,16 @@ std::vector<Node> Nodes(bool shapes_known) {
 // whichever thread runs a part: the first call on a thread allocates libgomp's per-thread state
 // once. (A warm-up alone may leave a worker idle: the caller takes the chunks a slow-waking worker
 // has not claimed yet.)
-void WarmPoolThreads(engine::ThreadPool& pool) {
+// Before counting, every pool thread runs the kernel once (all its parts, on a one-thread pool
+// of its own): oneDNN and OpenMP make per-thread state (OpenMP's ICVs for ScopedOmpThreads,
+// thread_local objects registered with __cxa_thread_atexit) on a thread's first primitive
+// execution, once per thread, and an ordinary warm-up run may leave a pool thread without a part
+// (the caller takes every part when the worker wakes late, as on a loaded machine).
+void WarmEveryPoolThread(engine::ThreadPool& pool, const engine::OpKernel& kernel,
+                         const std::vector<const Tensor*>& inputs,
+                         const std::vector<Shape>& shapes) {
   std::atomic<int> started{0};
+  std::atomic<bool> ok{true};
   const int n = pool.num_threads();
   pool.ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
     omp_set_num_threads(1);
@@ -228,7 +278,12 @@ void WarmPoolThreads(engine::ThreadPool& pool) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (started.load() < n && std::chrono::steady_clock::now() < deadline) {
     }
+    engine::ThreadPool inline_pool(1);
+    BenchContext ctx(inputs, /*outputs=*/1, inline_pool);
+    ctx.Declare(kernel.DeclareWorkspaceRequirements(shapes));
+    for (int64_t i = begin; i < end; ++i) ok = ok && kernel.Compute(ctx).ok();
   });
+  ASSERT_TRUE(ok.load()) << "warm-up on a pool thread failed";
 }
 
 void CheckSteadyState(bool shapes_known) {
@@ -251,18 +306,19 @@ void CheckSteadyState(bool shapes_known) {
         shapes.push_back(t.shape);
       }
       engine::ThreadPool pool(threads);
-      WarmPoolThreads(pool);
+      WarmEveryPoolThread(pool, **kernel, ptrs, shapes);
       BenchContext ctx(ptrs, /*outputs=*/1, pool);
       ctx.Declare((*kernel)->DeclareWorkspaceRequirements(shapes));
       for (int i = 0; i < 5; ++i) ASSERT_TRUE((*kernel)->Compute(ctx).ok());  // warm-up
       g_ours_new = g_dnnl_new = g_ours_malloc = g_dnnl_malloc = 0;
+      g_ours_recorded = 0;
       g_counting = true;
       absl::Status status;
       for (int i = 0; i < kRuns && status.ok(); ++i) status = (*kernel)->Compute(ctx);
       g_counting = false;
       ASSERT_TRUE(status.ok()) << status;
-      EXPECT_EQ(g_ours_new.load(), 0) << "operator new calls from our code";
-      EXPECT_EQ(g_ours_malloc.load(), 0) << "malloc-family calls from our code";
+      EXPECT_EQ(g_ours_new.load(), 0) << "operator new calls from our code:" << OursCallers();
+      EXPECT_EQ(g_ours_malloc.load(), 0) << "malloc-family calls from our code:" << OursCallers();
       const double dnnl_new = double(g_dnnl_new.load()) / kRuns;
       const double dnnl_malloc = double(g_dnnl_malloc.load()) / kRuns;
       std::printf(
