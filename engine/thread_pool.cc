@@ -36,17 +36,14 @@ ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads))
 
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_release);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-  }
+  { std::lock_guard<std::mutex> lock(mu_); }
   work_cv_.notify_all();
   for (auto& w : workers_) w.join();
 }
 
 void ThreadPool::RunChunks(uint32_t generation) {
   uint64_t cur = work_.load(std::memory_order_acquire);
-  while (GenerationOf(cur) == generation &&
-         NextOf(cur) < chunks_.load(std::memory_order_relaxed)) {
+  while (GenerationOf(cur) == generation && NextOf(cur) < chunks_.load(std::memory_order_relaxed)) {
     if (!work_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) continue;
     // The claim succeeded on this generation: its parameters are stable until pending_ is 0.
     const int64_t c = NextOf(cur);
@@ -54,9 +51,7 @@ void ThreadPool::RunChunks(uint32_t generation) {
     const int64_t chunk = chunk_.load(std::memory_order_relaxed);
     (*fn_.load(std::memory_order_relaxed))(c * chunk, std::min(n, (c + 1) * chunk));
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-      }
+      { std::lock_guard<std::mutex> lock(mu_); }
       done_cv_.notify_all();
     }
     cur = work_.load(std::memory_order_acquire);
@@ -82,9 +77,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
   chunk_.store((n + max_chunks - 1) / max_chunks, std::memory_order_relaxed);
   pending_.store(static_cast<uint32_t>(max_chunks), std::memory_order_relaxed);
   work_.store(static_cast<uint64_t>(generation) << 32, std::memory_order_release);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-  }
+  { std::lock_guard<std::mutex> lock(mu_); }
   work_cv_.notify_all();
   // pass 2: the caller takes chunks too, then waits for the others (spinning first).
   RunChunks(generation);
