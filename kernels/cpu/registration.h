@@ -11,8 +11,8 @@ namespace inferd::kernels::cpu {
 absl::Status RegisterMatMulKernels(engine::KernelRegistry& registry);  // MatMul, FusedMatMul
 absl::Status RegisterGemmKernels(engine::KernelRegistry& registry);    // Gemm
 absl::Status RegisterConvKernels(engine::KernelRegistry& registry);    // Conv, FusedConv
-absl::Status RegisterPoolKernels(
-    engine::KernelRegistry& registry);  // MaxPool, AveragePool, Global*
+// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
+absl::Status RegisterPoolKernels(engine::KernelRegistry& registry);
 absl::Status RegisterConvTransposeKernels(engine::KernelRegistry& registry);  // ConvTranspose
 absl::Status RegisterBinaryKernels(engine::KernelRegistry& registry);  // Add, Div, Pow, Mod..
 absl::Status RegisterUnaryKernels(engine::KernelRegistry& registry);   // Exp, Relu, Clip..
