@@ -273,10 +273,7 @@ class EinsumKernel final : public engine::OpKernel {
     p.batch = bind.SizesOf(batch);
     const T* a = in[0]->data<T>();
     const T* b = in[1]->data<T>();
-    // A as [batch, m, k]: the view itself, or packed.
     Tensor a_tmp, b_tmp, c_tmp;
-    Collapsed am = Collapse(bind.SizesOf(m), StridesOf(va, m));
-    Collapsed ak = Collapse(bind.SizesOf(k), StridesOf(va, k));
     char trans;
     int64_t ld;
     auto usable = [&](const Collapsed& r, const Collapsed& c) {
@@ -284,34 +281,32 @@ class EinsumKernel final : public engine::OpKernel {
              (type != DataType::kFloat32 ||
               SgemmLayout(r.size, c.size, r.stride, c.stride, &trans, &ld));
     };
-    if (!a_only.empty() || !usable(am, ak)) {
-      const LabelList dst = Concat(Concat(batch, m), k);
-      INFERD_ASSIGN_OR_RETURN(a_tmp, ctx.MakeTemporaryTensor(type, Shape(bind.SizesOf(dst))));
-      PackSum<T>(a, bind.SizesOf(dst), StridesOf(va, dst), bind.SizesOf(a_only),
-                 StridesOf(va, a_only), a_tmp.mutable_data<T>(), ctx.threads());
-      a = a_tmp.data<T>();
+    // An operand as [batch, rows, cols]: the view itself where the product can read it, else
+    // packed into `tmp` (summing the labels only it has). Sets `data`, its batch strides and
+    // its collapsed row and column groups.
+    auto operand = [&](const T*& data, const EinsumView& v, const LabelList& only,
+                       const LabelList& rows, const LabelList& cols, Tensor& tmp,
+                       Dims& batch_strides, Collapsed& r, Collapsed& c) -> absl::Status {
+      r = Collapse(bind.SizesOf(rows), StridesOf(v, rows));
+      c = Collapse(bind.SizesOf(cols), StridesOf(v, cols));
+      if (only.empty() && usable(r, c)) {
+        batch_strides = StridesOf(v, batch);
+        return absl::OkStatus();
+      }
+      const LabelList dst = Concat(Concat(batch, rows), cols);
+      INFERD_ASSIGN_OR_RETURN(tmp, ctx.MakeTemporaryTensor(type, Shape(bind.SizesOf(dst))));
+      PackSum<T>(data, bind.SizesOf(dst), StridesOf(v, dst), bind.SizesOf(only), StridesOf(v, only),
+                 tmp.mutable_data<T>(), ctx.threads());
+      data = tmp.data<T>();
       const EinsumView packed = EinsumView::Contiguous(dst, bind);
-      p.a_batch = StridesOf(packed, batch);
-      am = Collapse(bind.SizesOf(m), StridesOf(packed, m));
-      ak = Collapse(bind.SizesOf(k), StridesOf(packed, k));
-    } else {
-      p.a_batch = StridesOf(va, batch);
-    }
-    Collapsed bk = Collapse(bind.SizesOf(k), StridesOf(vb, k));
-    Collapsed bn = Collapse(bind.SizesOf(n), StridesOf(vb, n));
-    if (!b_only.empty() || !usable(bk, bn)) {
-      const LabelList dst = Concat(Concat(batch, k), n);
-      INFERD_ASSIGN_OR_RETURN(b_tmp, ctx.MakeTemporaryTensor(type, Shape(bind.SizesOf(dst))));
-      PackSum<T>(b, bind.SizesOf(dst), StridesOf(vb, dst), bind.SizesOf(b_only),
-                 StridesOf(vb, b_only), b_tmp.mutable_data<T>(), ctx.threads());
-      b = b_tmp.data<T>();
-      const EinsumView packed = EinsumView::Contiguous(dst, bind);
-      p.b_batch = StridesOf(packed, batch);
-      bk = Collapse(bind.SizesOf(k), StridesOf(packed, k));
-      bn = Collapse(bind.SizesOf(n), StridesOf(packed, n));
-    } else {
-      p.b_batch = StridesOf(vb, batch);
-    }
+      batch_strides = StridesOf(packed, batch);
+      r = Collapse(bind.SizesOf(rows), StridesOf(packed, rows));
+      c = Collapse(bind.SizesOf(cols), StridesOf(packed, cols));
+      return absl::OkStatus();
+    };
+    Collapsed am, ak, bk, bn;
+    INFERD_RETURN_IF_ERROR(operand(a, va, a_only, m, k, a_tmp, p.a_batch, am, ak));
+    INFERD_RETURN_IF_ERROR(operand(b, vb, b_only, k, n, b_tmp, p.b_batch, bk, bn));
     // C: the output itself when its m and n groups collapse (n with unit stride), else scratch.
     Collapsed cm = Collapse(bind.SizesOf(m), StridesOf(out_view, m));
     Collapsed cn = Collapse(bind.SizesOf(n), StridesOf(out_view, n));
