@@ -16,7 +16,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,10 +25,10 @@
 #include "base/npy.h"
 #include "loadtest/admin_command.h"
 #include "loadtest/flags.h"
-#include "loadtest/json_writer.h"
 #include "loadtest/load_driver.h"
 #include "loadtest/loopback.h"
 #include "loadtest/request_builder.h"
+#include "loadtest/run_report.h"
 #include "loadtest/server_probe.h"
 #include "loadtest/server_sampler.h"
 #include "loadtest/verifier.h"
@@ -58,9 +57,6 @@ int Usage(const absl::Status& s) {
   std::cerr << "loadtest: " << s.message() << "\n" << kUsage;
   return 2;
 }
-
-std::string Mib(uint64_t bytes) { return absl::StrFormat("%.2f MiB", bytes / 1048576.0); }
-double Us(int64_t ns) { return ns / 1000.0; }
 
 struct Settings {
   std::string target;
@@ -100,118 +96,6 @@ absl::Status WaitLive(inference::GRPCInferenceService::Stub& stub, absl::Duratio
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return absl::UnavailableError(absl::StrCat("server not live: ", last.error_message()));
-}
-
-void WritePhase(JsonWriter& j, const PhaseResult& r) {
-  j.BeginObject();
-  j.Key("sent").Int(r.sent);
-  j.Key("ok").Int(r.ok);
-  j.Key("failed").Int(r.failed);
-  j.Key("errors").BeginObject();
-  for (const auto& [code, n] : r.errors) j.Key(code).Int(n);
-  j.EndObject();
-  j.Key("error_samples").BeginArray();
-  for (const std::string& e : r.error_samples) j.String(e);
-  j.EndArray();
-  j.Key("stopped_on_errors").Bool(r.stopped_on_errors);
-  j.Key("wall_s").Number(r.wall_s);
-  j.Key("throughput_rps").Number(r.throughput());
-  j.Key("request_payload_bytes").Uint(r.request_payload_bytes);
-  j.Key("response_bytes").Uint(r.response_payload_bytes);
-  j.Key("request_mib_per_s")
-      .Number(r.wall_s > 0 ? r.request_payload_bytes / 1048576.0 / r.wall_s : 0);
-  j.Key("response_mib_per_s")
-      .Number(r.wall_s > 0 ? r.response_payload_bytes / 1048576.0 / r.wall_s : 0);
-  j.Key("latency_us").BeginObject();
-  j.Key("count").Int(r.latency.count);
-  j.Key("min").Number(Us(r.latency.min_ns));
-  j.Key("mean").Number(r.latency.mean_ns / 1000.0);
-  j.Key("p50").Number(Us(r.latency.p50_ns));
-  j.Key("p90").Number(Us(r.latency.p90_ns));
-  j.Key("p99").Number(Us(r.latency.p99_ns));
-  j.Key("p99_9").Number(Us(r.latency.p999_ns));
-  j.Key("max").Number(Us(r.latency.max_ns));
-  j.EndObject();
-  j.Key("client_cpu_s").Number(r.client_cpu_s);
-  j.Key("client_cpu_cores").Number(r.wall_s > 0 ? r.client_cpu_s / r.wall_s : 0);
-  j.EndObject();
-}
-
-void WriteTotals(JsonWriter& j, const ArenaTotals& t) {
-  j.BeginObject();
-  j.Key("arenas").Int(t.arenas);
-  j.Key("live_bytes").Uint(t.live_bytes);
-  j.Key("retained_bytes").Uint(t.retained_bytes);
-  j.Key("peak_live_bytes").Uint(t.peak_live_bytes);
-  j.Key("cap_bytes").Uint(t.cap_bytes);
-  j.Key("any_unbounded").Bool(t.any_unbounded);
-  j.Key("system_allocations").Uint(t.system_allocations);
-  j.Key("system_frees").Uint(t.system_frees);
-  j.Key("evictions").Uint(t.evictions);
-  j.Key("trims").Uint(t.trims);
-  j.Key("trimmed_bytes").Uint(t.trimmed_bytes);
-  j.Key("outstanding_leases").Uint(t.outstanding_leases);
-  j.Key("allocations").Uint(t.allocations);
-  j.Key("reuses").Uint(t.reuses);
-  j.Key("allocation_failures").Uint(t.allocation_failures);
-  j.EndObject();
-}
-
-// "arenas_steady": per (model, device, arena), the counters' changes over the measured part and
-// the state after it.
-void WriteArenaDeltas(JsonWriter& j, const adminpb::GetMemoryStatsResponse& before,
-                      const adminpb::GetMemoryStatsResponse& after) {
-  j.Key("arenas_steady").BeginArray();
-  for (const adminpb::ArenaMemoryStats& a : after.arenas()) {
-    const adminpb::ArenaMemoryStats* b = nullptr;
-    for (const adminpb::ArenaMemoryStats& x : before.arenas()) {
-      if (x.model() == a.model() && x.device() == a.device() && x.arena() == a.arena()) b = &x;
-    }
-    if (b == nullptr) continue;
-    j.BeginObject();
-    j.Key("model").String(a.model());
-    j.Key("device").String(a.device());
-    j.Key("arena").String(a.arena());
-    j.Key("system_allocations").Uint(a.system_allocations() - b->system_allocations());
-    j.Key("system_frees").Uint(a.system_frees() - b->system_frees());
-    j.Key("evictions").Uint(a.evictions() - b->evictions());
-    j.Key("allocations").Uint(a.allocations() - b->allocations());
-    j.Key("reuses").Uint(a.reuses() - b->reuses());
-    j.Key("peak_live_bytes").Uint(a.peak_live_bytes());
-    j.Key("retained_bytes").Uint(a.retained_bytes());
-    j.Key("retained_buffers").Uint(a.retained_buffers());
-    j.EndObject();
-  }
-  j.EndArray();
-}
-
-void WriteProc(JsonWriter& j, const ProcSample& p) {
-  j.BeginObject();
-  j.Key("minor_faults").Uint(p.minor_faults);
-  j.Key("major_faults").Uint(p.major_faults);
-  j.Key("cpu_s").Number(p.cpu_s);
-  j.Key("rss_bytes").Uint(p.rss_bytes);
-  j.EndObject();
-}
-
-void PrintPhase(const char* what, const PhaseResult& r) {
-  std::printf(
-      "%s: %lld ok, %lld failed in %.3f s: %.1f req/s, %.1f MiB/s sent, %.1f MiB/s "
-      "received\n",
-      what, static_cast<long long>(r.ok), static_cast<long long>(r.failed), r.wall_s,
-      r.throughput(), r.wall_s > 0 ? r.request_payload_bytes / 1048576.0 / r.wall_s : 0,
-      r.wall_s > 0 ? r.response_payload_bytes / 1048576.0 / r.wall_s : 0);
-  if (r.latency.count > 0) {
-    std::printf("  latency (us): p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n",
-                Us(r.latency.p50_ns), Us(r.latency.p90_ns), Us(r.latency.p99_ns),
-                Us(r.latency.p999_ns), Us(r.latency.max_ns), r.latency.mean_ns / 1000.0);
-  }
-  std::printf("  client cpu: %.2f s (%.2f cores)\n", r.client_cpu_s,
-              r.wall_s > 0 ? r.client_cpu_s / r.wall_s : 0);
-  for (const auto& [code, n] : r.errors) {
-    std::printf("  errors %s: %lld\n", code.c_str(), static_cast<long long>(n));
-  }
-  for (const std::string& e : r.error_samples) std::printf("    %s\n", e.c_str());
 }
 
 // Input specs for one request template (index t) from the metadata and the flags.
@@ -511,169 +395,79 @@ int RunMain(int argc, char** argv) {
   }
 
   // pass 4: warm-up, snapshots, the measured run, snapshots.
-  PhaseResult warm;
+  RunRecord rec;
   if (s.warmup > 0) {
-    warm = driver.Run(s.warmup, s.warmup_duration, 0);
-    if (!s.quiet) PrintPhase("warm-up", warm);
+    rec.warmup = driver.Run(s.warmup, s.warmup_duration, 0);
+    if (!s.quiet) PrintPhase("warm-up", rec.warmup);
   }
-  std::string admin_error;
-  auto note_admin = [&admin_error](const absl::Status& st) {
-    if (!st.ok() && admin_error.empty()) admin_error = std::string(st.message());
+  auto note_admin = [&rec](const absl::Status& st) {
+    if (!st.ok() && rec.admin_error.empty()) rec.admin_error = std::string(st.message());
   };
   if (s.reset_peak) note_admin(admin->ResetPeak(s.admin_model).status());
-  std::optional<ArenaTotals> before, after, after_trim;
-  std::optional<adminpb::GetMemoryStatsResponse> stats_before, stats_after;
-  std::optional<ProcSample> proc_before, proc_after, proc_after_trim;
   if (admin) {
     absl::StatusOr<adminpb::GetMemoryStatsResponse> t = admin->Stats(s.admin_model);
     note_admin(t.status());
     if (t.ok()) {
-      stats_before = *t;
-      before = SumArenas(*t);
+      rec.stats_before = *t;
+      rec.before = SumArenas(*t);
     }
   }
   if (s.server_pid > 0) {
     absl::StatusOr<ProcSample> p = ReadProc(s.server_pid);
-    if (p.ok()) proc_before = *p;
+    if (p.ok()) rec.proc_before = *p;
   }
   ServerSampler sampler(admin.get(), s.admin_model, s.server_pid);
-  PhaseResult measured;
   {
     std::unique_ptr<Periodic> sampling;
     if (admin || s.server_pid > 0) {
       sampling = std::make_unique<Periodic>(s.sample, [&sampler] { sampler.Sample(); });
     }
-    measured = driver.Run(s.requests, s.duration, s.warmup);
+    rec.measured = driver.Run(s.requests, s.duration, s.warmup);
   }
   if (s.server_pid > 0) {
     absl::StatusOr<ProcSample> p = ReadProc(s.server_pid);
-    if (p.ok()) proc_after = *p;
+    if (p.ok()) rec.proc_after = *p;
   }
   if (admin) {
     absl::StatusOr<adminpb::GetMemoryStatsResponse> t = admin->Stats(s.admin_model);
     note_admin(t.status());
     if (t.ok()) {
-      stats_after = *t;
-      after = SumArenas(*t);
+      rec.stats_after = *t;
+      rec.after = SumArenas(*t);
     }
   }
-  std::optional<adminpb::TrimResponse> trim;
   if (s.trim_after) {
     absl::StatusOr<adminpb::TrimResponse> r = admin->Trim(s.admin_model);
     note_admin(r.status());
-    if (r.ok()) trim = *r;
+    if (r.ok()) rec.trim = *r;
     absl::StatusOr<ArenaTotals> t = admin->Totals(s.admin_model);
     note_admin(t.status());
-    if (t.ok()) after_trim = *t;
+    if (t.ok()) rec.after_trim = *t;
     if (s.server_pid > 0) {
       absl::StatusOr<ProcSample> p = ReadProc(s.server_pid);
-      if (p.ok()) proc_after_trim = *p;
+      if (p.ok()) rec.proc_after_trim = *p;
     }
   }
 
   // pass 5: report.
-  if (!s.quiet) {
-    PrintPhase("measured", measured);
-    if (proc_before && proc_after) {
-      const double cpu = proc_after->cpu_s - proc_before->cpu_s;
-      const uint64_t faults = proc_after->minor_faults - proc_before->minor_faults;
-      std::printf(
-          "  server: cpu %.2f s (%.2f cores), minor faults +%llu (%.2f per request), "
-          "VmRSS %s (max %s)\n",
-          cpu, measured.wall_s > 0 ? cpu / measured.wall_s : 0,
-          static_cast<unsigned long long>(faults),
-          measured.ok > 0 ? static_cast<double>(faults) / measured.ok : 0.0,
-          Mib(proc_after->rss_bytes).c_str(), Mib(sampler.maxima().rss_max).c_str());
-    }
-    if (before && after) {
-      std::printf(
-          "  arenas (%s): system allocations +%llu, frees +%llu, evictions +%llu; "
-          "peak live %s, live %s, retained %s; max leases in flight %llu\n",
-          s.admin_model.empty() ? "all models" : s.admin_model.c_str(),
-          static_cast<unsigned long long>(after->system_allocations - before->system_allocations),
-          static_cast<unsigned long long>(after->system_frees - before->system_frees),
-          static_cast<unsigned long long>(after->evictions - before->evictions),
-          Mib(after->peak_live_bytes).c_str(), Mib(after->live_bytes).c_str(),
-          Mib(after->retained_bytes).c_str(),
-          static_cast<unsigned long long>(sampler.maxima().leases_max));
-    }
-    if (trim && after_trim) {
-      std::printf("  trim: released %s; retained now %s\n",
-                  Mib(trim->total_released_bytes()).c_str(),
-                  Mib(after_trim->retained_bytes).c_str());
-    }
-    if (!admin_error.empty()) std::printf("  admin error: %s\n", admin_error.c_str());
-  }
-
-  const bool passed =
-      measured.ok > 0 && (s.allow_errors || (measured.failed == 0 && warm.failed == 0));
+  RunHeader header;
+  header.target = s.target;
+  header.model = s.model;
+  header.open_loop = s.driver.rate > 0;
+  header.concurrency = s.driver.concurrency;
+  header.rate = s.driver.rate;
+  header.connections = s.connections;
+  header.verify = VerifyModeName(s.verify);
+  header.slow_read_ms = slow_read_ms;
+  header.server_pid = s.server_pid;
+  header.admin_model = s.admin_model;
+  header.templates = &*templates;
+  if (!s.quiet) PrintMeasured(header, rec, sampler);
+  const bool passed = rec.measured.ok > 0 &&
+                      (s.allow_errors || (rec.measured.failed == 0 && rec.warmup.failed == 0));
   if (!s.json.empty()) {
-    JsonWriter j;
-    j.BeginObject();
-    j.Key("target").String(s.target);
-    j.Key("model").String(s.model);
-    j.Key("loop").String(s.driver.rate > 0 ? "open" : "closed");
-    j.Key("concurrency").Int(s.driver.concurrency);
-    j.Key("rate").Number(s.driver.rate);
-    j.Key("connections").Int(s.connections);
-    j.Key("verify").String(VerifyModeName(s.verify));
-    j.Key("slow_read_ms").Int(slow_read_ms);
-    j.Key("requests").BeginArray();
-    for (const RequestTemplate& t : *templates) {
-      j.BeginObject();
-      j.Key("label").String(t.label);
-      j.Key("payload_bytes").Uint(t.payload_bytes);
-      j.Key("wire_bytes").Uint(t.wire_bytes);
-      j.EndObject();
-    }
-    j.EndArray();
-    j.Key("warmup");
-    WritePhase(j, warm);
-    j.Key("measured");
-    WritePhase(j, measured);
-    j.Key("server").BeginObject();
-    j.Key("pid").Int(s.server_pid);
-    j.Key("admin_model").String(s.admin_model);
-    if (!admin_error.empty()) j.Key("admin_error").String(admin_error);
-    if (proc_before && proc_after) {
-      j.Key("proc_before");
-      WriteProc(j, *proc_before);
-      j.Key("proc_after");
-      WriteProc(j, *proc_after);
-      j.Key("minor_faults_steady").Uint(proc_after->minor_faults - proc_before->minor_faults);
-      j.Key("cpu_s_steady").Number(proc_after->cpu_s - proc_before->cpu_s);
-    }
-    if (before && after) {
-      j.Key("arenas_before");
-      WriteTotals(j, *before);
-      j.Key("arenas_after");
-      WriteTotals(j, *after);
-      j.Key("system_allocations_steady")
-          .Uint(after->system_allocations - before->system_allocations);
-      j.Key("system_frees_steady").Uint(after->system_frees - before->system_frees);
-      j.Key("evictions_steady").Uint(after->evictions - before->evictions);
-    }
-    if (stats_before && stats_after) {
-      WriteArenaDeltas(j, *stats_before, *stats_after);
-    }
-    if (trim) {
-      j.Key("trim_released_bytes").Uint(trim->total_released_bytes());
-    }
-    if (after_trim) {
-      j.Key("arenas_after_trim");
-      WriteTotals(j, *after_trim);
-    }
-    if (proc_after_trim) {
-      j.Key("proc_after_trim");
-      WriteProc(j, *proc_after_trim);
-    }
-    j.Key("sampled");
-    sampler.WriteJson(j);
-    j.EndObject();
-    j.Key("passed").Bool(passed);
-    j.EndObject();
     std::ofstream out(s.json);
-    out << j.str() << "\n";
+    out << JsonReport(header, rec, sampler, passed) << "\n";
     if (!out) {
       std::cerr << "loadtest: cannot write " << s.json << "\n";
       return 1;
