@@ -142,4 +142,18 @@ absl::StatusOr<std::string> ReadDevice(const Reader& r, const YAML::Node& node, 
   return *device;
 }
 
+// Parses one YAML document. yaml-cpp reports syntax errors by exception; they stop here.
+absl::StatusOr<YAML::Node> LoadDocument(const Reader& r, absl::string_view text) {
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    if (docs.size() > 1) {
+      return r.Error(LineOf(docs[1], 1), "", "only one YAML document is allowed per file");
+    }
+    return docs.empty() ? YAML::Node() : docs[0];
+  } catch (const YAML::Exception& e) {
+    return r.Error(e.mark.is_null() ? 1 : e.mark.line + 1, "",
+                   absl::StrCat("invalid YAML: ", e.msg));
+  }
+}
+
 }  // namespace inferd::server::config_internal

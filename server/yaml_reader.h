@@ -79,6 +79,10 @@ absl::StatusOr<Enum> ReadEnum(const Reader& r, const Field& f,
       absl::StrCat("expected one of ", absl::StrJoin(names, ", "), "; got ", Got(f.value)));
 }
 
+// Parses one YAML document (an empty text is a null node); syntax errors and a second document
+// are errors with the line.
+absl::StatusOr<YAML::Node> LoadDocument(const Reader& r, absl::string_view text);
+
 }  // namespace inferd::server::config_internal
 
 #endif  // INFERD_SERVER_YAML_READER_H_

@@ -1,0 +1,344 @@
+// The `models:` section of inferd's config and a model directory's config.yaml (config.h's
+// ParseModelConfig, MergeModelConfig): each model's keys, shapes, partition and retention caps,
+// with file:line errors (yaml_reader.h).
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/status_macros.h"
+#include "server/config.h"
+#include "server/model_config_reader.h"
+#include "server/yaml_reader.h"
+#include "yaml-cpp/yaml.h"
+
+namespace inferd::server {
+namespace config_internal {
+namespace {
+
+constexpr absl::string_view kModelKeys[] = {"name",
+                                            "path",
+                                            "version",
+                                            "threads",
+                                            "max_concurrent_runs",
+                                            "queue_length",
+                                            "when_busy",
+                                            "pre_allocate",
+                                            "fixed_input_shapes",
+                                            "max_input_shapes",
+                                            "partition",
+                                            "retention_caps",
+                                            "enable_fusions"};
+constexpr absl::string_view kPartitionKeys[] = {"devices", "name_rules", "annotation_rules",
+                                                "fallback_device", "fallback_on_missing_device"};
+constexpr absl::string_view kArenaKeys[] = {"execution", "io"};
+
+// Where a model's settings come from, which decides a few keys.
+enum class ModelSource { kListEntry, kMapEntry, kModelDir };
+
+bool IsModelName(absl::string_view s) {
+  if (s.empty() || s[0] == '.' || s.size() > 200) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// input name -> shape; dims >= min_dim. `lines` receives each input's line.
+absl::Status ReadShapes(const Reader& r, const Field& f, int64_t min_dim,
+                        std::map<std::string, std::vector<int64_t>>* out,
+                        std::map<std::string, int>* lines) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> inputs, ReadMap(r, f.value, f.line, f.path));
+  for (const Field& input : inputs) {
+    if (!input.value.IsSequence()) {
+      return r.Error(
+          input.line, input.path,
+          absl::StrCat("expected a shape such as [1, 3, 224, 224], got ", Got(input.value)));
+    }
+    std::vector<int64_t> shape;
+    for (size_t i = 0; i < input.value.size(); ++i) {
+      const YAML::Node dim = input.value[i];
+      INFERD_ASSIGN_OR_RETURN(
+          int64_t d, ReadInt(r, dim, LineOf(dim, input.line), absl::StrCat(input.path, "[", i, "]"),
+                             min_dim, std::numeric_limits<int64_t>::max()));
+      shape.push_back(d);
+    }
+    (*out)[input.key] = std::move(shape);
+    (*lines)[input.key] = input.line;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParsePartition(const Reader& r, const Field& f, ModelConfig* m) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                          ReadMap(r, f.value, f.line, f.path, kPartitionKeys));
+  PartitionConfig& p = m->partition;
+  int name_rules_line = 0, annotation_rules_line = 0;
+  for (const Field& g : fields) {
+    if (g.key == "devices") {
+      m->keys_set.insert("partition.devices");
+      INFERD_ASSIGN_OR_RETURN(std::vector<Field> devices, ReadMap(r, g.value, g.line, g.path));
+      for (const Field& d : devices) {
+        INFERD_ASSIGN_OR_RETURN(std::string device,
+                                ReadDevice(r, YAML::Node(d.key), d.line, d.path));
+        for (const DeviceBudget& earlier : p.devices) {
+          if (earlier.device == device) {
+            return r.Error(d.line, d.path, absl::StrCat("device ", device, " is listed twice"));
+          }
+        }
+        DeviceBudget budget{device, std::nullopt};
+        if (!d.value.IsNull() && !(d.value.IsScalar() && d.value.Scalar() == "none")) {
+          INFERD_ASSIGN_OR_RETURN(budget.budget_bytes, ReadBytes(r, d.value, d.line, d.path));
+        }
+        p.devices.push_back(std::move(budget));
+      }
+    } else if (g.key == "name_rules" || g.key == "annotation_rules") {
+      m->keys_set.insert("partition.rules");
+      INFERD_ASSIGN_OR_RETURN(std::string rules, ReadString(r, g));
+      const bool by_name = g.key == "name_rules";
+      (by_name ? p.name_rules : p.annotation_rules) = rules;
+      (by_name ? name_rules_line : annotation_rules_line) = rules.empty() ? 0 : g.line;
+    } else if (g.key == "fallback_device") {
+      m->keys_set.insert("partition.fallback_device");
+      INFERD_ASSIGN_OR_RETURN(p.fallback_device, ReadDevice(r, g.value, g.line, g.path));
+    } else if (g.key == "fallback_on_missing_device") {
+      m->keys_set.insert("partition.fallback_on_missing_device");
+      INFERD_ASSIGN_OR_RETURN(p.fallback_on_missing_device, ReadBool(r, g));
+    }
+  }
+  if (name_rules_line != 0 && annotation_rules_line != 0) {
+    return r.Error(std::max(name_rules_line, annotation_rules_line), f.path,
+                   "name_rules and annotation_rules are both set: choose one");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseRetentionCaps(const Reader& r, const Field& f, ModelConfig* m) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> devices, ReadMap(r, f.value, f.line, f.path));
+  for (const Field& d : devices) {
+    INFERD_ASSIGN_OR_RETURN(std::string device, ReadDevice(r, YAML::Node(d.key), d.line, d.path));
+    if (m->retention_caps.count(device) != 0) {
+      return r.Error(d.line, d.path, absl::StrCat("device ", device, " is listed twice"));
+    }
+    RetentionCaps caps;
+    INFERD_ASSIGN_OR_RETURN(std::vector<Field> arenas,
+                            ReadMap(r, d.value, d.line, d.path, kArenaKeys));
+    for (const Field& a : arenas) {
+      std::optional<uint64_t> cap;
+      if (!(a.value.IsScalar() && a.value.Scalar() == "unbounded")) {
+        INFERD_ASSIGN_OR_RETURN(cap, ReadBytes(r, a.value, a.line, a.path));
+      }
+      (a.key == "execution" ? caps.execution_bytes : caps.io_bytes) = cap;
+    }
+    m->retention_caps[device] = caps;
+  }
+  return absl::OkStatus();
+}
+
+// The per-model keys of `fields` into `m` (whose name is already set). `line` is the model's.
+absl::Status ParseModelFields(const Reader& r, const std::vector<Field>& fields, int line,
+                              absl::string_view path, ModelSource source, ModelConfig* m) {
+  std::map<std::string, int> fixed_lines, max_lines;
+  for (const Field& f : fields) {
+    if (f.key != "name" && f.key != "partition") m->keys_set.insert(f.key);
+    if (f.key == "name") {
+      if (source == ModelSource::kModelDir) {
+        return r.Error(f.line, f.path,
+                       absl::StrCat("not allowed in a model directory's config.yaml (the "
+                                    "directory's name, '",
+                                    m->name, "', is the model's name)"));
+      }
+      if (source == ModelSource::kMapEntry) {
+        return r.Error(f.line, f.path, "not allowed here: the map key names the model");
+      }
+    } else if (f.key == "path") {
+      INFERD_ASSIGN_OR_RETURN(std::string p, ReadString(r, f));
+      if (p.empty()) return r.Error(f.line, f.path, "expected a file path, got ''");
+      if (source == ModelSource::kModelDir) {
+        const std::vector<absl::string_view> parts = absl::StrSplit(p, '/');
+        if (p[0] == '/' || std::find(parts.begin(), parts.end(), "..") != parts.end()) {
+          return r.Error(
+              f.line, f.path,
+              absl::StrCat("'", p, "' leaves the model directory (use a path inside it)"));
+        }
+        p = absl::StrCat(m->name, "/", absl::StripPrefix(p, "./"));
+      }
+      m->path = p;
+    } else if (f.key == "version") {
+      INFERD_ASSIGN_OR_RETURN(m->version, ReadString(r, f));
+      if (!IsModelName(m->version)) {
+        return r.Error(f.line, f.path,
+                       absl::StrCat("expected a version (letters, digits, '_', '-', '.'), got ",
+                                    Got(f.value)));
+      }
+    } else if (f.key == "threads") {
+      INFERD_ASSIGN_OR_RETURN(m->threads, ReadCount(r, f, 1));
+    } else if (f.key == "max_concurrent_runs") {
+      INFERD_ASSIGN_OR_RETURN(m->max_concurrent_runs, ReadCount(r, f, 1));
+    } else if (f.key == "queue_length") {
+      INFERD_ASSIGN_OR_RETURN(m->queue_length, ReadCount(r, f, 0));
+    } else if (f.key == "when_busy") {
+      INFERD_ASSIGN_OR_RETURN(
+          m->when_busy, ReadEnum<WhenBusy>(
+                            r, f, {{"wait", WhenBusy::kWait}, {"fail_fast", WhenBusy::kFailFast}}));
+    } else if (f.key == "pre_allocate") {
+      INFERD_ASSIGN_OR_RETURN(m->pre_allocate, ReadBool(r, f));
+    } else if (f.key == "fixed_input_shapes") {
+      INFERD_RETURN_IF_ERROR(ReadShapes(r, f, 0, &m->fixed_input_shapes, &fixed_lines));
+    } else if (f.key == "max_input_shapes") {
+      INFERD_RETURN_IF_ERROR(ReadShapes(r, f, 1, &m->max_input_shapes, &max_lines));
+    } else if (f.key == "partition") {
+      INFERD_RETURN_IF_ERROR(ParsePartition(r, f, m));
+    } else if (f.key == "retention_caps") {
+      INFERD_RETURN_IF_ERROR(ParseRetentionCaps(r, f, m));
+    } else if (f.key == "enable_fusions") {
+      INFERD_ASSIGN_OR_RETURN(m->enable_fusions, ReadBool(r, f));
+    }
+  }
+  for (const auto& [input, max_line] : max_lines) {
+    if (fixed_lines.count(input) != 0) {
+      return r.Error(
+          std::max(max_line, fixed_lines[input]), path,
+          absl::StrCat("input '", input,
+                       "' is in both fixed_input_shapes and max_input_shapes; keep one"));
+    }
+  }
+  m->source = absl::StrCat(r.file(), ":", line);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ParseModels(const Reader& r, const YAML::Node& node, int line,
+                         std::vector<ModelConfig>* out) {
+  std::map<std::string, int> first_line;  // model name -> line of its definition
+  const auto add = [&](ModelConfig m, int name_line, absl::string_view name_path) -> absl::Status {
+    const auto [it, inserted] = first_line.emplace(m.name, name_line);
+    if (!inserted) {
+      return r.Error(name_line, name_path,
+                     absl::StrCat("duplicate model name '", m.name, "' (first defined at line ",
+                                  it->second, ")"));
+    }
+    out->push_back(std::move(m));
+    return absl::OkStatus();
+  };
+  const auto check_name = [&](const std::string& name, const YAML::Node& at, int name_line,
+                              absl::string_view name_path) -> absl::Status {
+    if (IsModelName(name)) return absl::OkStatus();
+    return r.Error(name_line, name_path,
+                   absl::StrCat("expected a model name (letters, digits, '_', '-', '.'; not "
+                                "starting with '.'), got ",
+                                Got(at)));
+  };
+
+  if (node.IsNull()) return absl::OkStatus();
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      const YAML::Node entry = node[i];
+      const int entry_line = LineOf(entry, line);
+      const std::string path = absl::StrCat("models[", i, "]");
+      if (!entry.IsMap()) {
+        return r.Error(entry_line, path,
+                       absl::StrCat("expected a map with a name, got ", Got(entry)));
+      }
+      INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                              ReadMap(r, entry, entry_line, path, kModelKeys));
+      const auto name = std::find_if(fields.begin(), fields.end(),
+                                     [](const Field& f) { return f.key == "name"; });
+      if (name == fields.end()) return r.Error(entry_line, path, "missing required key 'name'");
+      INFERD_ASSIGN_OR_RETURN(std::string model_name, ReadString(r, *name));
+      INFERD_RETURN_IF_ERROR(check_name(model_name, name->value, name->line, name->path));
+      ModelConfig m = DefaultModelConfig(model_name);
+      INFERD_RETURN_IF_ERROR(
+          ParseModelFields(r, fields, entry_line, path, ModelSource::kListEntry, &m));
+      INFERD_RETURN_IF_ERROR(add(std::move(m), name->line, name->path));
+    }
+    return absl::OkStatus();
+  }
+  if (node.IsMap()) {
+    INFERD_ASSIGN_OR_RETURN(std::vector<Field> entries, ReadMap(r, node, line, "models"));
+    for (const Field& e : entries) {
+      INFERD_RETURN_IF_ERROR(check_name(e.key, YAML::Node(e.key), e.line, e.path));
+      INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                              ReadMap(r, e.value, e.line, e.path, kModelKeys));
+      ModelConfig m = DefaultModelConfig(e.key);
+      INFERD_RETURN_IF_ERROR(
+          ParseModelFields(r, fields, e.line, e.path, ModelSource::kMapEntry, &m));
+      INFERD_RETURN_IF_ERROR(add(std::move(m), e.line, e.path));
+    }
+    return absl::OkStatus();
+  }
+  return r.Error(line, "models",
+                 absl::StrCat("expected a list of models (or a map by name), got ", Got(node)));
+}
+
+}  // namespace config_internal
+
+using namespace config_internal;  // NOLINT: the YAML reading helpers, internal to config
+
+absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view yaml_text,
+                                             absl::string_view file_name,
+                                             absl::string_view default_name) {
+  const Reader r(file_name);
+  if (!IsModelName(default_name)) {
+    return r.Error(1, "",
+                   absl::StrCat("the model directory's name, '", default_name,
+                                "', is not a valid model name (letters, digits, '_', '-', "
+                                "'.'; not starting with '.')"));
+  }
+  INFERD_ASSIGN_OR_RETURN(YAML::Node root, LoadDocument(r, yaml_text));
+  ModelConfig m = DefaultModelConfig(default_name);
+  try {
+    INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields, ReadMap(r, root, 1, "", kModelKeys));
+    INFERD_RETURN_IF_ERROR(ParseModelFields(r, fields, 1, "", ModelSource::kModelDir, &m));
+  } catch (const YAML::Exception& e) {
+    return r.Error(e.mark.is_null() ? 1 : e.mark.line + 1, "", e.msg);
+  }
+  m.source = std::string(file_name);
+  return m;
+}
+
+absl::StatusOr<ModelConfig> MergeModelConfig(const ModelConfig& main, const ModelConfig& dir) {
+  ModelConfig out = dir;
+  out.name = main.name;
+  const auto wins = [&](const char* key) { return main.keys_set.count(key) != 0; };
+  if (wins("path")) out.path = main.path;
+  if (wins("version")) out.version = main.version;
+  if (wins("threads")) out.threads = main.threads;
+  if (wins("max_concurrent_runs")) out.max_concurrent_runs = main.max_concurrent_runs;
+  if (wins("queue_length")) out.queue_length = main.queue_length;
+  if (wins("when_busy")) out.when_busy = main.when_busy;
+  if (wins("pre_allocate")) out.pre_allocate = main.pre_allocate;
+  if (wins("fixed_input_shapes")) out.fixed_input_shapes = main.fixed_input_shapes;
+  if (wins("max_input_shapes")) out.max_input_shapes = main.max_input_shapes;
+  if (wins("partition.devices")) out.partition.devices = main.partition.devices;
+  if (wins("partition.rules")) {
+    out.partition.name_rules = main.partition.name_rules;
+    out.partition.annotation_rules = main.partition.annotation_rules;
+  }
+  if (wins("partition.fallback_device")) {
+    out.partition.fallback_device = main.partition.fallback_device;
+  }
+  if (wins("partition.fallback_on_missing_device")) {
+    out.partition.fallback_on_missing_device = main.partition.fallback_on_missing_device;
+  }
+  if (wins("retention_caps")) out.retention_caps = main.retention_caps;
+  if (wins("enable_fusions")) out.enable_fusions = main.enable_fusions;
+  out.keys_set.insert(main.keys_set.begin(), main.keys_set.end());
+  out.source = main.source.empty() ? dir.source : absl::StrCat(main.source, " + ", dir.source);
+
+  for (const auto& [input, shape] : out.max_input_shapes) {
+    if (out.fixed_input_shapes.count(input) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model '", out.name, "' (", out.source, "): input '", input,
+                       "' has a fixed shape in one file and a max shape in the other; keep one"));
+    }
+  }
+  return out;
+}
+
+}  // namespace inferd::server
