@@ -1,6 +1,6 @@
-// The buffer-reuse seed's benchmark scenarios, run through the engine on generated models
-// (../shared/seeds/buffer-reuse-arenas.rst, "Benchmarks"). Shared by the test that asserts the
-// counts and the program that prints the figures.
+// The buffer-reuse acceptance scenarios, run through the engine on generated models
+// (docs/arenas.md#the-scenarios). Shared by the test that asserts the counts and the program that
+// prints the figures.
 #ifndef INFERD_TESTS_ENGINE_SEED_SCENARIOS_H_
 #define INFERD_TESTS_ENGINE_SEED_SCENARIOS_H_
 
