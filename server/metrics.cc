@@ -128,139 +128,163 @@ constexpr ArenaMetric kArenaMetrics[] = {
 constexpr ModelState kStates[] = {ModelState::kLoading, ModelState::kReady, ModelState::kUnloading,
                                   ModelState::kUnavailable};
 
+// The index of every family in the Builder, declared in exposition order.
+struct Families {
+  int arena[std::size(kArenaMetrics)];
+  int leases, state, requests, inferences, rejected, dropped, loads, input_bytes, output_bytes;
+  int queue_h, compute_h, serialize_h, request_h;
+  int persistent, budget, assigned, nodes;
+};
+
+Families DeclareFamilies(Builder& b) {
+  Families f;
+  for (size_t i = 0; i < std::size(kArenaMetrics); ++i) {
+    f.arena[i] = b.Family(kArenaMetrics[i].name, kArenaMetrics[i].help, kArenaMetrics[i].type);
+  }
+  f.leases = b.Family("inferd_io_outstanding_leases",
+                      "IO arena buffers pinned by responses in flight.", MetricType::Gauge);
+  f.state = b.Family("inferd_model_state", "1 for the model's current state, 0 for the others.",
+                     MetricType::Gauge);
+  f.requests = b.Family("inferd_requests_total",
+                        "ModelInfer requests, by the status code they were answered with.",
+                        MetricType::Counter);
+  f.inferences = b.Family("inferd_inferences_total", "Successful model runs.", MetricType::Counter);
+  f.rejected = b.Family("inferd_queue_rejected_total",
+                        "Requests answered RESOURCE_EXHAUSTED because the queue was full.",
+                        MetricType::Counter);
+  f.dropped = b.Family("inferd_queue_dropped_total",
+                       "Queued requests dropped without running (deadline or cancel).",
+                       MetricType::Counter);
+  f.loads = b.Family("inferd_model_loads_total",
+                     "Load attempts of the model by result: ok, refused_budget (the "
+                     "partition or pre_allocate plan does not fit the device budgets), "
+                     "failed (any other error).",
+                     MetricType::Counter);
+  f.input_bytes = b.Family(
+      "inferd_input_bytes_total",
+      "Input bytes, borrowed in place from gRPC's buffer or staged (copied) into the IO arena.",
+      MetricType::Counter);
+  f.output_bytes =
+      b.Family("inferd_output_bytes_total", "Raw output bytes sent (zero-copy from the IO arena).",
+               MetricType::Counter);
+  f.queue_h =
+      b.Family("inferd_queue_duration_seconds",
+               "Time from enqueue until a worker takes the request.", MetricType::Histogram);
+  f.compute_h =
+      b.Family("inferd_compute_duration_seconds", "Time of the model run.", MetricType::Histogram);
+  f.serialize_h =
+      b.Family("inferd_serialize_duration_seconds",
+               "Time from handing the response to gRPC until its last output lease is returned.",
+               MetricType::Histogram);
+  f.request_h = b.Family("inferd_request_duration_seconds",
+                         "Time from receiving the request until the response is handed "
+                         "to gRPC.",
+                         MetricType::Histogram);
+  f.persistent =
+      b.Family("inferd_kernel_persistent_bytes",
+               "Bytes kernels hold outside the arenas (prepacked weights).", MetricType::Gauge);
+  f.budget =
+      b.Family("inferd_partition_budget_bytes",
+               "The device's partition budget for the model; +Inf without one.", MetricType::Gauge);
+  f.assigned =
+      b.Family("inferd_partition_assigned_bytes",
+               "Bytes the partitioner accounted to the device (weights + activations + workspace).",
+               MetricType::Gauge);
+  f.nodes =
+      b.Family("inferd_partition_nodes", "Graph nodes assigned to the device.", MetricType::Gauge);
+  return f;
+}
+
+// Arenas of the loaded models (the selection holds their sessions).
+void AddArenas(Builder& b, const Families& f, const ModelRepository& repository) {
+  absl::StatusOr<std::vector<SelectedArena>> arenas = SelectArenas(repository, ArenaFilter{});
+  if (!arenas.ok()) return;
+  for (const SelectedArena& a : *arenas) {
+    const memory::ArenaStats s = a.arena->Stats();
+    const Labels labels = {
+        {"model", a.model}, {"device", a.device}, {"arena", memory::ArenaKindName(a.kind)}};
+    for (size_t i = 0; i < std::size(kArenaMetrics); ++i) {
+      const uint64_t v = s.*kArenaMetrics[i].field;
+      b.Add(f.arena[i], labels,
+            kArenaMetrics[i].field == &memory::ArenaStats::retention_cap_bytes
+                ? Bytes(v)
+                : static_cast<double>(v));
+    }
+    if (a.kind == memory::ArenaKind::kIO) {
+      b.Add(f.leases, {{"model", a.model}, {"device", a.device}},
+            static_cast<double>(s.outstanding_leases));
+    }
+  }
+}
+
+// Model states (every model the repository knows).
+void AddModelStates(Builder& b, const Families& f, const ModelRepository& repository) {
+  for (const ModelRepository::IndexEntry& e : repository.Index()) {
+    for (ModelState st : kStates) {
+      b.Add(f.state, {{"model", e.name}, {"state", ModelStateName(st)}}, e.state == st ? 1 : 0);
+    }
+  }
+}
+
+// Request statistics of one model (loaded, or ever loaded or tried).
+void AddRequestStats(Builder& b, const Families& f, const LoadedModel& m) {
+  const ModelStats& st = m.stats();
+  const std::string& name = m.name();
+  for (int c = 0; c < ModelStats::kNumCodes; ++c) {
+    const uint64_t n = st.requests_by_code[c].load(std::memory_order_relaxed);
+    if (n == 0 && c != 0) continue;
+    b.Add(f.requests,
+          {{"model", name}, {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(c))}},
+          static_cast<double>(n));
+  }
+  auto value = [](const std::atomic<uint64_t>& v) {
+    return static_cast<double>(v.load(std::memory_order_relaxed));
+  };
+  b.Add(f.inferences, {{"model", name}}, value(st.inferences));
+  b.Add(f.rejected, {{"model", name}}, value(st.rejected_queue_full));
+  b.Add(f.dropped, {{"model", name}, {"reason", "deadline"}}, value(st.dropped_deadline));
+  b.Add(f.dropped, {{"model", name}, {"reason", "cancelled"}}, value(st.dropped_cancelled));
+  b.Add(f.loads, {{"model", name}, {"result", "ok"}}, value(st.loads_ok));
+  b.Add(f.loads, {{"model", name}, {"result", "refused_budget"}}, value(st.loads_refused_budget));
+  b.Add(f.loads, {{"model", name}, {"result", "failed"}}, value(st.loads_failed));
+  b.Add(f.input_bytes, {{"model", name}, {"mode", "borrowed"}}, value(st.input_bytes_borrowed));
+  b.Add(f.input_bytes, {{"model", name}, {"mode", "staged"}}, value(st.input_bytes_staged));
+  b.Add(f.output_bytes, {{"model", name}}, value(st.output_bytes));
+  b.AddHistogram(f.queue_h, {{"model", name}}, st.queue.Read());
+  b.AddHistogram(f.compute_h, {{"model", name}}, st.compute.Read());
+  b.AddHistogram(f.serialize_h, {{"model", name}}, st.serialize.Read());
+  b.AddHistogram(f.request_h, {{"model", name}}, st.request.Read());
+}
+
+// Per loaded model: kernels' own memory and the partition.
+void AddSessions(Builder& b, const Families& f, const ModelRepository& repository) {
+  for (const LoadedSession& l : LoadedSessions(repository)) {
+    const std::string& name = l.model->name();
+    b.Add(f.persistent, {{"model", name}},
+          static_cast<double>(l.session->stats().kernel_persistent_bytes));
+    for (const partition::DeviceReport& d : l.session->partition_report().devices) {
+      const Labels labels = {{"model", name}, {"device", d.device}};
+      b.Add(f.budget, labels, d.budget_bytes ? static_cast<double>(*d.budget_bytes) : kInf);
+      b.Add(f.assigned, labels, static_cast<double>(d.accounted.total()));
+      b.Add(f.nodes, labels, d.nodes);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<MetricFamily> MetricsCollector::Collect() const {
   Builder b;
   // pass 1: every family, in exposition order.
-  int arena_family[std::size(kArenaMetrics)];
-  for (size_t i = 0; i < std::size(kArenaMetrics); ++i) {
-    arena_family[i] = b.Family(kArenaMetrics[i].name, kArenaMetrics[i].help, kArenaMetrics[i].type);
-  }
-  const int leases = b.Family("inferd_io_outstanding_leases",
-                              "IO arena buffers pinned by responses in flight.", MetricType::Gauge);
-  const int state =
-      b.Family("inferd_model_state", "1 for the model's current state, 0 for the others.",
-               MetricType::Gauge);
-  const int requests = b.Family("inferd_requests_total",
-                                "ModelInfer requests, by the status code they were answered with.",
-                                MetricType::Counter);
-  const int inferences =
-      b.Family("inferd_inferences_total", "Successful model runs.", MetricType::Counter);
-  const int rejected = b.Family("inferd_queue_rejected_total",
-                                "Requests answered RESOURCE_EXHAUSTED because the queue was full.",
-                                MetricType::Counter);
-  const int dropped = b.Family("inferd_queue_dropped_total",
-                               "Queued requests dropped without running (deadline or cancel).",
-                               MetricType::Counter);
-  const int loads = b.Family("inferd_model_loads_total",
-                             "Load attempts of the model by result: ok, refused_budget (the "
-                             "partition or pre_allocate plan does not fit the device budgets), "
-                             "failed (any other error).",
-                             MetricType::Counter);
-  const int input_bytes = b.Family(
-      "inferd_input_bytes_total",
-      "Input bytes, borrowed in place from gRPC's buffer or staged (copied) into the IO arena.",
-      MetricType::Counter);
-  const int output_bytes =
-      b.Family("inferd_output_bytes_total", "Raw output bytes sent (zero-copy from the IO arena).",
-               MetricType::Counter);
-  const int queue_h =
-      b.Family("inferd_queue_duration_seconds",
-               "Time from enqueue until a worker takes the request.", MetricType::Histogram);
-  const int compute_h =
-      b.Family("inferd_compute_duration_seconds", "Time of the model run.", MetricType::Histogram);
-  const int serialize_h =
-      b.Family("inferd_serialize_duration_seconds",
-               "Time from handing the response to gRPC until its last output lease is returned.",
-               MetricType::Histogram);
-  const int request_h = b.Family("inferd_request_duration_seconds",
-                                 "Time from receiving the request until the response is handed "
-                                 "to gRPC.",
-                                 MetricType::Histogram);
-  const int persistent =
-      b.Family("inferd_kernel_persistent_bytes",
-               "Bytes kernels hold outside the arenas (prepacked weights).", MetricType::Gauge);
-  const int budget =
-      b.Family("inferd_partition_budget_bytes",
-               "The device's partition budget for the model; +Inf without one.", MetricType::Gauge);
-  const int assigned =
-      b.Family("inferd_partition_assigned_bytes",
-               "Bytes the partitioner accounted to the device (weights + activations + workspace).",
-               MetricType::Gauge);
-  const int nodes =
-      b.Family("inferd_partition_nodes", "Graph nodes assigned to the device.", MetricType::Gauge);
-
-  // pass 2: arenas of the loaded models (the selection holds their sessions).
-  absl::StatusOr<std::vector<SelectedArena>> arenas = SelectArenas(repository_, ArenaFilter{});
-  if (arenas.ok()) {
-    for (const SelectedArena& a : *arenas) {
-      const memory::ArenaStats s = a.arena->Stats();
-      const Labels labels = {
-          {"model", a.model}, {"device", a.device}, {"arena", memory::ArenaKindName(a.kind)}};
-      for (size_t i = 0; i < std::size(kArenaMetrics); ++i) {
-        const uint64_t v = s.*kArenaMetrics[i].field;
-        b.Add(arena_family[i], labels,
-              kArenaMetrics[i].field == &memory::ArenaStats::retention_cap_bytes
-                  ? Bytes(v)
-                  : static_cast<double>(v));
-      }
-      if (a.kind == memory::ArenaKind::kIO) {
-        b.Add(leases, {{"model", a.model}, {"device", a.device}},
-              static_cast<double>(s.outstanding_leases));
-      }
-    }
-  }
-
-  // pass 3: model states (every model the repository knows).
-  for (const ModelRepository::IndexEntry& e : repository_.Index()) {
-    for (ModelState st : kStates) {
-      b.Add(state, {{"model", e.name}, {"state", ModelStateName(st)}}, e.state == st ? 1 : 0);
-    }
-  }
-
+  const Families f = DeclareFamilies(b);
+  // pass 2: arenas of the loaded models.
+  AddArenas(b, f, repository_);
+  // pass 3: model states.
+  AddModelStates(b, f, repository_);
   // pass 4: request statistics of every model ever loaded or tried.
-  for (const std::shared_ptr<LoadedModel>& m : repository_.Snapshot()) {
-    const ModelStats& st = m->stats();
-    const std::string& name = m->name();
-    for (int c = 0; c < ModelStats::kNumCodes; ++c) {
-      const uint64_t n = st.requests_by_code[c].load(std::memory_order_relaxed);
-      if (n == 0 && c != 0) continue;
-      b.Add(requests,
-            {{"model", name}, {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(c))}},
-            static_cast<double>(n));
-    }
-    auto value = [](const std::atomic<uint64_t>& v) {
-      return static_cast<double>(v.load(std::memory_order_relaxed));
-    };
-    b.Add(inferences, {{"model", name}}, value(st.inferences));
-    b.Add(rejected, {{"model", name}}, value(st.rejected_queue_full));
-    b.Add(dropped, {{"model", name}, {"reason", "deadline"}}, value(st.dropped_deadline));
-    b.Add(dropped, {{"model", name}, {"reason", "cancelled"}}, value(st.dropped_cancelled));
-    b.Add(loads, {{"model", name}, {"result", "ok"}}, value(st.loads_ok));
-    b.Add(loads, {{"model", name}, {"result", "refused_budget"}}, value(st.loads_refused_budget));
-    b.Add(loads, {{"model", name}, {"result", "failed"}}, value(st.loads_failed));
-    b.Add(input_bytes, {{"model", name}, {"mode", "borrowed"}}, value(st.input_bytes_borrowed));
-    b.Add(input_bytes, {{"model", name}, {"mode", "staged"}}, value(st.input_bytes_staged));
-    b.Add(output_bytes, {{"model", name}}, value(st.output_bytes));
-    b.AddHistogram(queue_h, {{"model", name}}, st.queue.Read());
-    b.AddHistogram(compute_h, {{"model", name}}, st.compute.Read());
-    b.AddHistogram(serialize_h, {{"model", name}}, st.serialize.Read());
-    b.AddHistogram(request_h, {{"model", name}}, st.request.Read());
-  }
-
+  for (const std::shared_ptr<LoadedModel>& m : repository_.Snapshot()) AddRequestStats(b, f, *m);
   // pass 5: per loaded model: kernels' own memory and the partition.
-  for (const LoadedSession& l : LoadedSessions(repository_)) {
-    const std::string& name = l.model->name();
-    b.Add(persistent, {{"model", name}},
-          static_cast<double>(l.session->stats().kernel_persistent_bytes));
-    for (const partition::DeviceReport& d : l.session->partition_report().devices) {
-      const Labels labels = {{"model", name}, {"device", d.device}};
-      b.Add(budget, labels, d.budget_bytes ? static_cast<double>(*d.budget_bytes) : kInf);
-      b.Add(assigned, labels, static_cast<double>(d.accounted.total()));
-      b.Add(nodes, labels, d.nodes);
-    }
-  }
+  AddSessions(b, f, repository_);
   return b.Take();
 }
 

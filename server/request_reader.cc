@@ -128,6 +128,83 @@ std::string Describe(DataType type, const std::vector<int64_t>& dims) {
   return absl::StrCat(KServeDataTypeName(type), " ", DimsToString(dims));
 }
 
+// Checks an input's shape against the model's input; returns its element count.
+absl::StatusOr<int64_t> CheckInputShape(const std::string& name, const std::string& datatype,
+                                        const TensorSpec& spec, DataType type,
+                                        const std::vector<int64_t>& dims,
+                                        const engine::Shape& shape) {
+  for (int64_t d : dims) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", name, "': shape ", DimsToString(dims), " has a negative dimension"));
+    }
+  }
+  if (!spec.shape.Matches(shape)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", name, "': expected shape ", spec.shape.ToString(), " (",
+                     KServeDataTypeName(spec.type), "), got ", DimsToString(dims)));
+  }
+  const size_t element_size = engine::ElementSize(type);
+  if (element_size == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", name, "': ", datatype, " tensors are not supported"));
+  }
+  const std::optional<int64_t> elements = engine::CheckedNumElements(dims, element_size);
+  if (!elements) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", name, "': shape ", DimsToString(dims), " is too large"));
+  }
+  return *elements;
+}
+
+// A raw_input_contents entry of `raw_size` bytes for an input of `bytes`, with the typed fields
+// `typed` also set: the entry must be the only data and hold exactly the shape's bytes.
+absl::Status CheckRawEntry(const std::string& name, const std::vector<std::string>& typed,
+                           size_t raw_size, size_t bytes, DataType type,
+                           const std::vector<int64_t>& dims) {
+  if (!typed.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", name,
+                                                   "' has both raw_input_contents and contents.",
+                                                   typed[0], "; send the data in one of them"));
+  }
+  if (raw_size != bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': expected ",
+                                                   Describe(type, dims), " (", bytes,
+                                                   " bytes), got ", raw_size, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+// Typed contents: the field of the datatype, and only it, with the shape's element count.
+absl::StatusOr<TypedField> CheckTypedContents(const std::string& name,
+                                              const inference::InferTensorContents& contents,
+                                              const std::string& datatype, DataType type,
+                                              const std::vector<int64_t>& dims, int64_t elements,
+                                              const std::vector<std::string>& typed) {
+  const TypedField field = FieldFor(type, contents);
+  if (field.name == nullptr || type == DataType::kString) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ", datatype,
+                                                   " data can only be sent in raw_input_contents"));
+  }
+  for (const std::string& f : typed) {
+    if (f != field.name) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ", datatype,
+                                                     " data goes in contents.", field.name,
+                                                     ", got contents.", f));
+    }
+  }
+  if (field.count != elements) {
+    if (field.count == 0 && elements > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", name, "' has no data; send raw_input_contents or contents.", field.name));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", name, "': expected ", Describe(type, dims), " (", elements,
+                     " elements) in contents.", field.name, ", got ", field.count, " elements"));
+  }
+  return field;
+}
+
 alignas(64) const uint8_t kEmpty[64] = {};
 
 }  // namespace
@@ -348,51 +425,24 @@ absl::Status InferRequest::BindOne(int index, const TensorSpec& spec, DataType t
                                    const std::vector<int64_t>& dims, memory::IOArena& staging) {
   const auto& in = header_.inputs(index);
   const std::string& name = in.name();
-  for (int64_t d : dims) {
-    if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", name, "': shape ", DimsToString(dims), " has a negative dimension"));
-    }
-  }
   const engine::Shape shape{absl::MakeConstSpan(dims)};
-  if (!spec.shape.Matches(shape)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input '", name, "': expected shape ", spec.shape.ToString(), " (",
-                     KServeDataTypeName(spec.type), "), got ", DimsToString(dims)));
-  }
-  const size_t element_size = engine::ElementSize(type);
-  if (element_size == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input '", name, "': ", in.datatype(), " tensors are not supported"));
-  }
-  const std::optional<int64_t> elements = engine::CheckedNumElements(dims, element_size);
-  if (!elements) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input '", name, "': shape ", DimsToString(dims), " is too large"));
-  }
-  const size_t bytes = static_cast<size_t>(*elements) * element_size;
+  INFERD_ASSIGN_OR_RETURN(const int64_t elements,
+                          CheckInputShape(name, in.datatype(), spec, type, dims, shape));
+  const size_t bytes = static_cast<size_t>(elements) * engine::ElementSize(type);
   const std::vector<std::string> typed = NonEmptyFields(in.contents());
   engine::InputTensor tensor{name, type, shape, kEmpty, bytes};
 
   if (!raw_.empty()) {
     // pass 1 (raw): the entry must hold exactly the shape's bytes.
-    if (!typed.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", name,
-                                                     "' has both raw_input_contents and contents.",
-                                                     typed[0], "; send the data in one of them"));
-    }
     const RawEntry& raw = raw_[index];
-    if (raw.size != bytes) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", name, "': expected ",
-                                                     Describe(type, dims), " (", bytes,
-                                                     " bytes), got ", raw.size, " bytes"));
-    }
+    INFERD_RETURN_IF_ERROR(CheckRawEntry(name, typed, raw.size, bytes, type, dims));
     if (bytes == 0) {
       inputs_.push_back(std::move(tensor));
       return absl::OkStatus();
     }
     const bool one_piece = raw.pieces.size() == 1;
-    if (one_piece && reinterpret_cast<uintptr_t>(raw.pieces[0].data) % element_size == 0) {
+    if (one_piece &&
+        reinterpret_cast<uintptr_t>(raw.pieces[0].data) % engine::ElementSize(type) == 0) {
       tensor.data = raw.pieces[0].data;  // borrowed: points into gRPC's receive buffer
       borrowed_bytes_ += bytes;
     } else {
@@ -409,27 +459,9 @@ absl::Status InferRequest::BindOne(int index, const TensorSpec& spec, DataType t
   }
 
   // pass 2 (typed contents): the field of the datatype, with the shape's element count.
-  const TypedField field = FieldFor(type, in.contents());
-  if (field.name == nullptr || type == DataType::kString) {
-    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ", in.datatype(),
-                                                   " data can only be sent in raw_input_contents"));
-  }
-  for (const std::string& f : typed) {
-    if (f != field.name) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ", in.datatype(),
-                                                     " data goes in contents.", field.name,
-                                                     ", got contents.", f));
-    }
-  }
-  if (field.count != *elements) {
-    if (field.count == 0 && *elements > 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", name, "' has no data; send raw_input_contents or contents.", field.name));
-    }
-    return absl::InvalidArgumentError(
-        absl::StrCat("input '", name, "': expected ", Describe(type, dims), " (", *elements,
-                     " elements) in contents.", field.name, ", got ", field.count, " elements"));
-  }
+  INFERD_ASSIGN_OR_RETURN(
+      const TypedField field,
+      CheckTypedContents(name, in.contents(), in.datatype(), type, dims, elements, typed));
   if (bytes > 0) {
     INFERD_ASSIGN_OR_RETURN(void* dst, Stage(bytes, staging));
     int bad = -1;

@@ -19,8 +19,9 @@ namespace {
 
 using engine::DataType;
 
-// Runs before measuring: one, as the seed's acceptance says (the kernels' steady path makes no
-// heap allocation, so nothing but the arenas needs warming).
+// Runs before measuring: one, as the steady-state criterion says (docs/arenas.md#steady-state-
+// what-must-not-happen-and-how-it-is-tested; the kernels' steady path makes no heap allocation,
+// so nothing but the arenas needs warming).
 constexpr int kWarmup = 1;
 
 uint64_t Checksum(const void* p, size_t n) {
@@ -99,6 +100,83 @@ absl::StatusOr<std::unique_ptr<engine::Session>> Open(const engine::KernelRegist
   return s;
 }
 
+// Scenarios 1 and 3: the same inputs run after run, each run's outputs released before the next.
+absl::StatusOr<ScenarioResult> RunReleasingOutputs(const engine::KernelRegistry& registry,
+                                                   const std::string& path, const char* name,
+                                                   const char* model, int runs) {
+  INFERD_ASSIGN_OR_RETURN(auto s, Open(registry, path));
+  Inputs in = MakeInputs(*s, 1);
+  for (int k = 0; k < kWarmup; ++k) INFERD_RETURN_IF_ERROR(s->Run(in.tensors).status());
+  ScenarioResult r{name, model, runs};
+  const Counters a = Snapshot(*s);
+  for (int k = 0; k < runs; ++k) INFERD_RETURN_IF_ERROR(s->Run(in.tensors).status());
+  Fill(r, *s, a, Snapshot(*s));
+  return r;
+}
+
+// Scenario 2: every earlier output kept alive; each must stay unchanged.
+absl::StatusOr<ScenarioResult> RunKeepingOutputs(const engine::KernelRegistry& registry,
+                                                 const std::string& path, int runs) {
+  INFERD_ASSIGN_OR_RETURN(auto s, Open(registry, path));
+  Inputs in = MakeInputs(*s, 1);
+  for (int k = 0; k < kWarmup; ++k) INFERD_RETURN_IF_ERROR(s->Run(in.tensors).status());
+  ScenarioResult r{"every earlier output kept alive", "mlp", runs};
+  std::vector<std::vector<engine::OutputTensor>> kept;
+  std::vector<uint64_t> sums;
+  const Counters a = Snapshot(*s);
+  for (int k = 0; k < runs; ++k) {
+    in.data[0][0] = static_cast<float>(k);  // each run's outputs differ
+    INFERD_ASSIGN_OR_RETURN(std::vector<engine::OutputTensor> out, s->Run(in.tensors));
+    sums.push_back(Checksum(out[0].buffer.data(), out[0].buffer.size()));
+    kept.push_back(std::move(out));
+  }
+  Fill(r, *s, a, Snapshot(*s));
+  for (size_t k = 0; k < kept.size(); ++k) {
+    if (Checksum(kept[k][0].buffer.data(), kept[k][0].buffer.size()) != sums[k]) {
+      r.kept_outputs_unchanged = false;
+    }
+  }
+  return r;
+}
+
+// Scenario 4: two batch sizes in turn on a dynamic model.
+absl::StatusOr<ScenarioResult> RunAlternatingShapes(const engine::KernelRegistry& registry,
+                                                    const std::string& path, int runs) {
+  INFERD_ASSIGN_OR_RETURN(auto s, Open(registry, path));
+  Inputs small = MakeInputs(*s, 4), large = MakeInputs(*s, 64);
+  for (int k = 0; k < kWarmup; ++k) {
+    INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
+    INFERD_RETURN_IF_ERROR(s->Run(large.tensors).status());
+  }
+  ScenarioResult r{"alternating shapes (batch 4 / 64)", "mlp_dynamic", runs};
+  const Counters a = Snapshot(*s);
+  for (int k = 0; k < runs; ++k) {
+    INFERD_RETURN_IF_ERROR(s->Run(k % 2 ? large.tensors : small.tensors).status());
+  }
+  Fill(r, *s, a, Snapshot(*s));
+  return r;
+}
+
+// Scenario 5: one huge run, a trim (resident memory must drop), then small runs again.
+absl::StatusOr<ScenarioResult> RunTrimAfterLargeRun(const engine::KernelRegistry& registry,
+                                                    const std::string& path, int runs) {
+  INFERD_ASSIGN_OR_RETURN(auto s, Open(registry, path));
+  Inputs small = MakeInputs(*s, 4), huge = MakeInputs(*s, 65536);
+  for (int k = 0; k < kWarmup; ++k) INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
+  INFERD_RETURN_IF_ERROR(s->Run(huge.tensors).status());
+  ScenarioResult r{"trim after a one-off large run", "mlp_dynamic", runs};
+  r.rss_before_trim = memory::ResidentBytes();
+  r.trimmed_bytes = s->devices()[0].execution->Trim() + s->devices()[0].io->Trim();
+  r.rss_after_trim = memory::ResidentBytes();
+  for (int k = 0; k < kWarmup; ++k) {  // warm again at the small size
+    INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
+  }
+  const Counters a = Snapshot(*s);
+  for (int k = 0; k < runs; ++k) INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
+  Fill(r, *s, a, Snapshot(*s));
+  return r;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ScenarioResult>> RunSeedScenarios(const std::string& models_dir,
@@ -107,85 +185,30 @@ absl::StatusOr<std::vector<ScenarioResult>> RunSeedScenarios(const std::string& 
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   engine::KernelRegistry registry;
   INFERD_RETURN_IF_ERROR(kernels::cpu::RegisterCpuKernels(registry));
-  std::vector<ScenarioResult> results;
   const std::string mlp = models_dir + "/mlp/model.onnx";
   const std::string mlp_dynamic = models_dir + "/mlp_dynamic/model.onnx";
   const std::string wide = models_dir + "/wide_bottleneck/model.onnx";
-
-  {  // 1. Outputs destroyed before the next run.
-    INFERD_ASSIGN_OR_RETURN(auto s, Open(registry, mlp));
-    Inputs in = MakeInputs(*s, 1);
-    for (int k = 0; k < kWarmup; ++k) INFERD_RETURN_IF_ERROR(s->Run(in.tensors).status());
-    ScenarioResult r{"outputs released before the next run", "mlp", runs};
-    const Counters a = Snapshot(*s);
-    for (int k = 0; k < runs; ++k) INFERD_RETURN_IF_ERROR(s->Run(in.tensors).status());
-    Fill(r, *s, a, Snapshot(*s));
-    results.push_back(r);
-  }
-  {  // 2. Every earlier output kept alive.
-    INFERD_ASSIGN_OR_RETURN(auto s, Open(registry, mlp));
-    Inputs in = MakeInputs(*s, 1);
-    for (int k = 0; k < kWarmup; ++k) INFERD_RETURN_IF_ERROR(s->Run(in.tensors).status());
-    ScenarioResult r{"every earlier output kept alive", "mlp", runs};
-    std::vector<std::vector<engine::OutputTensor>> kept;
-    std::vector<uint64_t> sums;
-    const Counters a = Snapshot(*s);
-    for (int k = 0; k < runs; ++k) {
-      in.data[0][0] = static_cast<float>(k);  // each run's outputs differ
-      INFERD_ASSIGN_OR_RETURN(std::vector<engine::OutputTensor> out, s->Run(in.tensors));
-      sums.push_back(Checksum(out[0].buffer.data(), out[0].buffer.size()));
-      kept.push_back(std::move(out));
-    }
-    Fill(r, *s, a, Snapshot(*s));
-    for (size_t k = 0; k < kept.size(); ++k) {
-      if (Checksum(kept[k][0].buffer.data(), kept[k][0].buffer.size()) != sums[k]) {
-        r.kept_outputs_unchanged = false;
-      }
-    }
-    results.push_back(r);
-  }
-  {  // 3. Large intermediates, small output.
-    INFERD_ASSIGN_OR_RETURN(auto s, Open(registry, wide));
-    Inputs in = MakeInputs(*s, 1);
-    for (int k = 0; k < kWarmup; ++k) INFERD_RETURN_IF_ERROR(s->Run(in.tensors).status());
-    ScenarioResult r{"large intermediates, small output", "wide_bottleneck", runs};
-    const Counters a = Snapshot(*s);
-    for (int k = 0; k < runs; ++k) INFERD_RETURN_IF_ERROR(s->Run(in.tensors).status());
-    Fill(r, *s, a, Snapshot(*s));
-    results.push_back(r);
-  }
-  {  // 4. Alternating shapes.
-    INFERD_ASSIGN_OR_RETURN(auto s, Open(registry, mlp_dynamic));
-    Inputs small = MakeInputs(*s, 4), large = MakeInputs(*s, 64);
-    for (int k = 0; k < kWarmup; ++k) {
-      INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
-      INFERD_RETURN_IF_ERROR(s->Run(large.tensors).status());
-    }
-    ScenarioResult r{"alternating shapes (batch 4 / 64)", "mlp_dynamic", runs};
-    const Counters a = Snapshot(*s);
-    for (int k = 0; k < runs; ++k) {
-      INFERD_RETURN_IF_ERROR(s->Run(k % 2 ? large.tensors : small.tensors).status());
-    }
-    Fill(r, *s, a, Snapshot(*s));
-    results.push_back(r);
-  }
-  {  // 5. Trim after a one-off large run.
-    INFERD_ASSIGN_OR_RETURN(auto s, Open(registry, mlp_dynamic));
-    Inputs small = MakeInputs(*s, 4), huge = MakeInputs(*s, 65536);
-    for (int k = 0; k < kWarmup; ++k) INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
-    INFERD_RETURN_IF_ERROR(s->Run(huge.tensors).status());
-    ScenarioResult r{"trim after a one-off large run", "mlp_dynamic", runs};
-    r.rss_before_trim = memory::ResidentBytes();
-    r.trimmed_bytes = s->devices()[0].execution->Trim() + s->devices()[0].io->Trim();
-    r.rss_after_trim = memory::ResidentBytes();
-    for (int k = 0; k < kWarmup; ++k) {  // warm again at the small size
-      INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
-    }
-    const Counters a = Snapshot(*s);
-    for (int k = 0; k < runs; ++k) INFERD_RETURN_IF_ERROR(s->Run(small.tensors).status());
-    Fill(r, *s, a, Snapshot(*s));
-    results.push_back(r);
-  }
+  std::vector<ScenarioResult> results;
+  // 1. Outputs destroyed before the next run.
+  INFERD_ASSIGN_OR_RETURN(
+      ScenarioResult released,
+      RunReleasingOutputs(registry, mlp, "outputs released before the next run", "mlp", runs));
+  results.push_back(released);
+  // 2. Every earlier output kept alive.
+  INFERD_ASSIGN_OR_RETURN(ScenarioResult kept, RunKeepingOutputs(registry, mlp, runs));
+  results.push_back(kept);
+  // 3. Large intermediates, small output.
+  INFERD_ASSIGN_OR_RETURN(ScenarioResult wide_result,
+                          RunReleasingOutputs(registry, wide, "large intermediates, small output",
+                                              "wide_bottleneck", runs));
+  results.push_back(wide_result);
+  // 4. Alternating shapes.
+  INFERD_ASSIGN_OR_RETURN(ScenarioResult alternating,
+                          RunAlternatingShapes(registry, mlp_dynamic, runs));
+  results.push_back(alternating);
+  // 5. Trim after a one-off large run.
+  INFERD_ASSIGN_OR_RETURN(ScenarioResult trim, RunTrimAfterLargeRun(registry, mlp_dynamic, runs));
+  results.push_back(trim);
   return results;
 }
 
