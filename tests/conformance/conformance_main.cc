@@ -4,33 +4,38 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
-#include "absl/strings/str_split.h"
+#include "absl/flags/flag.h"
+#include "base/flags.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "tests/conformance/conformance.h"
 
+ABSL_FLAG(std::string, data, inferd::tests::ConformanceOptions().data_dir,
+          "directory of the ONNX backend test data (one folder per suite)");
+ABSL_FLAG(std::vector<std::string>, suites, inferd::tests::ConformanceOptions().suites,
+          "suites to run, comma-separated");
+ABSL_FLAG(std::string, filter, "", "run only tests whose name contains this; empty: all");
+ABSL_FLAG(std::string, json, "", "also write every result to this file as JSON");
+ABSL_FLAG(bool, failures, false, "after the table, print each test that did not pass");
+
 int main(int argc, char** argv) {
-  inferd::tests::ConformanceOptions options;
-  std::string json;
-  bool show = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (arg == "--data") {
-      options.data_dir = next();
-    } else if (arg == "--suites") {
-      options.suites = absl::StrSplit(next(), ',');
-    } else if (arg == "--filter") {
-      options.filter = next();
-    } else if (arg == "--json") {
-      json = next();
-    } else if (arg == "--failures") {
-      show = true;
-    } else {
-      std::fprintf(stderr, "conformance: unknown argument '%s'\n", arg.c_str());
-      return 2;
-    }
+  const std::vector<std::string> args = inferd::ParseCommandLine(
+      argc, argv,
+      "usage: conformance [--data DIR] [--suites node,simple] [--filter SUBSTR] [--json FILE] "
+      "[--failures]\n\n"
+      "Runs the ONNX backend test data through the engine with the CPU kernels and prints a\n"
+      "table by operator: passed / failed / unsupported.");
+  if (!args.empty()) {
+    std::fprintf(stderr, "conformance: unknown argument '%s'\n", args[0].c_str());
+    return 2;
   }
+  inferd::tests::ConformanceOptions options;
+  options.data_dir = absl::GetFlag(FLAGS_data);
+  options.suites = absl::GetFlag(FLAGS_suites);
+  options.filter = absl::GetFlag(FLAGS_filter);
+  const std::string json = absl::GetFlag(FLAGS_json);
+  const bool show = absl::GetFlag(FLAGS_failures);
   inferd::engine::KernelRegistry registry;
   if (auto st = inferd::kernels::cpu::RegisterCpuKernels(registry); !st.ok()) {
     std::fprintf(stderr, "%s\n", st.ToString().c_str());
