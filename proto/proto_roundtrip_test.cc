@@ -1,5 +1,5 @@
 // Wire checks for proto/: every KServe v2 field number matches the protocol table
-// (../shared/PROTOCOL.md), a ModelInferRequest with raw contents round-trips, and a response
+// (docs/protocol.md, "Messages and field numbers"), a ModelInferRequest with raw contents round-trips, and a response
 // whose raw_output_contents are appended after the header (as the zero-copy writer does) parses
 // to the same message.
 #include <cstdint>
@@ -123,7 +123,7 @@ struct FieldNumber {
   int number;
 };
 
-// The table of ../shared/PROTOCOL.md, row by row.
+// The table of docs/protocol.md ("Messages and field numbers"), row by row.
 const FieldNumber kInferenceFields[] = {
     {"ServerLiveResponse", "live", 1},
     {"ServerReadyResponse", "ready", 1},
