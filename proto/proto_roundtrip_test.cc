@@ -1,7 +1,7 @@
 // Wire checks for proto/: every KServe v2 field number matches the protocol table
-// (docs/protocol.md, "Messages and field numbers"), a ModelInferRequest with raw contents round-trips, and a response
-// whose raw_output_contents are appended after the header (as the zero-copy writer does) parses
-// to the same message.
+// (docs/protocol.md, "Messages and field numbers"), a ModelInferRequest with raw contents
+// round-trips, and a response whose raw_output_contents are appended after the header (as the
+// zero-copy writer does) parses to the same message.
 #include <cstdint>
 #include <string>
 #include <vector>
