@@ -245,8 +245,8 @@ models:
         cpu:0: 1GiB
         gpu:0: 1GiB
 )y"),
-            "inferd.yaml:7: models[0].partition.devices.gpu:0: expected a device 'cpu', 'cpu:N' "
-            "or 'cuda:N', got 'gpu:0'");
+            "inferd.yaml:7: models[0].partition.devices.gpu:0: unknown device 'gpu:0': expected "
+            "cpu, cpu:N or cuda:N");
   EXPECT_EQ(ErrorOf(R"y(server: {model_repository: m}
 models:
   - name: a
@@ -259,8 +259,8 @@ models:
   - name: a
     partition: {fallback_device: cuda}
 )y"),
-            "inferd.yaml:4: models[0].partition.fallback_device: expected a device 'cpu', "
-            "'cpu:N' or 'cuda:N', got 'cuda'");
+            "inferd.yaml:4: models[0].partition.fallback_device: unknown device 'cuda': expected "
+            "cpu, cpu:N or cuda:N");
   EXPECT_EQ(ErrorOf(R"y(server: {model_repository: m}
 models:
   - name: a

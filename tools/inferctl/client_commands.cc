@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/byte_size.h"
 #include "base/npy.h"
 #include "partition/plan_report.h"
 #include "proto/admin.grpc.pb.h"
@@ -498,7 +499,7 @@ std::string FormatMemoryStats(const adminpb::GetMemoryStatsResponse& stats) {
 
 absl::StatusOr<std::optional<uint64_t>> ParseCapBytes(absl::string_view text) {
   if (text == "unbounded") return std::optional<uint64_t>();
-  absl::StatusOr<uint64_t> bytes = server::ParseByteSize(text);
+  absl::StatusOr<uint64_t> bytes = ParseByteSize(text);
   if (!bytes.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--bytes '", text, "': ", bytes.status().message(), " (or 'unbounded')"));

@@ -9,11 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/byte_size.h"
+#include "base/device_name.h"
 #include "engine/model.h"
 #include "engine/rewrites.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "partition/partitioner.h"
-#include "server/config.h"
 
 namespace inferd::tools {
 namespace {
@@ -51,15 +52,14 @@ absl::StatusOr<std::vector<partition::DeviceSpec>> ParseDeviceList(absl::string_
     item = absl::StripAsciiWhitespace(item);
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(item, absl::MaxSplits('=', 1));
-    absl::StatusOr<std::string> name =
-        partition::NormalizeDeviceName(absl::StripAsciiWhitespace(kv.first));
+    absl::StatusOr<std::string> name = NormalizeDeviceName(absl::StripAsciiWhitespace(kv.first));
     if (!name.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--devices: ", name.status().message()));
     }
     partition::DeviceSpec spec;
     spec.name = *name;
     if (item.find('=') != absl::string_view::npos) {
-      absl::StatusOr<uint64_t> bytes = server::ParseByteSize(absl::StripAsciiWhitespace(kv.second));
+      absl::StatusOr<uint64_t> bytes = ParseByteSize(absl::StripAsciiWhitespace(kv.second));
       if (!bytes.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("--devices: budget of ", spec.name, ": ", bytes.status().message()));

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/npy.h"
+#include "base/percentile.h"
 #include "engine/copy.h"
 #include "engine/session.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -184,12 +185,6 @@ void PrintProfile(const engine::Session& s, const std::vector<double>& micros, s
   }
 }
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * (v.size() - 1) + 0.5));
-  return v[i];
-}
-
 }  // namespace
 
 int RunCommand(const std::vector<std::string>& raw_args) {
@@ -266,9 +261,11 @@ int RunCommand(const std::vector<std::string>& raw_args) {
   const long faults = memory::MinorFaults() - faults0;
   const auto sys1 = sys_counts();
   const double runs = static_cast<double>(ms.size());
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
   std::printf("latency over %zu runs (%d threads): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
-              ms.size(), opts.intra_op_threads, Percentile(ms, 50), Percentile(ms, 90),
-              Percentile(ms, 99));
+              ms.size(), opts.intra_op_threads, Percentile(sorted, 50), Percentile(sorted, 90),
+              Percentile(sorted, 99));
   std::printf(
       "per run after warm-up: %.2f system allocations, %.2f system frees, %.2f minor page "
       "faults, %.0f payload bytes copied\n",
