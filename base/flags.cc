@@ -34,6 +34,13 @@ std::string AbseilName(absl::string_view spelled) {
   return absl::StrReplaceAll(spelled, {{"-", "_"}});
 }
 
+// A spec entry: "port-file" (ABSL_FLAG port_file) or "version=client_version".
+std::pair<std::string, std::string> SpelledAndName(absl::string_view entry) {
+  const size_t eq = entry.find('=');
+  if (eq == absl::string_view::npos) return {std::string(entry), AbseilName(entry)};
+  return {std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1))};
+}
+
 // One flag a command takes, with the spelling its users see.
 struct Known {
   absl::CommandLineFlag* flag;
@@ -49,8 +56,8 @@ std::map<std::string, Known> KnownFlags(const CommandLineSpec& spec) {
     }
     return known;
   }
-  for (const std::string& spelled : spec.flags) {
-    const std::string name = AbseilName(spelled);
+  for (const std::string& entry : spec.flags) {
+    const auto [spelled, name] = SpelledAndName(entry);
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) {
       std::fprintf(stderr,
@@ -59,7 +66,7 @@ std::map<std::string, Known> KnownFlags(const CommandLineSpec& spec) {
                    spelled.c_str());
       std::abort();
     }
-    known[name] = {flag, spelled};
+    known[AbseilName(spelled)] = {flag, spelled};
   }
   return known;
 }
@@ -127,8 +134,9 @@ std::string FlagsHelp(const CommandLineSpec& spec) {
   if (spec.flags.empty()) {
     for (const auto& [name, k] : KnownFlags(spec)) flags.emplace_back(k.flag, k.spelled);
   } else {
-    for (const std::string& spelled : spec.flags) {
-      flags.emplace_back(absl::FindCommandLineFlag(AbseilName(spelled)), spelled);
+    for (const std::string& entry : spec.flags) {
+      const auto [spelled, name] = SpelledAndName(entry);
+      flags.emplace_back(absl::FindCommandLineFlag(name), spelled);
     }
   }
   std::string out(spec.usage);
@@ -186,7 +194,7 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
       }
       value = args[++i];
     }
-    parsed.given.insert(AbseilName(k->flag->Name()));
+    parsed.given.insert(std::string(k->flag->Name()));
     if (IsRepeated(*k->flag)) {
       repeated[k].values.push_back(std::move(value));
     } else if (absl::Status st = SetFlag(*k, value); !st.ok()) {

@@ -50,7 +50,10 @@ struct CommandLineSpec {
   // Printed first by --help, and after an error by ParseCommandLine.
   std::string usage;
   // The flags the command takes, spelled as users type them ("port-file" for ABSL_FLAG port_file)
-  // and listed in that order by --help. Empty: every flag of ours the binary defines, by name.
+  // and listed in that order by --help. "version=client_version" gives ABSL_FLAG client_version
+  // the spelling --version: for names Abseil's own libraries define (help, version, flagfile,
+  // fromenv, undefok, ...), which a binary cannot define again. Empty: every flag of ours the
+  // binary defines, by name.
   std::vector<std::string> flags;
   // ParseCommandLine's exit status for a bad command line.
   int error_exit_code = 1;
@@ -59,7 +62,7 @@ struct CommandLineSpec {
 struct ParsedArgs {
   bool help = false;                    // --help, -help or -h came before any `--`
   std::vector<std::string> positional;  // in order
-  std::set<std::string> given;          // the flags given (Abseil names: "port_file")
+  std::set<std::string> given;          // the flags given, by ABSL_FLAG name ("port_file")
 };
 
 // Parses `args` (argv without the program or subcommand name) against the flags of `spec`, after

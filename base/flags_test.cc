@@ -12,6 +12,7 @@ ABSL_FLAG(std::string, flags_test_name, "", "a name");
 ABSL_FLAG(bool, flags_test_quiet, false, "say less");
 ABSL_FLAG(bool, flags_test_fusions, true, "fuse nodes");
 ABSL_FLAG(inferd::RepeatedFlag, flags_test_input, {}, "NAME=FILE");
+ABSL_FLAG(std::string, flags_test_model_version, "", "the model version");
 
 namespace inferd {
 namespace {
@@ -97,6 +98,19 @@ TEST(FlagsTest, HelpOfASpecListsItsFlagsInOrderAsSpelled) {
             "  --flags-test-port  the port to listen on (default: 8001)\n"
             "  --flags-test-input  NAME=FILE (repeatable)\n"
             "  --flags-test-quiet  say less (default: false)\n");
+}
+
+TEST(FlagsTest, ASpecMaySpellAFlagUnderAnotherName) {
+  // Abseil's usage library defines --version itself; a command can still take one.
+  const CommandLineSpec spec{"usage: t", {"version=flags_test_model_version"}};
+  absl::StatusOr<ParsedArgs> a = ParseArgs({"--version", "3"}, spec);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(absl::GetFlag(FLAGS_flags_test_model_version), "3");
+  EXPECT_EQ(a->given, (std::set<std::string>{"flags_test_model_version"}));
+  EXPECT_NE(FlagsHelp(spec).find("  --version  the model version (default: \"\")\n"),
+            std::string::npos)
+      << FlagsHelp(spec);
+  EXPECT_FALSE(ParseArgs({"--flags_test_model_version=3"}, spec).ok());
 }
 
 TEST(FlagsTest, ErrorExitCodeIsTheSpecs) {
