@@ -160,10 +160,12 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
       return parsed;
     }
   }
-  const std::map<std::string, Known> known = KnownFlags(spec);
-  for (const auto& [name, k] : known) {
+  // Every flag of ours back to its default, not only this command's: what a command reads is then
+  // what this command line says, whatever an earlier parse in this process set.
+  for (const auto& [name, k] : KnownFlags(CommandLineSpec{})) {
     if (absl::Status st = SetFlag(k, k.flag->DefaultValue()); !st.ok()) return st;
   }
+  const std::map<std::string, Known> known = KnownFlags(spec);
   std::map<const Known*, RepeatedFlag> repeated;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];

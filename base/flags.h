@@ -12,7 +12,7 @@
 // A binary with subcommands (inferctl, `loadtest admin`) parses each subcommand's part of argv
 // with ParseArgs and a CommandLineSpec that names the flags that subcommand takes: --help lists
 // those, any other flag is refused, and nothing exits, so the subcommand can run in-process (and
-// in a test) more than once: each parse starts from the flags' defaults.
+// in a test) more than once: each parse starts from every flag's default.
 //
 // Example:
 //   ABSL_FLAG(std::string, addr, "127.0.0.1:8001", "server address (host:port)");
@@ -66,9 +66,10 @@ struct ParsedArgs {
 };
 
 // Parses `args` (argv without the program or subcommand name) against the flags of `spec`, after
-// resetting each of them to its default. With --help anywhere (before `--`), returns help = true
-// and sets nothing. INVALID_ARGUMENT naming the flag for an unknown flag (or one this command does
-// not take), a missing value, a value that does not parse, or a value given to --noname.
+// resetting every flag of ours (the spec's and any other) to its default. With --help anywhere
+// (before `--`), returns help = true and sets nothing. INVALID_ARGUMENT naming the flag for an
+// unknown flag (or one this command does not take), a missing value, a value that does not parse,
+// or a value given to --noname.
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                                      const CommandLineSpec& spec);
 

@@ -74,12 +74,16 @@ TEST(FlagsTest, ParseArgsTakesOnlyTheSpecsFlagsFromTheirDefaults) {
   EXPECT_EQ(a->given, (std::set<std::string>{"flags_test_port", "flags_test_input"}));
   EXPECT_EQ(absl::GetFlag(FLAGS_flags_test_port), 7);
 
-  // A second parse starts from the defaults: nothing carries over.
+  // A second parse starts from the defaults: nothing carries over, not even a flag that this
+  // spec does not take.
+  ASSERT_TRUE(ParseArgs({"--flags-test-name=n"}, CommandLineSpec{"", {"flags-test-name"}}).ok());
+  EXPECT_EQ(absl::GetFlag(FLAGS_flags_test_name), "n");
   a = ParseArgs({}, spec);
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_TRUE(a->given.empty());
   EXPECT_EQ(absl::GetFlag(FLAGS_flags_test_port), 8001);
   EXPECT_TRUE(absl::GetFlag(FLAGS_flags_test_input).values.empty());
+  EXPECT_EQ(absl::GetFlag(FLAGS_flags_test_name), "");
 
   EXPECT_EQ(ParseArgs({"--flags_test_name=x"}, spec).status().message(),
             "unknown flag --flags_test_name");  // defined, but not this command's
