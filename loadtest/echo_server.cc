@@ -28,19 +28,33 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "base/flags.h"
 #include "loadtest/flags.h"
 #include "loadtest/loopback.h"
 #include "loadtest/wire.h"
 #include "proto/inference.grpc.pb.h"
 
+ABSL_FLAG(std::string, mode, "zerocopy", "copy (typed service) or zerocopy (raw sub-slices)");
+ABSL_FLAG(std::string, address, "127.0.0.1:0", "listen address, loopback only (port 0: any)");
+ABSL_FLAG(std::string, port_file, "", "write the bound port to FILE once listening");
+ABSL_FLAG(inferd::loadtest::Seconds, max_lifetime, inferd::loadtest::Seconds(absl::Hours(1)),
+          "exit 0 after D even without a signal");
+
 namespace inferd::loadtest {
 namespace {
 
 using inference::GRPCInferenceService;
+
+constexpr char kUsage[] =
+    "usage: echo_server [--mode copy|zerocopy] [--address 127.0.0.1:0] [--port-file FILE]\n"
+    "                   [--max-lifetime 3600s]\n";
+constexpr int kUsageError = 2;
 
 constexpr int kRawInputContentsField = 7;
 constexpr int kRawOutputContentsField = 6;
@@ -166,18 +180,16 @@ int Fail(const absl::Status& s) {
 }
 
 int Main(int argc, char** argv) {
-  absl::StatusOr<Flags> flags =
-      Flags::Parse(argc, argv, 1, {"mode", "address", "port-file", "max-lifetime"}, {"help"});
-  if (!flags.ok()) return Fail(flags.status());
-  if (flags->Has("help")) {
-    std::cout << "usage: echo_server [--mode copy|zerocopy] [--address 127.0.0.1:0] "
-                 "[--port-file FILE] [--max-lifetime 3600s]\n";
-    return 0;
+  const std::vector<std::string> positional = ParseCommandLine(
+      argc, argv,
+      CommandLineSpec{kUsage, {"mode", "address", "port-file", "max-lifetime"}, kUsageError});
+  if (!positional.empty()) {
+    return Fail(
+        absl::InvalidArgumentError(absl::StrCat("unexpected argument '", positional[0], "'")));
   }
-  const std::string mode = flags->Get("mode", "zerocopy");
-  const std::string address = flags->Get("address", "127.0.0.1:0");
-  absl::StatusOr<absl::Duration> lifetime = flags->Duration("max-lifetime", absl::Hours(1));
-  if (!lifetime.ok()) return Fail(lifetime.status());
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  const std::string address = absl::GetFlag(FLAGS_address);
+  const absl::Duration lifetime = absl::GetFlag(FLAGS_max_lifetime).value;
   if (absl::Status s = CheckLoopback("--address", address); !s.ok()) return Fail(s);
 
   std::unique_ptr<grpc::Service> service;
@@ -208,8 +220,7 @@ int Main(int argc, char** argv) {
   }
   std::fprintf(stderr, "echo_server (%s) listening on %s (port %d)\n", mode.c_str(),
                address.c_str(), port);
-  if (flags->Has("port-file")) {
-    const std::string path = flags->Get("port-file");
+  if (const std::string path = absl::GetFlag(FLAGS_port_file); !path.empty()) {
     {
       std::ofstream out(path + ".tmp");
       out << port << "\n";
@@ -218,7 +229,7 @@ int Main(int argc, char** argv) {
       return Fail(absl::InternalError(absl::StrCat("cannot write ", path)));
     }
   }
-  const timespec wait = absl::ToTimespec(*lifetime);
+  const timespec wait = absl::ToTimespec(lifetime);
   const int sig = sigtimedwait(&signals, nullptr, &wait);
   std::fprintf(stderr, "echo_server: %s, shutting down\n",
                sig > 0 ? "signal" : "max lifetime reached");

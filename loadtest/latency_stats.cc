@@ -1,21 +1,8 @@
 #include "loadtest/latency_stats.h"
 
 #include <algorithm>
-#include <cassert>
-#include <cmath>
 
 namespace inferd::loadtest {
-
-int64_t Percentile(const std::vector<int64_t>& sorted, double p) {
-  assert(!sorted.empty());
-  const double n = static_cast<double>(sorted.size());
-  // Nearest rank: ceil(p/100 * n), 1-based; computed in a way that keeps p = 99.9 with n = 1000
-  // at rank 999 despite floating-point rounding.
-  double rank = std::ceil(p / 100.0 * n - 1e-9);
-  if (rank < 1) rank = 1;
-  if (rank > n) rank = n;
-  return sorted[static_cast<size_t>(rank) - 1];
-}
 
 LatencySummary Summarize(std::vector<int64_t>& samples) {
   LatencySummary s;

@@ -1,4 +1,5 @@
-// Latency statistics: percentiles of a set of samples (nanoseconds), by the nearest-rank rule.
+// Latency statistics: percentiles of a set of samples (nanoseconds), by the nearest-rank rule of
+// base/percentile.h (the one `inferctl run` uses too).
 //
 // The load generator keeps every sample (8 bytes each; a run is bounded by its request count), so
 // the figures are exact, not bucketed. Percentile(p) is the smallest sample such that at least p%
@@ -17,6 +18,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/percentile.h"
+
 namespace inferd::loadtest {
 
 struct LatencySummary {
@@ -29,9 +32,6 @@ struct LatencySummary {
   int64_t p999_ns = 0;
   int64_t max_ns = 0;
 };
-
-// `sorted` ascending and non-empty; p in [0, 100]. Nearest rank (see above).
-int64_t Percentile(const std::vector<int64_t>& sorted, double p);
 
 // All zeros for no samples. Sorts `samples` in place.
 LatencySummary Summarize(std::vector<int64_t>& samples);

@@ -14,30 +14,7 @@ std::vector<int64_t> OneTo(int n) {
   return v;
 }
 
-TEST(PercentileTest, NearestRankOnOneToHundred) {
-  const std::vector<int64_t> v = OneTo(100);
-  EXPECT_EQ(Percentile(v, 0), 1);
-  EXPECT_EQ(Percentile(v, 1), 1);
-  EXPECT_EQ(Percentile(v, 50), 50);
-  EXPECT_EQ(Percentile(v, 90), 90);
-  EXPECT_EQ(Percentile(v, 99), 99);
-  EXPECT_EQ(Percentile(v, 99.9), 100);
-  EXPECT_EQ(Percentile(v, 100), 100);
-}
-
-TEST(PercentileTest, RoundingDoesNotShiftExactRanks) {
-  // 99.9% of 1000 is exactly rank 999, and 90% of 10 rank 9, despite binary fractions.
-  EXPECT_EQ(Percentile(OneTo(1000), 99.9), 999);
-  EXPECT_EQ(Percentile(OneTo(10), 90), 9);
-  EXPECT_EQ(Percentile(OneTo(10), 99), 10);
-  EXPECT_EQ(Percentile(OneTo(3), 50), 2);
-  EXPECT_EQ(Percentile(OneTo(2), 50), 1);
-}
-
-TEST(PercentileTest, SingleSample) {
-  const std::vector<int64_t> v = {42};
-  for (double p : {0.0, 50.0, 99.9, 100.0}) EXPECT_EQ(Percentile(v, p), 42) << p;
-}
+// Percentile itself (nearest rank) is tested in base/percentile_test.cc.
 
 TEST(SummarizeTest, EmptyIsZero) {
   std::vector<int64_t> v;

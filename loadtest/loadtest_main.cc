@@ -16,16 +16,21 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/flags.h"
 #include "base/npy.h"
+#include "base/status_macros.h"
 #include "loadtest/admin_command.h"
-#include "loadtest/flags.h"
 #include "loadtest/load_driver.h"
+#include "loadtest/loadtest_flags.h"
 #include "loadtest/loopback.h"
 #include "loadtest/request_builder.h"
 #include "loadtest/run_report.h"
@@ -53,9 +58,27 @@ server:  --admin ADDR  --admin-token T  --admin-model M (the model; '*' for all)
 output:  --json FILE  --quiet  --allow-errors  --wait-ready D (10s)
 )";
 
+constexpr int kUsageError = 2;
+
 int Usage(const absl::Status& s) {
   std::cerr << "loadtest: " << s.message() << "\n" << kUsage;
-  return 2;
+  return kUsageError;
+}
+
+// The flags of a load run, as spelled on the command line (loadtest_flags.h).
+const CommandLineSpec& RunSpec() {
+  static const CommandLineSpec* spec = new CommandLineSpec{
+      kUsage,
+      {"target",          "model",       "model-version", "concurrency", "rate",
+       "max-outstanding", "requests",    "duration",      "warmup",      "warmup-duration",
+       "timeout",         "connections", "slow-read-ms",  "max-errors",  "shape",
+       "input",           "datatype",    "no-metadata",   "output",      "seed",
+       "int-max",         "verify",      "reference",     "rtol",        "atol",
+       "admin",           "admin-token", "admin-model",   "server-pid",  "reset-peak",
+       "trim-after",      "sample-ms",   "json",          "quiet",       "allow-errors",
+       "wait-ready"},
+      kUsageError};
+  return *spec;
 }
 
 struct Settings {
@@ -65,6 +88,7 @@ struct Settings {
   DriverOptions driver;
   int connections = 1;
   int64_t requests = 1000;
+  int64_t slow_read_ms = 0;
   absl::Duration duration = absl::Seconds(60);
   int64_t warmup = 0;
   absl::Duration warmup_duration = absl::Seconds(60);
@@ -77,6 +101,7 @@ struct Settings {
   bool trim_after = false;
   bool quiet = false;
   bool allow_errors = false;
+  bool use_metadata = true;
   absl::Duration wait_ready = absl::Seconds(10);
   VerifyMode verify = VerifyMode::kFirst;
   std::string json;
@@ -106,7 +131,7 @@ struct InputPlan {
 };
 
 absl::StatusOr<std::vector<RequestTemplate>> BuildTemplates(
-    const Flags& flags, const Settings& s, const std::vector<InputPlan>& plans,
+    const Settings& s, const std::vector<InputPlan>& plans,
     const std::vector<std::string>& requested_outputs) {
   size_t count = 1;
   for (const InputPlan& p : plans) count = std::max(count, p.shapes.size());
@@ -117,10 +142,8 @@ absl::StatusOr<std::vector<RequestTemplate>> BuildTemplates(
           ": give each alternating input the same number"));
     }
   }
-  absl::StatusOr<int64_t> seed = flags.Int("seed", 1);
-  absl::StatusOr<int64_t> int_max = flags.Int("int-max", 64);
-  if (!seed.ok()) return seed.status();
-  if (!int_max.ok()) return int_max.status();
+  const int64_t seed = absl::GetFlag(FLAGS_seed);
+  const int64_t int_max = absl::GetFlag(FLAGS_int_max);
   std::vector<RequestTemplate> templates;
   for (size_t t = 0; t < count; ++t) {
     std::vector<InputTensor> inputs;
@@ -145,7 +168,7 @@ absl::StatusOr<std::vector<RequestTemplate>> BuildTemplates(
         spec.shape.clear();  // the file's
       }
       absl::StatusOr<InputTensor> in =
-          MakeInput(spec, p.source, static_cast<uint64_t>(*seed) + 1000 * t + k, *int_max);
+          MakeInput(spec, p.source, static_cast<uint64_t>(seed) + 1000 * t + k, int_max);
       if (!in.ok()) return in.status();
       inputs.push_back(*std::move(in));
     }
@@ -157,266 +180,238 @@ absl::StatusOr<std::vector<RequestTemplate>> BuildTemplates(
   return templates;
 }
 
-int RunMain(int argc, char** argv) {
-  absl::StatusOr<Flags> parsed = Flags::Parse(
-      argc, argv, 1,
-      {"target",          "model",       "model-version", "concurrency", "rate",
-       "max-outstanding", "requests",    "duration",      "warmup",      "warmup-duration",
-       "timeout",         "connections", "slow-read-ms",  "max-errors",  "shape",
-       "input",           "datatype",    "output",        "seed",        "int-max",
-       "verify",          "reference",   "rtol",          "atol",        "admin",
-       "admin-token",     "admin-model", "server-pid",    "sample-ms",   "json",
-       "wait-ready"},
-      {"no-metadata", "reset-peak", "trim-after", "quiet", "allow-errors", "help"});
-  if (!parsed.ok()) return Usage(parsed.status());
-  const Flags& flags = *parsed;
-  if (flags.Has("help")) {
-    std::cout << kUsage;
-    return 0;
+// pass 1 of a run: the settings from the flags; INVALID_ARGUMENT for a usage error.
+absl::StatusOr<Settings> ReadSettings(const ParsedArgs& args) {
+  if (!args.positional.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", args.positional[0], "'"));
   }
-  if (!flags.positional().empty()) {
-    return Usage(absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument '", flags.positional()[0], "'")));
-  }
-
-  // pass 1: settings.
   Settings s;
-  s.target = flags.Get("target");
-  s.model = flags.Get("model");
-  s.version = flags.Get("model-version");
+  s.target = absl::GetFlag(FLAGS_target);
+  s.model = absl::GetFlag(FLAGS_model);
+  s.version = absl::GetFlag(FLAGS_model_version);
   if (s.target.empty() || s.model.empty()) {
-    return Usage(absl::InvalidArgumentError("--target and --model are required"));
+    return absl::InvalidArgumentError("--target and --model are required");
   }
-  {
-    absl::Status st = CheckLoopback("--target", s.target);
-    if (st.ok() && flags.Has("admin")) st = CheckLoopback("--admin", flags.Get("admin"));
-    if (!st.ok()) return Usage(st);
-  }
-  auto take = [](auto v, auto* out) -> absl::Status {
-    if (!v.ok()) return v.status();
-    *out = static_cast<std::remove_pointer_t<decltype(out)>>(*v);
-    return absl::OkStatus();
-  };
-  int64_t slow_read_ms = 0, sample_ms = 250, pid = 0;
-  for (const absl::Status& st : {
-           take(flags.Int("concurrency", 1), &s.driver.concurrency),
-           take(flags.Double("rate", 0), &s.driver.rate),
-           take(flags.Int("max-outstanding", 1024), &s.driver.max_outstanding),
-           take(flags.Int("requests", 1000), &s.requests),
-           take(flags.Duration("duration", absl::Seconds(60)), &s.duration),
-           take(flags.Int("warmup", 0), &s.warmup),
-           take(flags.Duration("warmup-duration", absl::Seconds(60)), &s.warmup_duration),
-           take(flags.Duration("timeout", absl::Seconds(60)), &s.driver.timeout),
-           take(flags.Int("connections", 1), &s.connections),
-           take(flags.Int("slow-read-ms", 0), &slow_read_ms),
-           take(flags.Int("max-errors", 1000), &s.driver.max_errors),
-           take(flags.Int("server-pid", 0), &pid),
-           take(flags.Int("sample-ms", 250), &sample_ms),
-           take(flags.Duration("wait-ready", absl::Seconds(10)), &s.wait_ready),
-       }) {
-    if (!st.ok()) return Usage(st);
-  }
+  s.admin = absl::GetFlag(FLAGS_admin);
+  INFERD_RETURN_IF_ERROR(CheckLoopback("--target", s.target));
+  if (args.given.count("admin")) INFERD_RETURN_IF_ERROR(CheckLoopback("--admin", s.admin));
+  s.driver.concurrency = absl::GetFlag(FLAGS_concurrency);
+  s.driver.rate = absl::GetFlag(FLAGS_rate);
+  s.driver.max_outstanding = absl::GetFlag(FLAGS_max_outstanding);
+  s.driver.timeout = absl::GetFlag(FLAGS_timeout).value;
+  s.driver.max_errors = absl::GetFlag(FLAGS_max_errors);
+  s.requests = absl::GetFlag(FLAGS_requests);
+  s.duration = absl::GetFlag(FLAGS_duration).value;
+  s.warmup = absl::GetFlag(FLAGS_warmup);
+  s.warmup_duration = absl::GetFlag(FLAGS_warmup_duration).value;
+  s.connections = absl::GetFlag(FLAGS_connections);
+  s.slow_read_ms = absl::GetFlag(FLAGS_slow_read_ms);
+  s.wait_ready = absl::GetFlag(FLAGS_wait_ready).value;
+  const int64_t sample_ms = absl::GetFlag(FLAGS_sample_ms);
   if (s.driver.concurrency < 1 || s.connections < 1 || s.driver.max_outstanding < 1 ||
       s.requests < 1 || s.driver.rate < 0 || sample_ms < 1) {
-    return Usage(absl::InvalidArgumentError(
+    return absl::InvalidArgumentError(
         "--concurrency, --connections, --max-outstanding, --requests and --sample-ms must be "
-        "positive, --rate not negative"));
+        "positive, --rate not negative");
   }
-  s.driver.slow_read = absl::Milliseconds(slow_read_ms);
-  s.server_pid = static_cast<pid_t>(pid);
+  s.driver.slow_read = absl::Milliseconds(s.slow_read_ms);
+  s.server_pid = static_cast<pid_t>(absl::GetFlag(FLAGS_server_pid));
   s.sample = absl::Milliseconds(sample_ms);
-  s.admin = flags.Get("admin");
-  s.admin_token = flags.Get("admin-token");
-  s.admin_model = flags.Get("admin-model", s.model);
+  s.admin_token = absl::GetFlag(FLAGS_admin_token);
+  s.admin_model = args.given.count("admin_model") ? absl::GetFlag(FLAGS_admin_model) : s.model;
   if (s.admin_model == "*") s.admin_model.clear();
-  s.reset_peak = flags.Has("reset-peak");
-  s.trim_after = flags.Has("trim-after");
-  s.quiet = flags.Has("quiet");
-  s.allow_errors = flags.Has("allow-errors");
-  s.json = flags.Get("json");
-  {
-    absl::StatusOr<VerifyMode> v = ParseVerifyMode(flags.Get("verify", "first"));
-    if (!v.ok()) return Usage(v.status());
-    s.verify = *v;
-  }
+  s.reset_peak = absl::GetFlag(FLAGS_reset_peak);
+  s.trim_after = absl::GetFlag(FLAGS_trim_after);
+  s.quiet = absl::GetFlag(FLAGS_quiet);
+  s.allow_errors = absl::GetFlag(FLAGS_allow_errors);
+  s.use_metadata = !absl::GetFlag(FLAGS_no_metadata);
+  s.json = absl::GetFlag(FLAGS_json);
+  INFERD_ASSIGN_OR_RETURN(s.verify, ParseVerifyMode(absl::GetFlag(FLAGS_verify)));
   if ((s.reset_peak || s.trim_after) && s.admin.empty()) {
-    return Usage(absl::InvalidArgumentError("--reset-peak and --trim-after need --admin"));
+    return absl::InvalidArgumentError("--reset-peak and --trim-after need --admin");
   }
+  return s;
+}
 
-  // pass 2: the server and the model's signature.
-  grpc_init();
-  std::vector<std::shared_ptr<grpc::Channel>> channels;
-  for (int i = 0; i < s.connections; ++i) channels.push_back(CreateLoopbackChannel(s.target, i));
-  auto stub = inference::GRPCInferenceService::NewStub(channels[0]);
-  if (absl::Status st = WaitLive(*stub, s.wait_ready); !st.ok()) {
-    std::cerr << "loadtest: " << s.target << ": " << st.message() << "\n";
-    return 1;
+// pass 2: the model's inputs and outputs, from ModelMetadata.
+absl::Status FetchSignature(inference::GRPCInferenceService::Stub& stub, const Settings& s,
+                            std::vector<TensorSpec>* inputs, std::vector<TensorSpec>* outputs) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  inference::ModelMetadataRequest request;
+  request.set_name(s.model);
+  request.set_version(s.version);
+  inference::ModelMetadataResponse md;
+  grpc::Status st = stub.ModelMetadata(&context, request, &md);
+  if (!st.ok()) {
+    return absl::UnavailableError(absl::StrCat("ModelMetadata('", s.model,
+                                               "'): ", StatusCodeName(st.error_code()), ": ",
+                                               st.error_message()));
   }
-  std::vector<TensorSpec> model_inputs, model_outputs;
-  const bool use_metadata = !flags.Has("no-metadata");
-  if (use_metadata) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    inference::ModelMetadataRequest request;
-    request.set_name(s.model);
-    request.set_version(s.version);
-    inference::ModelMetadataResponse md;
-    grpc::Status st = stub->ModelMetadata(&context, request, &md);
-    if (!st.ok()) {
-      std::cerr << "loadtest: ModelMetadata('" << s.model
-                << "'): " << StatusCodeName(st.error_code()) << ": " << st.error_message() << "\n";
-      return 1;
-    }
-    for (const auto& t : md.inputs()) {
-      model_inputs.push_back({t.name(), t.datatype(), {t.shape().begin(), t.shape().end()}});
-    }
-    for (const auto& t : md.outputs()) {
-      model_outputs.push_back({t.name(), t.datatype(), {t.shape().begin(), t.shape().end()}});
-    }
+  for (const auto& t : md.inputs()) {
+    inputs->push_back({t.name(), t.datatype(), {t.shape().begin(), t.shape().end()}});
   }
+  for (const auto& t : md.outputs()) {
+    outputs->push_back({t.name(), t.datatype(), {t.shape().begin(), t.shape().end()}});
+  }
+  return absl::OkStatus();
+}
 
-  // pass 3: inputs, request templates, verifier.
+// --shape, --input and --datatype, by input name.
+struct RequestFlags {
   std::map<std::string, std::vector<std::vector<int64_t>>> shapes;
-  std::vector<std::string> shape_order;
-  for (const std::string& f : flags.All("shape")) {
-    const size_t colon = f.find(':');
-    if (colon == std::string::npos) {
-      return Usage(absl::InvalidArgumentError(absl::StrCat("--shape '", f, "': want NAME:D0,D1")));
-    }
-    absl::StatusOr<std::vector<int64_t>> dims = ParseDims(f.substr(colon + 1));
-    if (!dims.ok()) return Usage(dims.status());
-    const std::string name = f.substr(0, colon);
-    if (!shapes.count(name)) shape_order.push_back(name);
-    shapes[name].push_back(*dims);
-  }
+  std::vector<std::string> shape_order;  // input names in the order --shape named them
   std::map<std::string, InputSource> sources;
-  for (const std::string& f : flags.All("input")) {
-    const size_t eq = f.find('=');
-    if (eq == std::string::npos) {
-      return Usage(absl::InvalidArgumentError(absl::StrCat("--input '", f, "': want NAME=SOURCE")));
-    }
-    absl::StatusOr<InputSource> src = ParseInputSource(f.substr(eq + 1));
-    if (!src.ok()) return Usage(src.status());
-    sources[f.substr(0, eq)] = *src;
-  }
   std::map<std::string, std::string> datatypes;
-  for (const std::string& f : flags.All("datatype")) {
-    const size_t colon = f.find(':');
-    if (colon == std::string::npos) {
-      return Usage(
-          absl::InvalidArgumentError(absl::StrCat("--datatype '", f, "': want NAME:TYPE")));
-    }
-    datatypes[f.substr(0, colon)] = f.substr(colon + 1);
+};
+
+// "NAME<sep>VALUE" -> {NAME, VALUE}; INVALID_ARGUMENT "--flag 'text': want <form>".
+absl::StatusOr<std::pair<std::string, std::string>> SplitNamed(const std::string& text, char sep,
+                                                               absl::string_view flag,
+                                                               absl::string_view form) {
+  const size_t at = text.find(sep);
+  if (at == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, " '", text, "': want ", form));
   }
-  if (!use_metadata) {
-    // The inputs are those named by --shape / --input, in that order.
-    for (const auto& [name, src] : sources) {
-      if (!shapes.count(name)) shape_order.push_back(name);
+  return std::make_pair(text.substr(0, at), text.substr(at + 1));
+}
+
+absl::StatusOr<RequestFlags> ReadRequestFlags() {
+  RequestFlags r;
+  for (const std::string& f : absl::GetFlag(FLAGS_shape).values) {
+    INFERD_ASSIGN_OR_RETURN(auto kv, SplitNamed(f, ':', "shape", "NAME:D0,D1"));
+    INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ParseDims(kv.second));
+    if (!r.shapes.count(kv.first)) r.shape_order.push_back(kv.first);
+    r.shapes[kv.first].push_back(std::move(dims));
+  }
+  for (const std::string& f : absl::GetFlag(FLAGS_input).values) {
+    INFERD_ASSIGN_OR_RETURN(auto kv, SplitNamed(f, '=', "input", "NAME=SOURCE"));
+    INFERD_ASSIGN_OR_RETURN(r.sources[kv.first], ParseInputSource(kv.second));
+  }
+  for (const std::string& f : absl::GetFlag(FLAGS_datatype).values) {
+    INFERD_ASSIGN_OR_RETURN(auto kv, SplitNamed(f, ':', "datatype", "NAME:TYPE"));
+    r.datatypes[kv.first] = kv.second;
+  }
+  return r;
+}
+
+// pass 3a: one InputPlan per model input. Without metadata the inputs are those named by --shape
+// / --input, in that order.
+absl::StatusOr<std::vector<InputPlan>> PlanInputs(const Settings& s, RequestFlags& r,
+                                                  std::vector<TensorSpec>& model_inputs) {
+  if (!s.use_metadata) {
+    for (const auto& [name, src] : r.sources) {
+      if (!r.shapes.count(name)) r.shape_order.push_back(name);
     }
-    for (const std::string& name : shape_order) {
-      model_inputs.push_back({name, datatypes.count(name) ? datatypes[name] : "FP32", {}});
+    for (const std::string& name : r.shape_order) {
+      model_inputs.push_back({name, r.datatypes.count(name) ? r.datatypes[name] : "FP32", {}});
     }
     if (model_inputs.empty()) {
-      return Usage(absl::InvalidArgumentError("--no-metadata needs --shape or --input per input"));
+      return absl::InvalidArgumentError("--no-metadata needs --shape or --input per input");
     }
   }
   std::vector<InputPlan> plans;
   for (const TensorSpec& in : model_inputs) {
     InputPlan p;
     p.base = in;
-    if (shapes.count(in.name)) p.shapes = shapes[in.name];
-    if (sources.count(in.name)) p.source = sources[in.name];
-    if (!use_metadata && p.shapes.empty() && p.source.kind != InputSource::Kind::kNpy) {
-      return Usage(absl::InvalidArgumentError(
-          absl::StrCat("input '", in.name, "': give --shape (no metadata)")));
+    if (r.shapes.count(in.name)) p.shapes = r.shapes[in.name];
+    if (r.sources.count(in.name)) p.source = r.sources[in.name];
+    if (!s.use_metadata && p.shapes.empty() && p.source.kind != InputSource::Kind::kNpy) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", in.name, "': give --shape (no metadata)"));
     }
     plans.push_back(std::move(p));
   }
-  for (const auto& [name, dims] : shapes) {
+  for (const auto& [name, dims] : r.shapes) {
     bool known = false;
     for (const TensorSpec& in : model_inputs) known = known || in.name == name;
     if (!known) {
-      return Usage(absl::InvalidArgumentError(
-          absl::StrCat("--shape ", name, ": the model has no such input")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shape ", name, ": the model has no such input"));
     }
   }
-  const std::vector<std::string> requested_outputs = flags.All("output");
-  absl::StatusOr<std::vector<RequestTemplate>> templates =
-      BuildTemplates(flags, s, plans, requested_outputs);
-  if (!templates.ok()) return Usage(templates.status());
+  return plans;
+}
 
+// pass 3b: what the verifier checks.
+absl::StatusOr<VerifierOptions> ReadVerifierOptions(const Settings& s,
+                                                    const std::vector<TensorSpec>& model_outputs,
+                                                    const std::vector<std::string>& requested,
+                                                    size_t template_count) {
   VerifierOptions vo;
   vo.mode = s.verify;
   vo.model_outputs = model_outputs;
-  vo.requested_outputs = requested_outputs;
-  {
-    absl::StatusOr<double> rtol = flags.Double("rtol", 0), atol = flags.Double("atol", 0);
-    if (!rtol.ok()) return Usage(rtol.status());
-    if (!atol.ok()) return Usage(atol.status());
-    vo.rtol = *rtol;
-    vo.atol = *atol;
-  }
-  for (const std::string& f : flags.All("reference")) {
-    const size_t eq = f.find('=');
-    if (eq == std::string::npos) {
-      return Usage(
-          absl::InvalidArgumentError(absl::StrCat("--reference '", f, "': want OUTPUT=PATH.npy")));
-    }
-    absl::StatusOr<NpyArray> a = ReadNpy(f.substr(eq + 1));
-    if (!a.ok()) return Usage(a.status());
-    vo.references[f.substr(0, eq)] = *std::move(a);
+  vo.requested_outputs = requested;
+  vo.rtol = absl::GetFlag(FLAGS_rtol);
+  vo.atol = absl::GetFlag(FLAGS_atol);
+  for (const std::string& f : absl::GetFlag(FLAGS_reference).values) {
+    INFERD_ASSIGN_OR_RETURN(auto kv, SplitNamed(f, '=', "reference", "OUTPUT=PATH.npy"));
+    INFERD_ASSIGN_OR_RETURN(vo.references[kv.first], ReadNpy(kv.second));
   }
   if (s.verify == VerifyMode::kReference) {
     if (vo.references.empty()) {
-      return Usage(absl::InvalidArgumentError("--verify ref needs --reference OUTPUT=PATH.npy"));
+      return absl::InvalidArgumentError("--verify ref needs --reference OUTPUT=PATH.npy");
     }
-    if (templates->size() != 1) {
-      return Usage(absl::InvalidArgumentError("--verify ref works with one input shape only"));
-    }
-  }
-  Verifier verifier(vo, *templates);
-  LoadDriver driver(channels, *templates, &verifier, s.driver);
-
-  std::unique_ptr<AdminClient> admin;
-  if (!s.admin.empty()) {
-    admin = std::make_unique<AdminClient>(CreateLoopbackChannel(s.admin), s.admin_token);
-  }
-
-  if (!s.quiet) {
-    std::printf("loadtest: %s model '%s', %s, %d connection(s), verify %s\n", s.target.c_str(),
-                s.model.c_str(),
-                s.driver.rate > 0
-                    ? absl::StrFormat("open loop at %.1f req/s", s.driver.rate).c_str()
-                    : absl::StrFormat("closed loop, concurrency %d", s.driver.concurrency).c_str(),
-                s.connections, VerifyModeName(s.verify));
-    for (const RequestTemplate& t : *templates) {
-      std::printf("  request %s: %s payload\n", t.label.c_str(), Mib(t.payload_bytes).c_str());
+    if (template_count != 1) {
+      return absl::InvalidArgumentError("--verify ref works with one input shape only");
     }
   }
+  return vo;
+}
 
-  // pass 4: warm-up, snapshots, the measured run, snapshots.
+void PrintPlan(const Settings& s, const std::vector<RequestTemplate>& templates) {
+  std::printf("loadtest: %s model '%s', %s, %d connection(s), verify %s\n", s.target.c_str(),
+              s.model.c_str(),
+              s.driver.rate > 0
+                  ? absl::StrFormat("open loop at %.1f req/s", s.driver.rate).c_str()
+                  : absl::StrFormat("closed loop, concurrency %d", s.driver.concurrency).c_str(),
+              s.connections, VerifyModeName(s.verify));
+  for (const RequestTemplate& t : templates) {
+    std::printf("  request %s: %s payload\n", t.label.c_str(), Mib(t.payload_bytes).c_str());
+  }
+}
+
+// The arena stats at one point of the run; the first failed admin call is noted in `rec`.
+void AdminSnapshot(const Settings& s, AdminClient* admin, RunRecord& rec,
+                   std::optional<adminpb::GetMemoryStatsResponse>* stats,
+                   std::optional<ArenaTotals>* totals) {
+  if (admin == nullptr) return;
+  absl::StatusOr<adminpb::GetMemoryStatsResponse> t = admin->Stats(s.admin_model);
+  if (!t.ok() && rec.admin_error.empty()) rec.admin_error = std::string(t.status().message());
+  if (t.ok()) {
+    *stats = *t;
+    *totals = SumArenas(*t);
+  }
+}
+
+// The server's /proc figures at one point of the run (with --server-pid).
+void ProcSnapshot(const Settings& s, std::optional<ProcSample>* proc) {
+  if (s.server_pid <= 0) return;
+  absl::StatusOr<ProcSample> p = ReadProc(s.server_pid);
+  if (p.ok()) *proc = *p;
+}
+
+void NoteAdmin(RunRecord& rec, const absl::Status& st) {
+  if (!st.ok() && rec.admin_error.empty()) rec.admin_error = std::string(st.message());
+}
+
+// pass 4a: the warm-up, ResetPeak, the snapshots before the measured part.
+RunRecord WarmUp(const Settings& s, LoadDriver& driver, AdminClient* admin) {
   RunRecord rec;
   if (s.warmup > 0) {
     rec.warmup = driver.Run(s.warmup, s.warmup_duration, 0);
     if (!s.quiet) PrintPhase("warm-up", rec.warmup);
   }
-  auto note_admin = [&rec](const absl::Status& st) {
-    if (!st.ok() && rec.admin_error.empty()) rec.admin_error = std::string(st.message());
-  };
-  if (s.reset_peak) note_admin(admin->ResetPeak(s.admin_model).status());
-  if (admin) {
-    absl::StatusOr<adminpb::GetMemoryStatsResponse> t = admin->Stats(s.admin_model);
-    note_admin(t.status());
-    if (t.ok()) {
-      rec.stats_before = *t;
-      rec.before = SumArenas(*t);
-    }
-  }
-  if (s.server_pid > 0) {
-    absl::StatusOr<ProcSample> p = ReadProc(s.server_pid);
-    if (p.ok()) rec.proc_before = *p;
-  }
-  ServerSampler sampler(admin.get(), s.admin_model, s.server_pid);
+  if (s.reset_peak) NoteAdmin(rec, admin->ResetPeak(s.admin_model).status());
+  AdminSnapshot(s, admin, rec, &rec.stats_before, &rec.before);
+  ProcSnapshot(s, &rec.proc_before);
+  return rec;
+}
+
+// pass 4b: the measured part, sampled; the snapshots after it; Trim and its snapshots.
+void MeasureAndTrim(const Settings& s, LoadDriver& driver, AdminClient* admin,
+                    ServerSampler& sampler, RunRecord& rec) {
   {
     std::unique_ptr<Periodic> sampling;
     if (admin || s.server_pid > 0) {
@@ -424,32 +419,21 @@ int RunMain(int argc, char** argv) {
     }
     rec.measured = driver.Run(s.requests, s.duration, s.warmup);
   }
-  if (s.server_pid > 0) {
-    absl::StatusOr<ProcSample> p = ReadProc(s.server_pid);
-    if (p.ok()) rec.proc_after = *p;
-  }
-  if (admin) {
-    absl::StatusOr<adminpb::GetMemoryStatsResponse> t = admin->Stats(s.admin_model);
-    note_admin(t.status());
-    if (t.ok()) {
-      rec.stats_after = *t;
-      rec.after = SumArenas(*t);
-    }
-  }
-  if (s.trim_after) {
-    absl::StatusOr<adminpb::TrimResponse> r = admin->Trim(s.admin_model);
-    note_admin(r.status());
-    if (r.ok()) rec.trim = *r;
-    absl::StatusOr<ArenaTotals> t = admin->Totals(s.admin_model);
-    note_admin(t.status());
-    if (t.ok()) rec.after_trim = *t;
-    if (s.server_pid > 0) {
-      absl::StatusOr<ProcSample> p = ReadProc(s.server_pid);
-      if (p.ok()) rec.proc_after_trim = *p;
-    }
-  }
+  ProcSnapshot(s, &rec.proc_after);
+  AdminSnapshot(s, admin, rec, &rec.stats_after, &rec.after);
+  if (!s.trim_after) return;
+  absl::StatusOr<adminpb::TrimResponse> r = admin->Trim(s.admin_model);
+  NoteAdmin(rec, r.status());
+  if (r.ok()) rec.trim = *r;
+  absl::StatusOr<ArenaTotals> t = admin->Totals(s.admin_model);
+  NoteAdmin(rec, t.status());
+  if (t.ok()) rec.after_trim = *t;
+  ProcSnapshot(s, &rec.proc_after_trim);
+}
 
-  // pass 5: report.
+// pass 5: the summary, the JSON report; the exit status.
+int Report(const Settings& s, const std::vector<RequestTemplate>& templates, const RunRecord& rec,
+           const ServerSampler& sampler) {
   RunHeader header;
   header.target = s.target;
   header.model = s.model;
@@ -458,10 +442,10 @@ int RunMain(int argc, char** argv) {
   header.rate = s.driver.rate;
   header.connections = s.connections;
   header.verify = VerifyModeName(s.verify);
-  header.slow_read_ms = slow_read_ms;
+  header.slow_read_ms = s.slow_read_ms;
   header.server_pid = s.server_pid;
   header.admin_model = s.admin_model;
-  header.templates = &*templates;
+  header.templates = &templates;
   if (!s.quiet) PrintMeasured(header, rec, sampler);
   const bool passed = rec.measured.ok > 0 &&
                       (s.allow_errors || (rec.measured.failed == 0 && rec.warmup.failed == 0));
@@ -474,6 +458,64 @@ int RunMain(int argc, char** argv) {
     }
   }
   return passed ? 0 : 1;
+}
+
+int RunMain(int argc, char** argv) {
+  absl::StatusOr<ParsedArgs> args =
+      ParseArgs(std::vector<std::string>(argv + 1, argv + argc), RunSpec());
+  if (args.ok() && args->help) {
+    std::cout << FlagsHelp(RunSpec());
+    return 0;
+  }
+  // pass 1: settings.
+  absl::StatusOr<Settings> settings = args.ok() ? ReadSettings(*args) : args.status();
+  if (!settings.ok()) return Usage(settings.status());
+  const Settings& s = *settings;
+
+  // pass 2: the server and the model's signature.
+  grpc_init();
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int i = 0; i < s.connections; ++i) channels.push_back(CreateLoopbackChannel(s.target, i));
+  auto stub = inference::GRPCInferenceService::NewStub(channels[0]);
+  if (absl::Status st = WaitLive(*stub, s.wait_ready); !st.ok()) {
+    std::cerr << "loadtest: " << s.target << ": " << st.message() << "\n";
+    return 1;
+  }
+  std::vector<TensorSpec> model_inputs, model_outputs;
+  if (s.use_metadata) {
+    if (absl::Status st = FetchSignature(*stub, s, &model_inputs, &model_outputs); !st.ok()) {
+      std::cerr << "loadtest: " << st.message() << "\n";
+      return 1;
+    }
+  }
+
+  // pass 3: inputs, request templates, verifier.
+  absl::StatusOr<RequestFlags> request_flags = ReadRequestFlags();
+  if (!request_flags.ok()) return Usage(request_flags.status());
+  absl::StatusOr<std::vector<InputPlan>> plans = PlanInputs(s, *request_flags, model_inputs);
+  if (!plans.ok()) return Usage(plans.status());
+  const std::vector<std::string> requested_outputs = absl::GetFlag(FLAGS_output).values;
+  absl::StatusOr<std::vector<RequestTemplate>> templates =
+      BuildTemplates(s, *plans, requested_outputs);
+  if (!templates.ok()) return Usage(templates.status());
+  absl::StatusOr<VerifierOptions> vo =
+      ReadVerifierOptions(s, model_outputs, requested_outputs, templates->size());
+  if (!vo.ok()) return Usage(vo.status());
+  Verifier verifier(*vo, *templates);
+  LoadDriver driver(channels, *templates, &verifier, s.driver);
+  std::unique_ptr<AdminClient> admin;
+  if (!s.admin.empty()) {
+    admin = std::make_unique<AdminClient>(CreateLoopbackChannel(s.admin), s.admin_token);
+  }
+  if (!s.quiet) PrintPlan(s, *templates);
+
+  // pass 4: warm-up, snapshots, the measured run, snapshots.
+  RunRecord rec = WarmUp(s, driver, admin.get());
+  ServerSampler sampler(admin.get(), s.admin_model, s.server_pid);  // its clock starts here
+  MeasureAndTrim(s, driver, admin.get(), sampler, rec);
+
+  // pass 5: report.
+  return Report(s, *templates, rec, sampler);
 }
 
 }  // namespace

@@ -84,6 +84,104 @@ const char* VerifyModeName(VerifyMode mode) {
 Verifier::Verifier(VerifierOptions options, const std::vector<RequestTemplate>& templates)
     : options_(std::move(options)), templates_(templates), first_(templates.size()) {}
 
+namespace {
+
+// pass 1: what every response must satisfy: sizes that match datatype and shape, the model's
+// outputs (when known), the requested outputs in order.
+absl::Status CheckOutputs(const VerifierOptions& options, const SplitMessage& m,
+                          const inference::ModelInferResponse& header) {
+  for (int i = 0; i < header.outputs_size(); ++i) {
+    const auto& out = header.outputs(i);
+    const size_t esize = DataTypeSize(out.datatype());
+    if (esize == 0) return Mismatch(out.name(), absl::StrCat("datatype '", out.datatype(), "'"));
+    std::vector<int64_t> shape(out.shape().begin(), out.shape().end());
+    for (int64_t d : shape) {
+      if (d < 0) return Mismatch(out.name(), absl::StrCat("shape ", ShapeString(shape)));
+    }
+    const uint64_t want = static_cast<uint64_t>(ElementCount(shape)) * esize;
+    if (m.entry(i).size != want) {
+      return Mismatch(out.name(), absl::StrCat(m.entry(i).size, " bytes for ", out.datatype(), " ",
+                                               ShapeString(shape), " (want ", want, ")"));
+    }
+    if (options.model_outputs.empty()) continue;
+    const TensorSpec* spec = nullptr;
+    for (const TensorSpec& s : options.model_outputs) {
+      if (s.name == out.name()) spec = &s;
+    }
+    if (spec == nullptr) return Mismatch(out.name(), "not an output of the model");
+    if (spec->datatype != out.datatype()) {
+      return Mismatch(out.name(),
+                      absl::StrCat(out.datatype(), ", the model says ", spec->datatype));
+    }
+    bool fits = spec->shape.size() == shape.size();
+    for (size_t d = 0; fits && d < shape.size(); ++d) {
+      fits = spec->shape[d] < 0 || spec->shape[d] == shape[d];
+    }
+    if (!fits) {
+      return Mismatch(out.name(), absl::StrCat("shape ", ShapeString(shape), ", the model says ",
+                                               ShapeString(spec->shape)));
+    }
+  }
+  if (options.requested_outputs.empty()) return absl::OkStatus();
+  if (static_cast<size_t>(header.outputs_size()) != options.requested_outputs.size()) {
+    return absl::DataLossError(absl::StrCat("response: ", header.outputs_size(), " outputs, ",
+                                            options.requested_outputs.size(), " requested"));
+  }
+  for (int i = 0; i < header.outputs_size(); ++i) {
+    if (header.outputs(i).name() != options.requested_outputs[i]) {
+      return Mismatch(header.outputs(i).name(),
+                      absl::StrCat("requested '", options.requested_outputs[i], "' here"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// kEcho: each output is the input at its position, byte for byte.
+absl::Status CheckEcho(const RequestTemplate& t, const SplitMessage& m,
+                       const inference::ModelInferResponse& header) {
+  if (static_cast<size_t>(header.outputs_size()) != t.inputs.size()) {
+    return absl::DataLossError(
+        absl::StrCat("echo: ", header.outputs_size(), " outputs for ", t.inputs.size(), " inputs"));
+  }
+  for (int i = 0; i < header.outputs_size(); ++i) {
+    const auto& out = header.outputs(i);
+    const InputTensor& in = t.inputs[i];
+    const std::vector<int64_t> shape(out.shape().begin(), out.shape().end());
+    if (out.datatype() != in.spec.datatype || shape != in.spec.shape) {
+      return Mismatch(out.name(), absl::StrCat(out.datatype(), " ", ShapeString(shape), ", input '",
+                                               in.spec.name, "' is ", in.spec.datatype, " ",
+                                               ShapeString(in.spec.shape)));
+    }
+    absl::Status s =
+        CompareBytes(m, i, out.name(), out.datatype(), in.data.begin(), in.data.size(), 0, 0);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// kReference: each output with a --reference equals it (within the tolerance).
+absl::Status CheckReference(const VerifierOptions& options, const SplitMessage& m,
+                            const inference::ModelInferResponse& header) {
+  for (int i = 0; i < header.outputs_size(); ++i) {
+    const auto& out = header.outputs(i);
+    auto it = options.references.find(out.name());
+    if (it == options.references.end()) continue;
+    const NpyArray& want = it->second;
+    const std::vector<int64_t> shape(out.shape().begin(), out.shape().end());
+    if (DataTypeOfNpy(want.dtype) != out.datatype() || want.shape != shape) {
+      return Mismatch(out.name(),
+                      absl::StrCat(out.datatype(), " ", ShapeString(shape), ", the reference is ",
+                                   want.dtype, " ", ShapeString(want.shape)));
+    }
+    absl::Status s = CompareBytes(m, i, out.name(), out.datatype(), want.data.data(),
+                                  want.data.size(), options.rtol, options.atol);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Verifier::Check(size_t index, const grpc::ByteBuffer& response) {
   absl::StatusOr<SplitMessage> m = SplitMessage::Parse(response, kRawOutputContentsField);
   if (!m.ok()) return absl::DataLossError(absl::StrCat("response: ", m.status().message()));
@@ -97,103 +195,24 @@ absl::Status Verifier::Check(size_t index, const grpc::ByteBuffer& response) {
   }
 
   // pass 1: what every response must satisfy.
-  for (int i = 0; i < header.outputs_size(); ++i) {
-    const auto& out = header.outputs(i);
-    const size_t esize = DataTypeSize(out.datatype());
-    if (esize == 0) return Mismatch(out.name(), absl::StrCat("datatype '", out.datatype(), "'"));
-    std::vector<int64_t> shape(out.shape().begin(), out.shape().end());
-    for (int64_t d : shape) {
-      if (d < 0) return Mismatch(out.name(), absl::StrCat("shape ", ShapeString(shape)));
-    }
-    const uint64_t want = static_cast<uint64_t>(ElementCount(shape)) * esize;
-    if (m->entry(i).size != want) {
-      return Mismatch(out.name(), absl::StrCat(m->entry(i).size, " bytes for ", out.datatype(), " ",
-                                               ShapeString(shape), " (want ", want, ")"));
-    }
-    if (!options_.model_outputs.empty()) {
-      const TensorSpec* spec = nullptr;
-      for (const TensorSpec& s : options_.model_outputs) {
-        if (s.name == out.name()) spec = &s;
-      }
-      if (spec == nullptr) return Mismatch(out.name(), "not an output of the model");
-      if (spec->datatype != out.datatype()) {
-        return Mismatch(out.name(),
-                        absl::StrCat(out.datatype(), ", the model says ", spec->datatype));
-      }
-      bool fits = spec->shape.size() == shape.size();
-      for (size_t d = 0; fits && d < shape.size(); ++d) {
-        fits = spec->shape[d] < 0 || spec->shape[d] == shape[d];
-      }
-      if (!fits) {
-        return Mismatch(out.name(), absl::StrCat("shape ", ShapeString(shape), ", the model says ",
-                                                 ShapeString(spec->shape)));
-      }
-    }
-  }
-  if (!options_.requested_outputs.empty()) {
-    if (static_cast<size_t>(header.outputs_size()) != options_.requested_outputs.size()) {
-      return absl::DataLossError(absl::StrCat("response: ", header.outputs_size(), " outputs, ",
-                                              options_.requested_outputs.size(), " requested"));
-    }
-    for (int i = 0; i < header.outputs_size(); ++i) {
-      if (header.outputs(i).name() != options_.requested_outputs[i]) {
-        return Mismatch(header.outputs(i).name(),
-                        absl::StrCat("requested '", options_.requested_outputs[i], "' here"));
-      }
-    }
-  }
+  if (absl::Status s = CheckOutputs(options_, *m, header); !s.ok()) return s;
 
   // pass 2: the contents, by mode.
   switch (options_.mode) {
     case VerifyMode::kNone:
       return absl::OkStatus();
-
-    case VerifyMode::kEcho: {
-      const RequestTemplate& t = templates_[index];
-      if (static_cast<size_t>(header.outputs_size()) != t.inputs.size()) {
-        return absl::DataLossError(absl::StrCat("echo: ", header.outputs_size(), " outputs for ",
-                                                t.inputs.size(), " inputs"));
-      }
-      for (int i = 0; i < header.outputs_size(); ++i) {
-        const auto& out = header.outputs(i);
-        const InputTensor& in = t.inputs[i];
-        const std::vector<int64_t> shape(out.shape().begin(), out.shape().end());
-        if (out.datatype() != in.spec.datatype || shape != in.spec.shape) {
-          return Mismatch(
-              out.name(),
-              absl::StrCat(out.datatype(), " ", ShapeString(shape), ", input '", in.spec.name,
-                           "' is ", in.spec.datatype, " ", ShapeString(in.spec.shape)));
-        }
-        absl::Status s =
-            CompareBytes(*m, i, out.name(), out.datatype(), in.data.begin(), in.data.size(), 0, 0);
-        if (!s.ok()) return s;
-      }
-      return absl::OkStatus();
-    }
-
-    case VerifyMode::kReference: {
-      for (int i = 0; i < header.outputs_size(); ++i) {
-        const auto& out = header.outputs(i);
-        auto it = options_.references.find(out.name());
-        if (it == options_.references.end()) continue;
-        const NpyArray& want = it->second;
-        const std::vector<int64_t> shape(out.shape().begin(), out.shape().end());
-        if (DataTypeOfNpy(want.dtype) != out.datatype() || want.shape != shape) {
-          return Mismatch(out.name(), absl::StrCat(out.datatype(), " ", ShapeString(shape),
-                                                   ", the reference is ", want.dtype, " ",
-                                                   ShapeString(want.shape)));
-        }
-        absl::Status s = CompareBytes(*m, i, out.name(), out.datatype(), want.data.data(),
-                                      want.data.size(), options_.rtol, options_.atol);
-        if (!s.ok()) return s;
-      }
-      return absl::OkStatus();
-    }
-
+    case VerifyMode::kEcho:
+      return CheckEcho(templates_[index], *m, header);
+    case VerifyMode::kReference:
+      return CheckReference(options_, *m, header);
     case VerifyMode::kFirst:
       break;
   }
+  return CheckAgainstFirst(index, *m, header);
+}
 
+absl::Status Verifier::CheckAgainstFirst(size_t index, const SplitMessage& m,
+                                         const inference::ModelInferResponse& header) {
   std::shared_ptr<const Outputs> first;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -204,8 +223,8 @@ absl::Status Verifier::Check(size_t index, const grpc::ByteBuffer& response) {
     for (int i = 0; i < header.outputs_size(); ++i) {
       const auto& out = header.outputs(i);
       Output o{out.name(), out.datatype(), {out.shape().begin(), out.shape().end()}, {}};
-      o.bytes.resize(m->entry(i).size);
-      m->CopyEntry(i, o.bytes.data());
+      o.bytes.resize(m.entry(i).size);
+      m.CopyEntry(i, o.bytes.data());
       outputs->push_back(std::move(o));
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -228,7 +247,7 @@ absl::Status Verifier::Check(size_t index, const grpc::ByteBuffer& response) {
                                                ", the first response had '", want.name, "' ",
                                                want.datatype, " ", ShapeString(want.shape)));
     }
-    absl::Status s = CompareBytes(*m, i, out.name(), out.datatype(), want.bytes.data(),
+    absl::Status s = CompareBytes(m, i, out.name(), out.datatype(), want.bytes.data(),
                                   want.bytes.size(), options_.rtol, options_.atol);
     if (!s.ok()) return s;
   }

@@ -30,6 +30,8 @@
 #include "absl/status/statusor.h"
 #include "base/npy.h"
 #include "loadtest/request_builder.h"
+#include "loadtest/wire.h"
+#include "proto/inference.pb.h"
 
 namespace inferd::loadtest {
 
@@ -64,6 +66,10 @@ class Verifier {
     std::vector<uint8_t> bytes;
   };
   using Outputs = std::vector<Output>;
+
+  // kFirst: keeps the first response to templates[index]; compares later ones with it.
+  absl::Status CheckAgainstFirst(size_t index, const SplitMessage& m,
+                                 const inference::ModelInferResponse& header);
 
   // Constant after construction.
   const VerifierOptions options_;

@@ -13,10 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "base/flags.h"
 #include "memory/execution_arena.h"
 #include "memory/io_arena.h"
 #include "memory/process_stats.h"
 #include "memory/system_allocator.h"
+
+ABSL_FLAG(int, rounds, 200, "measured rounds per scenario");
 
 namespace inferd::memory {
 namespace {
@@ -81,24 +85,9 @@ void* MallocTouch(size_t bytes) {
   return p;
 }
 
-int Main(int argc, char** argv) {
-  int rounds = 200;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--rounds") rounds = std::atoi(argv[i + 1]);
-  }
-  auto sys = std::make_shared<CpuSystemAllocator>("cpu:0");
-  ExecutionArena exec(sys);
-  IOArena io(sys);
+// 1. Steady allocate/free of the same sizes (outputs destroyed before the next run).
+void SteadySameSizes(ExecutionArena& exec, int rounds) {
   const std::vector<size_t> sizes = {4 << 10, 64 << 10, 1 << 20, 4 << 20};
-
-  std::printf(
-      "arena_bench: %d rounds per scenario; ns per allocate+touch+free; counts after "
-      "warm-up\n",
-      rounds);
-  std::printf("%-30s %11s %12s %9s %10s %9s %8s %13s\n", "scenario", "arena ns/op", "malloc ns/op",
-              "speedup", "sys allocs", "sys frees", "minflt", "malloc minflt");
-
-  // 1. Steady allocate/free of the same sizes (outputs destroyed before the next run).
   Print(Measure(
       "steady same sizes (4K..4M)", 1, rounds, sizes.size(), {&exec},
       [&] {
@@ -110,8 +99,10 @@ int Main(int argc, char** argv) {
       [&] {
         for (size_t s : sizes) std::free(MallocTouch(s));
       }));
+}
 
-  // 2. Allocating while earlier outputs stay leased (slow readers keep 8 responses in flight).
+// 2. Allocating while earlier outputs stay leased (slow readers keep 8 responses in flight).
+void OutputsKeptLeased(IOArena& io, int rounds) {
   std::deque<IOLease> in_flight;
   std::deque<void*> in_flight_malloc;
   constexpr size_t kOut = 1 << 20;
@@ -132,8 +123,10 @@ int Main(int argc, char** argv) {
       }));
   in_flight.clear();
   for (void* p : in_flight_malloc) std::free(p);
+}
 
-  // 3. Alternating sizes (two input shapes taking turns).
+// 3. Alternating sizes (two input shapes taking turns).
+void AlternatingSizes(ExecutionArena& exec, int rounds) {
   int turn = 0, turn_malloc = 0;
   Print(Measure(
       "alternating sizes (3M / 5M)", 2, rounds, 1, {&exec},
@@ -146,8 +139,10 @@ int Main(int argc, char** argv) {
         const size_t s = (turn_malloc++ % 2) ? (3 << 20) : (5 << 20);
         std::free(MallocTouch(s));
       }));
+}
 
-  // 4. Trim after a one-off large allocation.
+// 4. Trim after a one-off large allocation.
+void TrimAfterOneOff(ExecutionArena& exec, IOArena& io) {
   exec.Trim();
   io.Trim();
   const long rss0 = ResidentBytes();
@@ -167,6 +162,32 @@ int Main(int argc, char** argv) {
       static_cast<unsigned long long>(released),
       std::chrono::duration<double, std::micro>(t1 - t0).count(), rss0 / 1048576.0,
       rss_retained / 1048576.0, rss_after / 1048576.0);
+}
+
+int Main(int argc, char** argv) {
+  const std::vector<std::string> args =
+      ParseCommandLine(argc, argv,
+                       "usage: arena_bench [--rounds N]\n\nThe seed's allocation scenarios, arena "
+                       "versus malloc + first touch.");
+  if (!args.empty()) {
+    std::fprintf(stderr, "arena_bench: unexpected argument '%s'\n", args[0].c_str());
+    return 1;
+  }
+  const int rounds = absl::GetFlag(FLAGS_rounds);
+  auto sys = std::make_shared<CpuSystemAllocator>("cpu:0");
+  ExecutionArena exec(sys);
+  IOArena io(sys);
+
+  std::printf(
+      "arena_bench: %d rounds per scenario; ns per allocate+touch+free; counts after "
+      "warm-up\n",
+      rounds);
+  std::printf("%-30s %11s %12s %9s %10s %9s %8s %13s\n", "scenario", "arena ns/op", "malloc ns/op",
+              "speedup", "sys allocs", "sys frees", "minflt", "malloc minflt");
+  SteadySameSizes(exec, rounds);
+  OutputsKeptLeased(io, rounds);
+  AlternatingSizes(exec, rounds);
+  TrimAfterOneOff(exec, io);
   std::printf("%s\n%s\n", exec.Stats().ToString().c_str(), io.Stats().ToString().c_str());
   return 0;
 }

@@ -1,7 +1,8 @@
 // Devices as partition rules and budgets name them: `cpu` (read as `cpu:0`), `cpu:N` (further
 // host memory domains, each with its own arenas and budget) and `cuda:N`; and DeviceSpec, one
-// device of a model's partition settings. Same naming rule as the server config (which this
-// package does not depend on). Pure functions and plain values; thread-safe.
+// device of a model's partition settings. Names are normalised by base's NormalizeDeviceName,
+// the one rule (and message) the server config and the tools use too. Pure functions and plain
+// values; thread-safe.
 #ifndef INFERD_PARTITION_DEVICE_H_
 #define INFERD_PARTITION_DEVICE_H_
 
@@ -11,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/device_name.h"
 
 namespace inferd::partition {
 
@@ -22,8 +24,9 @@ struct DeviceSpec {
 };
 
 // "cpu" -> "cpu:0"; "cpu:N" and "cuda:N" -> themselves without leading zeros ("cpu:01" ->
-// "cpu:1"). INVALID_ARGUMENT naming the text otherwise.
-absl::StatusOr<std::string> NormalizeDeviceName(absl::string_view text);
+// "cpu:1"). INVALID_ARGUMENT naming the text otherwise. base/device_name.h's, under the name
+// partition's callers use.
+using ::inferd::NormalizeDeviceName;
 
 // "cuda:1" -> "cuda", "cpu:0" -> "cpu": the device type kernels are registered for.
 std::string DeviceType(absl::string_view device);

@@ -8,9 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "base/flags.h"
 #include "partition/rule_parser.h"
 #include "partition/substring_matcher.h"
+
+ABSL_FLAG(int, batches, 15, "batches of 200 graphs; best and median over them");
 
 namespace {
 
@@ -64,7 +68,15 @@ std::vector<std::string> NodeNames() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const std::vector<std::string> args = inferd::ParseCommandLine(
+      argc, argv,
+      "usage: matcher_bench [--batches N]\n\nTimes name-based matching of a 1000-node graph.");
+  const int batches = absl::GetFlag(FLAGS_batches);
+  if (!args.empty() || batches < 1) {
+    std::fprintf(stderr, "usage: matcher_bench [--batches N] (N >= 1)\n");
+    return 1;
+  }
   using inferd::partition::LayeringRules;
   using inferd::partition::ParseLayeringRules;
   using inferd::partition::RuleMode;
@@ -86,10 +98,10 @@ int main() {
   const double build_us =
       std::chrono::duration<double, std::micro>(Clock::now() - build_start).count();
 
-  constexpr int kBatches = 15, kGraphsPerBatch = 200;
+  constexpr int kGraphsPerBatch = 200;
   std::vector<double> per_graph_us;
   size_t matched = 0;
-  for (int b = 0; b < kBatches; ++b) {
+  for (int b = 0; b < batches; ++b) {
     const auto start = Clock::now();
     for (int g = 0; g < kGraphsPerBatch; ++g) {
       for (const std::string& name : names) matched += matcher.Match(name).has_value();
@@ -99,7 +111,7 @@ int main() {
   }
   std::sort(per_graph_us.begin(), per_graph_us.end());
   std::printf("matcher_bench: %zu node names, %zu patterns, %zu matched per graph\n", names.size(),
-              matcher.num_patterns(), matched / (static_cast<size_t>(kBatches) * kGraphsPerBatch));
+              matcher.num_patterns(), matched / (static_cast<size_t>(batches) * kGraphsPerBatch));
   std::printf("  parse rules + build matcher: %.1f us\n", build_us);
   std::printf("  match a full graph: best %.1f us, median %.1f us (%.0f ns per node)\n",
               per_graph_us.front(), per_graph_us[per_graph_us.size() / 2],

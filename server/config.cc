@@ -88,6 +88,42 @@ struct ServerLines {
   int grpc = 0, admin = 0, metrics = 0, tls = 0, token = 0, token_env = 0, repository = 0;
 };
 
+// server.grpc_address, admin_address or metrics_address.
+absl::Status ReadAddress(const Reader& r, const Field& f, ServerLines* lines, ServerConfig* out) {
+  INFERD_ASSIGN_OR_RETURN(
+      std::string address,
+      ReadScalar(r, f.value, f.line, f.path, "host:port (quote an IPv6 address: \"[::]:8001\")"));
+  absl::StatusOr<Address> parsed = ParseAddress(address, f.key != "metrics_address");
+  if (!parsed.ok()) return r.Error(f.line, f.path, parsed.status().message());
+  if (f.key == "grpc_address") {
+    out->grpc_address = address;
+    lines->grpc = f.line;
+  } else if (f.key == "admin_address") {
+    out->admin_address = address;
+    lines->admin = f.line;
+  } else {
+    out->metrics_address = address;
+    lines->metrics = f.line;
+  }
+  return absl::OkStatus();
+}
+
+// server.tls: both files or neither.
+absl::Status ReadTls(const Reader& r, const Field& f, ServerConfig* out) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> tls, ReadMap(r, f.value, f.line, f.path, kTlsKeys));
+  TlsConfig t;
+  for (const Field& g : tls) {
+    INFERD_ASSIGN_OR_RETURN(std::string file, ReadString(r, g));
+    if (file.empty()) return r.Error(g.line, g.path, "expected a file name, got ''");
+    (g.key == "cert_file" ? t.cert_file : t.key_file) = file;
+  }
+  if (t.cert_file.empty() != t.key_file.empty()) {
+    return r.Error(f.line, f.path, "set both cert_file and key_file (or neither)");
+  }
+  if (!t.cert_file.empty()) out->tls = t;
+  return absl::OkStatus();
+}
+
 // pass 1: each key's value.
 absl::Status ReadServer(const Reader& r, const YAML::Node& node, ServerLines* lines,
                         ServerConfig* out) {
@@ -95,35 +131,10 @@ absl::Status ReadServer(const Reader& r, const YAML::Node& node, ServerLines* li
                           ReadMap(r, node, lines->server, "server", kServerKeys));
   for (const Field& f : fields) {
     if (f.key == "grpc_address" || f.key == "admin_address" || f.key == "metrics_address") {
-      INFERD_ASSIGN_OR_RETURN(std::string address,
-                              ReadScalar(r, f.value, f.line, f.path,
-                                         "host:port (quote an IPv6 address: \"[::]:8001\")"));
-      absl::StatusOr<Address> parsed = ParseAddress(address, f.key != "metrics_address");
-      if (!parsed.ok()) return r.Error(f.line, f.path, parsed.status().message());
-      if (f.key == "grpc_address") {
-        out->grpc_address = address;
-        lines->grpc = f.line;
-      } else if (f.key == "admin_address") {
-        out->admin_address = address;
-        lines->admin = f.line;
-      } else {
-        out->metrics_address = address;
-        lines->metrics = f.line;
-      }
+      INFERD_RETURN_IF_ERROR(ReadAddress(r, f, lines, out));
     } else if (f.key == "tls") {
       lines->tls = f.line;
-      INFERD_ASSIGN_OR_RETURN(std::vector<Field> tls,
-                              ReadMap(r, f.value, f.line, f.path, kTlsKeys));
-      TlsConfig t;
-      for (const Field& g : tls) {
-        INFERD_ASSIGN_OR_RETURN(std::string file, ReadString(r, g));
-        if (file.empty()) return r.Error(g.line, g.path, "expected a file name, got ''");
-        (g.key == "cert_file" ? t.cert_file : t.key_file) = file;
-      }
-      if (t.cert_file.empty() != t.key_file.empty()) {
-        return r.Error(f.line, f.path, "set both cert_file and key_file (or neither)");
-      }
-      if (!t.cert_file.empty()) out->tls = t;
+      INFERD_RETURN_IF_ERROR(ReadTls(r, f, out));
     } else if (f.key == "max_message_bytes") {
       INFERD_ASSIGN_OR_RETURN(out->max_message_bytes, ReadBytes(r, f.value, f.line, f.path));
       if (out->max_message_bytes == 0 ||

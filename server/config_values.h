@@ -1,6 +1,9 @@
 // Value formats of the config: byte sizes ("6GiB", "512 MiB", plain integers), durations
 // ("250ms", "10s"), device names ("cpu" = "cpu:0", "cpu:N", "cuda:N") and listen addresses
-// ("host:port", "[v6]:port", "unix:/path"). Pure functions; thread-safe.
+// ("host:port", "[v6]:port", "unix:/path"). Byte sizes and device names are base's, shared with
+// the partitioner and the tools (base/byte_size.h, base/device_name.h); they are named here as
+// well so that the config's readers find every value format in one place. Pure functions;
+// thread-safe.
 #ifndef INFERD_SERVER_CONFIG_VALUES_H_
 #define INFERD_SERVER_CONFIG_VALUES_H_
 
@@ -10,16 +13,18 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "base/byte_size.h"
+#include "base/device_name.h"
 
 namespace inferd::server {
 
 // Byte sizes: a plain integer, or a number with B, KiB, MiB, GiB, TiB (1024-based) or KB, MB,
 // GB, TB (1000-based); fractions when they come to whole bytes.
-absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
+using ::inferd::ParseByteSize;
 // Durations as absl::ParseDuration reads them ("250ms", "1m30s"); negative and infinite refused.
 absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text);
-// "cpu" -> "cpu:0"; "cpu:N", "cuda:N" unchanged; anything else INVALID_ARGUMENT.
-absl::StatusOr<std::string> NormalizeDeviceName(absl::string_view text);
+// "cpu" -> "cpu:0"; "cpu:N", "cuda:N" without leading zeros; anything else INVALID_ARGUMENT.
+using ::inferd::NormalizeDeviceName;
 
 struct Address {
   std::string host;  // without brackets; empty for unix sockets

@@ -1,6 +1,7 @@
 // inferd: the daemon's entry point.
 //
 //   inferd --config FILE [--log-level trace|debug|info|warn|error] [--port-file FILE]
+//   inferd --version | --help
 //
 // Reads the config (a bad file is refused with file, line and reason), sets up logging (spdlog
 // to stderr; JSON lines with log_json), starts InferdServer and serves until SIGTERM or SIGINT,
@@ -13,21 +14,34 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/flags/flag.h"
+#include "base/flags.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "server/version.h"
+
+ABSL_FLAG(std::string, config, "", "the server's YAML config file (required)");
+ABSL_FLAG(std::string, log_level, "",
+          "trace, debug, info, warn, error or off; overrides the config's server.log_level");
+ABSL_FLAG(std::string, port_file, "",
+          "write the bound gRPC port to this file once the server is ready (useful with port 0)");
 
 namespace {
 
 using inferd::server::LogLevel;
 
 constexpr char kUsage[] =
-    "usage: inferd --config FILE [--log-level trace|debug|info|warn|error] [--port-file FILE]\n";
+    "usage: inferd --config FILE [--log-level trace|debug|info|warn|error] [--port-file FILE]\n"
+    "       inferd --version\n";
+constexpr int kUsageError = 2;
 
 // %* in a pattern: the message, escaped for a JSON string.
 class JsonMessageFlag final : public spdlog::custom_flag_formatter {
@@ -105,65 +119,47 @@ bool WritePortFile(const std::string& path, int port) {
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
-}  // namespace
+// The command line, checked: a missing --config or an unknown --log-level is a usage error.
+struct Options {
+  std::string config_path;
+  std::string port_file;
+  std::optional<spdlog::level::level_enum> level;  // --log-level, over the config's
+};
 
-int main(int argc, char** argv) {
-  std::string config_path, log_level, port_file;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string* out) {
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
-    bool ok = true;
-    if (arg == "--config") {
-      ok = value(&config_path);
-    } else if (arg.rfind("--config=", 0) == 0) {
-      config_path = arg.substr(9);
-    } else if (arg == "--log-level") {
-      ok = value(&log_level);
-    } else if (arg.rfind("--log-level=", 0) == 0) {
-      log_level = arg.substr(12);
-    } else if (arg == "--port-file") {
-      ok = value(&port_file);
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
-      return 0;
-    } else if (arg == "--version") {
+Options ParseOptions(int argc, char** argv) {
+  // --version is not an ABSL_FLAG: Abseil's usage library defines one of that name.
+  for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+    if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-version") == 0) {
       std::cout << inferd::server::kInferdName << " " << inferd::server::kInferdVersion << "\n";
-      return 0;
-    } else {
-      std::cerr << "inferd: unknown argument '" << arg << "'\n" << kUsage;
-      return 2;
-    }
-    if (!ok) {
-      std::cerr << "inferd: " << arg << " needs a value\n" << kUsage;
-      return 2;
+      std::exit(0);
     }
   }
-  if (config_path.empty()) {
-    std::cerr << "inferd: --config is required\n" << kUsage;
-    return 2;
-  }
-  spdlog::level::level_enum level = spdlog::level::info;
+  const std::vector<std::string> positional = inferd::ParseCommandLine(
+      argc, argv,
+      inferd::CommandLineSpec{kUsage, {"config", "log-level", "port-file"}, kUsageError});
+  const auto usage_error = [](const std::string& what) {
+    std::cerr << "inferd: " << what << "\n" << kUsage;
+    std::exit(kUsageError);
+  };
+  if (!positional.empty()) usage_error("unknown argument '" + positional[0] + "'");
+  Options o;
+  o.config_path = absl::GetFlag(FLAGS_config);
+  o.port_file = absl::GetFlag(FLAGS_port_file);
+  if (o.config_path.empty()) usage_error("--config is required");
+  const std::string log_level = absl::GetFlag(FLAGS_log_level);
   if (!log_level.empty()) {
-    level = spdlog::level::from_str(log_level);
-    if (level == spdlog::level::off && log_level != "off") {
-      std::cerr << "inferd: unknown --log-level '" << log_level << "'\n" << kUsage;
-      return 2;
+    o.level = spdlog::level::from_str(log_level);
+    if (*o.level == spdlog::level::off && log_level != "off") {
+      usage_error("unknown --log-level '" + log_level + "'");
     }
   }
+  return o;
+}
 
-  absl::StatusOr<std::shared_ptr<const inferd::server::Config>> config =
-      inferd::server::LoadConfig(config_path);
-  if (!config.ok()) {
-    std::cerr << "inferd: " << config.status().message() << "\n";
-    return 1;
-  }
-  SetUpLogging((*config)->server.log_json,
-               log_level.empty() ? SpdlogLevel((*config)->server.log_level) : level);
-
+// Starts the server, writes the port file, serves until SIGTERM or SIGINT, drains. Returns the
+// exit status.
+int Serve(const std::shared_ptr<const inferd::server::Config>& config,
+          const std::string& port_file) {
   // The main thread waits for the signals; block them before any thread starts (threads
   // inherit the mask; one that did not block them would be killed by SIGTERM's default action).
   sigset_t signals;
@@ -177,9 +173,9 @@ int main(int argc, char** argv) {
   grpc_init();
 
   spdlog::info("{} {} starting with {}", inferd::server::kInferdName,
-               inferd::server::kInferdVersion, (*config)->file);
+               inferd::server::kInferdVersion, config->file);
   absl::StatusOr<std::unique_ptr<inferd::server::InferdServer>> server =
-      inferd::server::InferdServer::Start(*config);
+      inferd::server::InferdServer::Start(config);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", std::string(server.status().message()));
     return 1;
@@ -191,9 +187,24 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-  (*server)->Shutdown((*config)->server.drain_timeout);
+  (*server)->Shutdown(config->server.drain_timeout);
   server->reset();
   spdlog::info("bye");
   spdlog::shutdown();
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = ParseOptions(argc, argv);
+  absl::StatusOr<std::shared_ptr<const inferd::server::Config>> config =
+      inferd::server::LoadConfig(options.config_path);
+  if (!config.ok()) {
+    std::cerr << "inferd: " << config.status().message() << "\n";
+    return 1;
+  }
+  SetUpLogging((*config)->server.log_json,
+               options.level.value_or(SpdlogLevel((*config)->server.log_level)));
+  return Serve(*config, options.port_file);
 }

@@ -15,9 +15,18 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/time/time.h"
+#include "base/flags.h"
 #include "deploy/probe/health.grpc.pb.h"
+
+ABSL_FLAG(std::string, addr, "127.0.0.1:8001", "the server's gRPC address");
+ABSL_FLAG(std::string, service, "", "the service to ask for (\"\": the whole server; or a model)");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(2), "the check's deadline");
+ABSL_FLAG(std::string, ca_cert, "", "use TLS, trusting the CA certificate in FILE");
+ABSL_FLAG(std::string, server_name, "", "with --ca-cert: the name checked in the certificate");
 
 namespace {
 
@@ -45,37 +54,23 @@ const char* StatusName(grpc::health::v1::HealthCheckResponse::ServingStatus s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string addr = "127.0.0.1:8001", service, ca_cert, server_name;
-  absl::Duration timeout = absl::Seconds(2);
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "health_probe: %s needs a value\n%s", arg.c_str(), kUsage);
-      return kUsageError;
-    }
-    const std::string value = argv[++i];
-    if (arg == "--addr") {
-      addr = value;
-    } else if (arg == "--service") {
-      service = value;
-    } else if (arg == "--ca-cert") {
-      ca_cert = value;
-    } else if (arg == "--server-name") {
-      server_name = value;
-    } else if (arg == "--timeout") {
-      if (!absl::ParseDuration(value, &timeout) || timeout <= absl::ZeroDuration()) {
-        std::fprintf(stderr, "health_probe: --timeout: expected a duration like 2s, got '%s'\n",
-                     value.c_str());
-        return kUsageError;
-      }
-    } else {
-      std::fprintf(stderr, "health_probe: unknown argument '%s'\n%s", arg.c_str(), kUsage);
-      return kUsageError;
-    }
+  const std::vector<std::string> positional = inferd::ParseCommandLine(
+      argc, argv,
+      inferd::CommandLineSpec{
+          kUsage, {"addr", "service", "timeout", "ca-cert", "server-name"}, kUsageError});
+  if (!positional.empty()) {
+    std::fprintf(stderr, "health_probe: unknown argument '%s'\n%s", positional[0].c_str(), kUsage);
+    return kUsageError;
+  }
+  const std::string addr = absl::GetFlag(FLAGS_addr);
+  const std::string service = absl::GetFlag(FLAGS_service);
+  const std::string ca_cert = absl::GetFlag(FLAGS_ca_cert);
+  const std::string server_name = absl::GetFlag(FLAGS_server_name);
+  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  if (timeout <= absl::ZeroDuration()) {
+    std::fprintf(stderr, "health_probe: --timeout: expected a duration like 2s, got '%s'\n",
+                 absl::FormatDuration(timeout).c_str());
+    return kUsageError;
   }
 
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();

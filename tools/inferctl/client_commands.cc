@@ -9,16 +9,22 @@
 #include <random>
 #include <sstream>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/byte_size.h"
+#include "base/flags.h"
 #include "base/npy.h"
+#include "base/status_macros.h"
 #include "partition/plan_report.h"
 #include "proto/admin.grpc.pb.h"
 #include "proto/inference.grpc.pb.h"
 #include "server/config.h"
 #include "server/kserve_types.h"
+#include "tools/inferctl/inferctl_flags.h"
 #include "tools/inferctl/npy_tensor.h"
 
 namespace inferd::tools {
@@ -62,18 +68,21 @@ struct CommandSpec {
   const char* name;
   unsigned flags;
   unsigned required;
+  const char* usage;  // after "usage: inferctl "
 };
 
 constexpr CommandSpec kCommands[] = {
-    {"infer", kAddr | kModel | kVersion | kInput | kRandom | kOutputDir, kModel},
-    {"models", kAddr, 0},
-    {"load", kAddr | kModel, kModel},
-    {"unload", kAddr | kModel, kModel},
-    {"stats", kFilters, 0},
-    {"trim", kFilters, 0},
-    {"set-cap", kFilters | kBytes, kModel | kDevice | kArena | kBytes},
-    {"reset-peak", kFilters, 0},
-    {"report", kAdminAddr | kToken | kModel | kVersion, kModel},
+    {"infer", kAddr | kModel | kVersion | kInput | kRandom | kOutputDir, kModel,
+     "infer --model M [--input NAME=FILE.npy]... [--random] [--output-dir DIR] [--version V]"},
+    {"models", kAddr, 0, "models"},
+    {"load", kAddr | kModel, kModel, "load --model M"},
+    {"unload", kAddr | kModel, kModel, "unload --model M"},
+    {"stats", kFilters, 0, "stats [--model M] [--device D] [--arena execution|io]"},
+    {"trim", kFilters, 0, "trim [--model M] [--device D] [--arena A]"},
+    {"set-cap", kFilters | kBytes, kModel | kDevice | kArena | kBytes,
+     "set-cap --model M --device D --arena A --bytes 512MiB|unbounded"},
+    {"reset-peak", kFilters, 0, "reset-peak [--model M] [--device D] [--arena A]"},
+    {"report", kAdminAddr | kToken | kModel | kVersion, kModel, "report --model M [--version V]"},
 };
 
 const CommandSpec* FindCommand(const std::string& name) {
@@ -83,19 +92,31 @@ const CommandSpec* FindCommand(const std::string& name) {
   return nullptr;
 }
 
-// --name -> its bit; common flags (--ca-cert, --timeout) are 0.
-std::optional<unsigned> FlagBit(absl::string_view name) {
-  static const std::map<std::string, unsigned, std::less<>> kFlags = {
-      {"--addr", kAddr},       {"--admin-addr", kAdminAddr},
-      {"--token", kToken},     {"--model", kModel},
-      {"--version", kVersion}, {"--device", kDevice},
-      {"--arena", kArena},     {"--input", kInput},
-      {"--random", kRandom},   {"--output-dir", kOutputDir},
-      {"--bytes", kBytes},     {"--ca-cert", 0},
-      {"--timeout", 0}};
-  auto it = kFlags.find(name);
-  if (it == kFlags.end()) return std::nullopt;
-  return it->second;
+// Each flag bit: its spelling in a CommandLineSpec (inferctl_flags.h) and its ABSL_FLAG name.
+struct FlagName {
+  unsigned bit;  // 0: every command's
+  const char* spec_entry;
+  const char* name;
+};
+
+constexpr FlagName kFlagNames[] = {
+    {kModel, "model", "model"},    {kVersion, "version=model_version", "model_version"},
+    {kDevice, "device", "device"}, {kArena, "arena", "arena"},
+    {kBytes, "bytes", "bytes"},    {kInput, "input", "input"},
+    {kRandom, "random", "random"}, {kOutputDir, "output-dir", "output_dir"},
+    {kAddr, "addr", "addr"},       {kAdminAddr, "admin-addr", "admin_addr"},
+    {kToken, "token", "token"},    {0, "ca-cert", "ca_cert"},
+    {0, "timeout", "timeout"},
+};
+
+// The flags `command` takes, for ParseArgs and --help.
+CommandLineSpec SpecOf(const CommandSpec& command) {
+  CommandLineSpec spec;
+  spec.usage = absl::StrCat("usage: inferctl ", command.usage, "\n");
+  for (const FlagName& f : kFlagNames) {
+    if (f.bit == 0 || (command.flags & f.bit) != 0) spec.flags.push_back(f.spec_entry);
+  }
+  return spec;
 }
 
 std::string CodeName(grpc::StatusCode code) {
@@ -177,6 +198,10 @@ class Client {
   }
 
   int Infer();
+  // Infer's passes; each returns 0 or the exit code (the error printed).
+  int InferMetadata(inference::ModelMetadataResponse* meta);
+  int InferRequest(const inference::ModelMetadataResponse& meta, inference::ModelInferRequest* req);
+  int InferCall(const inference::ModelInferRequest& req);
   int Models();
   int LoadOrUnload(bool load);
   int Stats();
@@ -249,37 +274,49 @@ absl::StatusOr<std::string> RandomBytes(DataType type, size_t n, std::mt19937& r
 
 int Client::Infer() {
   // pass 1: the model's signature.
+  inference::ModelMetadataResponse meta;
+  if (int rc = InferMetadata(&meta); rc != 0) return rc;
+  // pass 2: the request, every input raw.
+  inference::ModelInferRequest req;
+  if (int rc = InferRequest(meta, &req); rc != 0) return rc;
+  // pass 3: the call, the outputs.
+  return InferCall(req);
+}
+
+int Client::InferMetadata(inference::ModelMetadataResponse* meta) {
   inference::ModelMetadataRequest meta_req;
   meta_req.set_name(a_.model);
   meta_req.set_version(a_.version);
-  inference::ModelMetadataResponse meta;
   {
     grpc::ClientContext ctx;
     Prepare(&ctx, false);
-    grpc::Status s = kserve_->ModelMetadata(&ctx, meta_req, &meta);
+    grpc::Status s = kserve_->ModelMetadata(&ctx, meta_req, meta);
     if (!s.ok()) return Failed("infer", s);
   }
-  std::map<std::string, std::string> files(a_.inputs.begin(), a_.inputs.end());
-  for (const auto& [name, file] : files) {
+  const std::map<std::string, std::string> files(a_.inputs.begin(), a_.inputs.end());
+  for (const auto& [name, file] : files) {  // by name: the first unknown one is reported
     bool known = false;
-    for (const auto& in : meta.inputs()) known |= in.name() == name;
+    for (const auto& in : meta->inputs()) known |= in.name() == name;
     if (!known) {
       std::vector<std::string> names;
-      for (const auto& in : meta.inputs()) names.push_back(in.name());
+      for (const auto& in : meta->inputs()) names.push_back(in.name());
       err_ << "inferctl infer: model '" << a_.model << "' has no input '" << name
            << "'; its inputs: " << absl::StrJoin(names, ", ") << "\n";
       return 2;
     }
   }
+  return 0;
+}
 
-  // pass 2: the request, every input raw.
-  inference::ModelInferRequest req;
-  req.set_model_name(a_.model);
-  req.set_model_version(a_.version);
+int Client::InferRequest(const inference::ModelMetadataResponse& meta,
+                         inference::ModelInferRequest* req) {
+  const std::map<std::string, std::string> files(a_.inputs.begin(), a_.inputs.end());
+  req->set_model_name(a_.model);
+  req->set_model_version(a_.version);
   std::mt19937 rng(42);
   std::vector<std::string> missing;
   for (const auto& in : meta.inputs()) {
-    auto* tensor = req.add_inputs();
+    auto* tensor = req->add_inputs();
     tensor->set_name(in.name());
     auto file = files.find(in.name());
     if (file != files.end()) {
@@ -293,7 +330,7 @@ int Client::Infer() {
       }
       tensor->set_datatype(server::KServeDataTypeName(*type));
       for (int64_t d : npy->shape) tensor->add_shape(d);
-      req.add_raw_input_contents(npy->data.data(), npy->data.size());
+      req->add_raw_input_contents(npy->data.data(), npy->data.size());
     } else if (a_.random) {
       const std::optional<DataType> type = server::DataTypeFromKServe(in.datatype());
       size_t n = 1;
@@ -310,7 +347,7 @@ int Client::Infer() {
                                    "; give it with --input")));
       }
       tensor->set_datatype(in.datatype());
-      req.add_raw_input_contents(*std::move(bytes));
+      req->add_raw_input_contents(*std::move(bytes));
     } else {
       missing.push_back(in.name());
     }
@@ -320,8 +357,10 @@ int Client::Infer() {
          << ": give --input NAME=FILE.npy or --random\n";
     return 2;
   }
+  return 0;
+}
 
-  // pass 3: the call, the outputs.
+int Client::InferCall(const inference::ModelInferRequest& req) {
   inference::ModelInferResponse resp;
   grpc::ClientContext ctx;
   Prepare(&ctx, false);
@@ -498,7 +537,7 @@ std::string FormatMemoryStats(const adminpb::GetMemoryStatsResponse& stats) {
 
 absl::StatusOr<std::optional<uint64_t>> ParseCapBytes(absl::string_view text) {
   if (text == "unbounded") return std::optional<uint64_t>();
-  absl::StatusOr<uint64_t> bytes = server::ParseByteSize(text);
+  absl::StatusOr<uint64_t> bytes = ParseByteSize(text);
   if (!bytes.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--bytes '", text, "': ", bytes.status().message(), " (or 'unbounded')"));
@@ -510,77 +549,56 @@ absl::StatusOr<ClientArgs> ParseClientArgs(const std::string& command,
                                            const std::vector<std::string>& args) {
   const CommandSpec* spec = FindCommand(command);
   if (spec == nullptr) return absl::InvalidArgumentError("unknown command '" + command + "'");
-  ClientArgs a;
-  if (const char* env = std::getenv("INFERD_ADMIN_TOKEN")) a.token = env;
-  unsigned seen = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i], value;
-    const size_t eq = name.find('=');
-    const bool inline_value = name.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (inline_value) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    const std::optional<unsigned> bit = FlagBit(name);
-    if (!bit || (*bit != 0 && (spec->flags & *bit) == 0)) {
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, SpecOf(*spec));
+  if (!parsed.ok()) {
+    absl::string_view message = parsed.status().message();
+    if (absl::ConsumePrefix(&message, "unknown flag ")) {  // or another command's flag
       return absl::InvalidArgumentError(
-          absl::StrCat("inferctl ", command, " does not take '", args[i], "'"));
+          absl::StrCat("inferctl ", command, " does not take '", message, "'"));
     }
-    if (*bit == kRandom) {
-      a.random = true;
-      seen |= kRandom;
-      continue;
+    return absl::InvalidArgumentError(absl::StrCat("inferctl ", command, ": ", message));
+  }
+  if (!parsed->positional.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inferctl ", command, " does not take '", parsed->positional[0], "'"));
+  }
+  ClientArgs a;
+  a.addr = absl::GetFlag(FLAGS_addr);
+  a.admin_addr = absl::GetFlag(FLAGS_admin_addr);
+  if (const char* env = std::getenv("INFERD_ADMIN_TOKEN")) a.token = env;
+  if (parsed->given.count("token")) a.token = absl::GetFlag(FLAGS_token);
+  a.ca_cert = absl::GetFlag(FLAGS_ca_cert);
+  absl::StatusOr<absl::Duration> timeout = server::ParseDuration(absl::GetFlag(FLAGS_timeout));
+  if (!timeout.ok() || *timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--timeout takes a duration such as 30s or 500ms");
+  }
+  a.timeout = *timeout;
+  a.model = absl::GetFlag(FLAGS_model);
+  a.version = absl::GetFlag(FLAGS_model_version);
+  a.device = absl::GetFlag(FLAGS_device);
+  a.arena = absl::GetFlag(FLAGS_arena);
+  for (const std::string& in : absl::GetFlag(FLAGS_input).values) {
+    std::vector<std::string> kv = absl::StrSplit(in, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty() || kv[1].empty()) {
+      return absl::InvalidArgumentError("--input takes NAME=FILE.npy");
     }
-    if (!inline_value) {
-      if (i + 1 >= args.size()) return absl::InvalidArgumentError(name + " needs a value");
-      value = args[++i];
-    }
-    seen |= *bit;
-    if (name == "--addr") {
-      a.addr = value;
-    } else if (name == "--admin-addr") {
-      a.admin_addr = value;
-    } else if (name == "--token") {
-      a.token = value;
-    } else if (name == "--ca-cert") {
-      a.ca_cert = value;
-    } else if (name == "--timeout") {
-      absl::StatusOr<absl::Duration> d = server::ParseDuration(value);
-      if (!d.ok() || *d <= absl::ZeroDuration()) {
-        return absl::InvalidArgumentError("--timeout takes a duration such as 30s or 500ms");
-      }
-      a.timeout = *d;
-    } else if (name == "--model") {
-      a.model = value;
-    } else if (name == "--version") {
-      a.version = value;
-    } else if (name == "--device") {
-      a.device = value;
-    } else if (name == "--arena") {
-      a.arena = value;
-    } else if (name == "--input") {
-      std::vector<std::string> kv = absl::StrSplit(value, absl::MaxSplits('=', 1));
-      if (kv.size() != 2 || kv[0].empty() || kv[1].empty()) {
-        return absl::InvalidArgumentError("--input takes NAME=FILE.npy");
-      }
-      a.inputs.emplace_back(kv[0], kv[1]);
-    } else if (name == "--output-dir") {
-      a.output_dir = value;
-    } else if (name == "--bytes") {
-      absl::StatusOr<std::optional<uint64_t>> cap = ParseCapBytes(value);
-      if (!cap.ok()) return cap.status();
-      a.has_bytes = true;
-      a.cap_bytes = *cap;
+    a.inputs.emplace_back(kv[0], kv[1]);
+  }
+  a.random = absl::GetFlag(FLAGS_random);
+  a.output_dir = absl::GetFlag(FLAGS_output_dir);
+  if (parsed->given.count("bytes")) {
+    INFERD_ASSIGN_OR_RETURN(a.cap_bytes, ParseCapBytes(absl::GetFlag(FLAGS_bytes)));
+    a.has_bytes = true;
+  }
+  std::vector<std::string> missing;
+  for (const FlagName& f : kFlagNames) {
+    if ((spec->required & f.bit) != 0 && !parsed->given.count(f.name)) {
+      missing.push_back(absl::StrCat("--", f.spec_entry));
     }
   }
-  const unsigned missing = spec->required & ~seen;
-  if (missing != 0) {
-    std::vector<std::string> names;
-    for (const char* n : {"--model", "--device", "--arena", "--bytes"}) {
-      if (missing & *FlagBit(n)) names.push_back(n);
-    }
+  if (!missing.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("inferctl ", command, " needs ", absl::StrJoin(names, ", ")));
+        absl::StrCat("inferctl ", command, " needs ", absl::StrJoin(missing, ", ")));
   }
   return a;
 }
@@ -589,6 +607,13 @@ bool IsClientCommand(const std::string& command) { return FindCommand(command) !
 
 int RunClientCommand(const std::string& command, const std::vector<std::string>& args,
                      std::ostream& out, std::ostream& err) {
+  if (const CommandSpec* spec = FindCommand(command); spec != nullptr) {
+    absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, SpecOf(*spec));
+    if (parsed.ok() && parsed->help) {
+      out << FlagsHelp(SpecOf(*spec));
+      return 0;
+    }
+  }
   absl::StatusOr<ClientArgs> a = ParseClientArgs(command, args);
   if (!a.ok()) {
     err << a.status().message() << "\nclient commands:\n" << kClientCommandsUsage;

@@ -3,7 +3,12 @@
 //   inferctl plan MODEL ...    print a model's partition plan (see plan_command.h)
 //   inferctl infer|models|load|unload|stats|trim|set-cap|reset-peak|report ...
 //                              talk to a running inferd (see client_commands.h)
+//
+// `inferctl SUBCOMMAND [flags] ARGS`: each subcommand parses its own flags (base/flags.h, the
+// flags in inferctl_flags.h) and answers `inferctl SUBCOMMAND --help`; `inferctl --help` lists
+// the subcommands. A new subcommand is one more row of kSubcommands.
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -14,15 +19,51 @@
 
 namespace {
 
-constexpr char kUsage[] =
-    "usage: inferctl COMMAND [ARGS]\n"
-    "commands:\n"
-    "  run MODEL [...]   run a model offline; prints latency, plan and arena figures\n"
-    "  plan MODEL [...]  print the partition plan (devices, budgets, layers); runs nothing\n"
-    "client commands (a running inferd):\n";
+// One subcommand: its name, its line in `inferctl --help` (empty: listed by another row), and
+// the function that runs it on the arguments after its name and returns the exit status.
+struct Subcommand {
+  const char* name;
+  const char* help;
+  int (*run)(const std::string& name, const std::vector<std::string>& args);
+};
+
+int Run(const std::string&, const std::vector<std::string>& args) {
+  return inferd::tools::RunCommand(args);
+}
+
+int Plan(const std::string&, const std::vector<std::string>& args) {
+  return inferd::tools::PlanCommand(args);
+}
+
+int Client(const std::string& name, const std::vector<std::string>& args) {
+  return inferd::tools::RunClientCommand(name, args, std::cout, std::cerr);
+}
+
+constexpr Subcommand kSubcommands[] = {
+    {"run", "  run MODEL [...]   run a model offline; prints latency, plan and arena figures\n",
+     Run},
+    {"plan",
+     "  plan MODEL [...]  print the partition plan (devices, budgets, layers); runs nothing\n",
+     Plan},
+    // Against a running inferd; their lines are kClientCommandsUsage.
+    {"infer", "", Client},
+    {"models", "", Client},
+    {"load", "", Client},
+    {"unload", "", Client},
+    {"stats", "", Client},
+    {"trim", "", Client},
+    {"set-cap", "", Client},
+    {"reset-peak", "", Client},
+    {"report", "", Client},
+};
 
 void PrintUsage(FILE* to) {
-  std::fputs(kUsage, to);
+  std::fputs(
+      "usage: inferctl COMMAND [flags] [ARGS]   (inferctl COMMAND --help: its flags)\n"
+      "commands:\n",
+      to);
+  for (const Subcommand& c : kSubcommands) std::fputs(c.help, to);
+  std::fputs("client commands (a running inferd):\n", to);
   std::fputs(inferd::tools::kClientCommandsUsage, to);
 }
 
@@ -34,13 +75,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string command = argv[1];
-  std::vector<std::string> args(argv + 2, argv + argc);
-  if (command == "run") return inferd::tools::RunCommand(args);
-  if (command == "plan") return inferd::tools::PlanCommand(args);
-  if (inferd::tools::IsClientCommand(command)) {
-    return inferd::tools::RunClientCommand(command, args, std::cout, std::cerr);
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  for (const Subcommand& c : kSubcommands) {
+    if (command == c.name) return c.run(command, args);
   }
-  if (command == "help" || command == "--help" || command == "-h") {
+  if (command == "help" || command == "--help" || command == "-help" || command == "-h") {
     PrintUsage(stdout);
     return 0;
   }

@@ -4,16 +4,21 @@
 #include <memory>
 #include <utility>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/byte_size.h"
+#include "base/device_name.h"
+#include "base/flags.h"
+#include "base/status_macros.h"
 #include "engine/model.h"
 #include "engine/rewrites.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "partition/partitioner.h"
-#include "server/config.h"
+#include "tools/inferctl/inferctl_flags.h"
 
 namespace inferd::tools {
 namespace {
@@ -24,11 +29,16 @@ constexpr char kUsage[] =
     "                           [--fallback DEV] [--fallback-on-missing-device] [--no-fusions]\n"
     "                           [--nodes]\n"
     "Prints the partition plan: per device nodes, weights, activations, workspace, budget and\n"
-    "headroom; boundary copies; per layer devices and bytes. Runs nothing; needs no device.\n"
-    "  --devices   devices and budgets, e.g. cuda:0=6GiB,cpu (default: cpu)\n"
-    "  --rules     name rules, e.g. \"cuda:0(layers.[0-15]/); cpu(layers.[16-31]/)\"\n"
-    "  --input-shape  the largest shape of a dynamic input (repeatable)\n"
-    "  --nodes     also print one line per node\n";
+    "headroom; boundary copies; per layer devices and bytes. Runs nothing; needs no device.\n";
+
+// The flags of `inferctl plan` (inferctl_flags.h).
+const CommandLineSpec& PlanSpec() {
+  static const CommandLineSpec* spec =
+      new CommandLineSpec{kUsage,
+                          {"devices", "rules", "annotation-rules", "input-shape", "fallback",
+                           "fallback-on-missing-device", "no-fusions", "nodes"}};
+  return *spec;
+}
 
 absl::StatusOr<std::vector<int64_t>> ParseShape(absl::string_view text) {
   std::vector<int64_t> dims;
@@ -51,15 +61,14 @@ absl::StatusOr<std::vector<partition::DeviceSpec>> ParseDeviceList(absl::string_
     item = absl::StripAsciiWhitespace(item);
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(item, absl::MaxSplits('=', 1));
-    absl::StatusOr<std::string> name =
-        partition::NormalizeDeviceName(absl::StripAsciiWhitespace(kv.first));
+    absl::StatusOr<std::string> name = NormalizeDeviceName(absl::StripAsciiWhitespace(kv.first));
     if (!name.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--devices: ", name.status().message()));
     }
     partition::DeviceSpec spec;
     spec.name = *name;
     if (item.find('=') != absl::string_view::npos) {
-      absl::StatusOr<uint64_t> bytes = server::ParseByteSize(absl::StripAsciiWhitespace(kv.second));
+      absl::StatusOr<uint64_t> bytes = ParseByteSize(absl::StripAsciiWhitespace(kv.second));
       if (!bytes.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("--devices: budget of ", spec.name, ": ", bytes.status().message()));
@@ -72,53 +81,33 @@ absl::StatusOr<std::vector<partition::DeviceSpec>> ParseDeviceList(absl::string_
 }
 
 absl::StatusOr<PlanArgs> ParsePlanArgs(const std::vector<std::string>& args) {
+  INFERD_ASSIGN_OR_RETURN(ParsedArgs parsed, ParseArgs(args, PlanSpec()));
+  if (parsed.help) return absl::InvalidArgumentError("--help: see PlanCommand");
   PlanArgs a;
-  bool devices_given = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&]() -> absl::StatusOr<std::string> {
-      if (i + 1 >= args.size()) return absl::InvalidArgumentError(arg + " needs a value");
-      return args[++i];
-    };
-    absl::StatusOr<std::string> v;
-    if (arg == "--devices") {
-      if (!(v = value()).ok()) return v.status();
-      absl::StatusOr<std::vector<partition::DeviceSpec>> devices = ParseDeviceList(*v);
-      if (!devices.ok()) return devices.status();
-      a.devices = *std::move(devices);
-      devices_given = true;
-    } else if (arg == "--rules") {
-      if (!(v = value()).ok()) return v.status();
-      a.rules = *v;
-    } else if (arg == "--annotation-rules") {
-      if (!(v = value()).ok()) return v.status();
-      a.annotation_rules = *v;
-    } else if (arg == "--fallback") {
-      if (!(v = value()).ok()) return v.status();
-      a.fallback = *v;
-    } else if (arg == "--fallback-on-missing-device") {
-      a.fallback_on_missing_device = true;
-    } else if (arg == "--input-shape") {
-      if (!(v = value()).ok()) return v.status();
-      std::vector<std::string> kv = absl::StrSplit(*v, absl::MaxSplits('=', 1));
-      if (kv.size() != 2 || kv[0].empty()) {
-        return absl::InvalidArgumentError("--input-shape takes NAME=1x128");
-      }
-      absl::StatusOr<std::vector<int64_t>> dims = ParseShape(kv[1]);
-      if (!dims.ok()) return dims.status();
-      a.input_shapes[kv[0]] = *std::move(dims);
-    } else if (arg == "--no-fusions") {
-      a.fusions = false;
-    } else if (arg == "--nodes") {
-      a.show_nodes = true;
-    } else if (!arg.empty() && arg[0] != '-' && a.model.empty()) {
-      a.model = arg;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown argument '", arg, "'"));
-    }
+  if (parsed.given.count("devices")) {
+    INFERD_ASSIGN_OR_RETURN(a.devices, ParseDeviceList(absl::GetFlag(FLAGS_devices)));
+  } else {
+    a.devices = {partition::DeviceSpec{"cpu:0", std::nullopt, true}};
   }
-  if (a.model.empty()) return absl::InvalidArgumentError("no MODEL given");
-  if (!devices_given) a.devices = {partition::DeviceSpec{"cpu:0", std::nullopt, true}};
+  a.rules = absl::GetFlag(FLAGS_rules);
+  a.annotation_rules = absl::GetFlag(FLAGS_annotation_rules);
+  a.fallback = absl::GetFlag(FLAGS_fallback);
+  a.fallback_on_missing_device = absl::GetFlag(FLAGS_fallback_on_missing_device);
+  for (const std::string& v : absl::GetFlag(FLAGS_input_shape).values) {
+    std::vector<std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) {
+      return absl::InvalidArgumentError("--input-shape takes NAME=1x128");
+    }
+    INFERD_ASSIGN_OR_RETURN(a.input_shapes[kv[0]], ParseShape(kv[1]));
+  }
+  a.fusions = !absl::GetFlag(FLAGS_no_fusions);
+  a.show_nodes = absl::GetFlag(FLAGS_nodes);
+  if (parsed.positional.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown argument '", parsed.positional[1], "'"));
+  }
+  if (parsed.positional.empty()) return absl::InvalidArgumentError("no MODEL given");
+  a.model = parsed.positional[0];
   return a;
 }
 
@@ -158,6 +147,11 @@ absl::StatusOr<std::string> MakePlan(const PlanArgs& args) {
 }
 
 int PlanCommand(const std::vector<std::string>& raw_args) {
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(raw_args, PlanSpec());
+  if (parsed.ok() && parsed->help) {
+    std::fputs(FlagsHelp(PlanSpec()).c_str(), stdout);
+    return 0;
+  }
   absl::StatusOr<PlanArgs> args = ParsePlanArgs(raw_args);
   if (!args.ok()) {
     std::fprintf(stderr, "inferctl plan: %s\n%s", std::string(args.status().message()).c_str(),

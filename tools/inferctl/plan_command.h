@@ -43,7 +43,8 @@ struct PlanArgs {
   bool show_nodes = false;
 };
 
-// argv after "plan". INVALID_ARGUMENT with what is wrong.
+// argv after "plan" (flags as inferctl_flags.h; --help is PlanCommand's). INVALID_ARGUMENT with
+// what is wrong.
 absl::StatusOr<PlanArgs> ParsePlanArgs(const std::vector<std::string>& args);
 
 // "cuda:0=6GiB,cpu" -> {cuda:0, 6 GiB}, {cpu:0, no budget}.

@@ -5,15 +5,21 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <utility>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/flags.h"
 #include "base/npy.h"
+#include "base/percentile.h"
+#include "base/status_macros.h"
 #include "engine/copy.h"
 #include "engine/session.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "memory/process_stats.h"
+#include "tools/inferctl/inferctl_flags.h"
 #include "tools/inferctl/npy_tensor.h"
 
 namespace inferd::tools {
@@ -37,67 +43,63 @@ struct Args {
   std::string output_dir;
 };
 
-absl::StatusOr<Args> Parse(const std::vector<std::string>& args) {
+// The flags of `inferctl run` (inferctl_flags.h).
+const CommandLineSpec& RunSpec() {
+  static const CommandLineSpec* spec =
+      new CommandLineSpec{kUsage,
+                          {"input", "random", "runs", "warmup", "threads", "pre-allocate",
+                           "fixed-shape", "no-fusions", "profile", "output-dir"}};
+  return *spec;
+}
+
+// NAME=VALUE -> {NAME, VALUE}; INVALID_ARGUMENT "--flag takes <form>".
+absl::StatusOr<std::pair<std::string, std::string>> NameValue(const std::string& text,
+                                                              absl::string_view flag,
+                                                              absl::string_view form) {
+  std::vector<std::string> kv = absl::StrSplit(text, absl::MaxSplits('=', 1));
+  if (kv.size() != 2) return absl::InvalidArgumentError(absl::StrCat(flag, " takes ", form));
+  return std::make_pair(kv[0], kv[1]);
+}
+
+absl::Status CheckCount(absl::string_view flag, int n) {
+  if (n < 0) return absl::InvalidArgumentError(absl::StrCat(flag, ": '", n, "' is not a count"));
+  return absl::OkStatus();
+}
+
+// The arguments after `run`, read through the flags (ParseArgs has parsed them).
+absl::StatusOr<Args> ReadArgs(const ParsedArgs& parsed) {
   Args a;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&]() -> absl::StatusOr<std::string> {
-      if (i + 1 >= args.size()) return absl::InvalidArgumentError(arg + " needs a value");
-      return args[++i];
-    };
-    auto number = [&](int* out) -> absl::Status {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      if (!absl::SimpleAtoi(*v, out) || *out < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(arg, ": '", *v, "' is not a count"));
-      }
-      return absl::OkStatus();
-    };
-    absl::Status st;
-    if (arg == "--input") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      std::vector<std::string> kv = absl::StrSplit(*v, absl::MaxSplits('=', 1));
-      if (kv.size() != 2) return absl::InvalidArgumentError("--input takes NAME=FILE.npy");
-      a.input_files[kv[0]] = kv[1];
-    } else if (arg == "--fixed-shape") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      std::vector<std::string> kv = absl::StrSplit(*v, absl::MaxSplits('=', 1));
-      if (kv.size() != 2) return absl::InvalidArgumentError("--fixed-shape takes NAME=2x3x4");
-      for (absl::string_view d : absl::StrSplit(kv[1], 'x')) {
-        int64_t dim = 0;
-        if (!absl::SimpleAtoi(d, &dim) || dim < 0) {
-          return absl::InvalidArgumentError(absl::StrCat("--fixed-shape: bad dim '", d, "'"));
-        }
-        a.fixed_shapes[kv[0]].push_back(dim);
-      }
-    } else if (arg == "--random") {
-      // The default for inputs without a file.
-    } else if (arg == "--runs") {
-      st = number(&a.runs);
-    } else if (arg == "--warmup") {
-      st = number(&a.warmup);
-    } else if (arg == "--threads") {
-      st = number(&a.threads);
-    } else if (arg == "--pre-allocate") {
-      a.pre_allocate = true;
-    } else if (arg == "--profile") {
-      a.profile = true;
-    } else if (arg == "--no-fusions") {
-      a.fusions = false;
-    } else if (arg == "--output-dir") {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      a.output_dir = *v;
-    } else if (!arg.empty() && arg[0] != '-' && a.model.empty()) {
-      a.model = arg;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown argument '", arg, "'"));
-    }
-    if (!st.ok()) return st;
+  for (const std::string& in : absl::GetFlag(FLAGS_input).values) {
+    INFERD_ASSIGN_OR_RETURN(auto kv, NameValue(in, "--input", "NAME=FILE.npy"));
+    a.input_files[kv.first] = kv.second;
   }
-  if (a.model.empty()) return absl::InvalidArgumentError("no MODEL given");
+  for (const std::string& shape : absl::GetFlag(FLAGS_fixed_shape).values) {
+    INFERD_ASSIGN_OR_RETURN(auto kv, NameValue(shape, "--fixed-shape", "NAME=2x3x4"));
+    for (absl::string_view d : absl::StrSplit(kv.second, 'x')) {
+      int64_t dim = 0;
+      if (!absl::SimpleAtoi(d, &dim) || dim < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("--fixed-shape: bad dim '", d, "'"));
+      }
+      a.fixed_shapes[kv.first].push_back(dim);
+    }
+  }
+  // --random is the default for inputs without a file.
+  a.runs = absl::GetFlag(FLAGS_runs);
+  a.warmup = absl::GetFlag(FLAGS_warmup);
+  a.threads = absl::GetFlag(FLAGS_threads);
+  INFERD_RETURN_IF_ERROR(CheckCount("--runs", a.runs));
+  INFERD_RETURN_IF_ERROR(CheckCount("--warmup", a.warmup));
+  INFERD_RETURN_IF_ERROR(CheckCount("--threads", a.threads));
+  a.pre_allocate = absl::GetFlag(FLAGS_pre_allocate);
+  a.profile = absl::GetFlag(FLAGS_profile);
+  a.fusions = !absl::GetFlag(FLAGS_no_fusions);
+  a.output_dir = absl::GetFlag(FLAGS_output_dir);
+  if (parsed.positional.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown argument '", parsed.positional[1], "'"));
+  }
+  if (parsed.positional.empty()) return absl::InvalidArgumentError("no MODEL given");
+  a.model = parsed.positional[0];
   if (a.runs < 1) return absl::InvalidArgumentError("--runs must be at least 1");
   return a;
 }
@@ -184,16 +186,79 @@ void PrintProfile(const engine::Session& s, const std::vector<double>& micros, s
   }
 }
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * (v.size() - 1) + 0.5));
-  return v[i];
+// System allocations and frees of every arena of the session.
+struct SystemCounts {
+  uint64_t allocs = 0, frees = 0;
+};
+
+SystemCounts CountSystemCalls(const engine::Session& s) {
+  SystemCounts c;
+  for (const auto& d : s.devices()) {
+    for (const memory::Arena* a : {static_cast<const memory::Arena*>(d.execution.get()),
+                                   static_cast<const memory::Arena*>(d.io.get())}) {
+      c.allocs += a->Stats().system_allocations;
+      c.frees += a->Stats().system_frees;
+    }
+  }
+  return c;
+}
+
+// Latency percentiles of the measured runs (`ms`, one per run), what each run cost the system
+// after warm-up, the arenas, the kernels' own memory.
+void PrintFigures(const engine::Session& s, const std::vector<double>& ms, int threads,
+                  const SystemCounts& sys0, const SystemCounts& sys1, long faults,
+                  uint64_t copied) {
+  const double runs = static_cast<double>(ms.size());
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  std::printf("latency over %zu runs (%d threads): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
+              ms.size(), threads, Percentile(sorted, 50), Percentile(sorted, 90),
+              Percentile(sorted, 99));
+  std::printf(
+      "per run after warm-up: %.2f system allocations, %.2f system frees, %.2f minor page "
+      "faults, %.0f payload bytes copied\n",
+      (sys1.allocs - sys0.allocs) / runs, (sys1.frees - sys0.frees) / runs, faults / runs,
+      copied / runs);
+  for (const auto& d : s.devices()) {
+    std::printf("%s\n%s\n", d.execution->Stats().ToString().c_str(),
+                d.io->Stats().ToString().c_str());
+  }
+  std::printf("kernels hold %llu bytes outside the arenas (prepacked weights)\n",
+              static_cast<unsigned long long>(s.stats().kernel_persistent_bytes));
+}
+
+// One line per output; with an output directory, DIR/<output>.npy too. Returns the exit code.
+int PrintOutputs(const std::vector<engine::OutputTensor>& outputs, const std::string& output_dir) {
+  for (const engine::OutputTensor& out : outputs) {
+    std::printf("output %s: %s %s\n", out.name.c_str(), engine::DataTypeName(out.type),
+                out.shape.ToString().c_str());
+    if (output_dir.empty()) continue;
+    NpyArray npy;
+    npy.dtype = NpyDtype(out.type);
+    npy.shape.assign(out.shape.dims().begin(), out.shape.dims().end());
+    const auto* p = static_cast<const unsigned char*>(out.buffer.data());
+    npy.data.assign(p, p + out.buffer.size());
+    std::string file = out.name;
+    std::replace(file.begin(), file.end(), '/', '_');
+    const std::string path = absl::StrCat(output_dir, "/", file, ".npy");
+    if (absl::Status st = WriteNpy(path, npy); !st.ok()) {
+      std::fprintf(stderr, "inferctl run: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+    std::printf("  written to %s\n", path.c_str());
+  }
+  return 0;
 }
 
 }  // namespace
 
 int RunCommand(const std::vector<std::string>& raw_args) {
-  absl::StatusOr<Args> args = Parse(raw_args);
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(raw_args, RunSpec());
+  if (parsed.ok() && parsed->help) {
+    std::fputs(FlagsHelp(RunSpec()).c_str(), stdout);
+    return 0;
+  }
+  absl::StatusOr<Args> args = parsed.ok() ? ReadArgs(*parsed) : parsed.status();
   if (!args.ok()) {
     std::fprintf(stderr, "inferctl run: %s\n%s", std::string(args.status().message()).c_str(),
                  kUsage);
@@ -233,18 +298,7 @@ int RunCommand(const std::vector<std::string>& raw_args) {
     if (!outputs.ok()) break;
     outputs->clear();
   }
-  auto sys_counts = [&] {
-    uint64_t allocs = 0, frees = 0;
-    for (const auto& d : s.devices()) {
-      for (const memory::Arena* a : {static_cast<const memory::Arena*>(d.execution.get()),
-                                     static_cast<const memory::Arena*>(d.io.get())}) {
-        allocs += a->Stats().system_allocations;
-        frees += a->Stats().system_frees;
-      }
-    }
-    return std::make_pair(allocs, frees);
-  };
-  const auto sys0 = sys_counts();
+  const SystemCounts sys0 = CountSystemCalls(s);
   const long faults0 = memory::MinorFaults();
   const uint64_t copied0 = engine::PayloadBytesCopied();
   std::vector<double> ms;
@@ -264,42 +318,10 @@ int RunCommand(const std::vector<std::string>& raw_args) {
     return 1;
   }
   const long faults = memory::MinorFaults() - faults0;
-  const auto sys1 = sys_counts();
-  const double runs = static_cast<double>(ms.size());
-  std::printf("latency over %zu runs (%d threads): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
-              ms.size(), opts.intra_op_threads, Percentile(ms, 50), Percentile(ms, 90),
-              Percentile(ms, 99));
-  std::printf(
-      "per run after warm-up: %.2f system allocations, %.2f system frees, %.2f minor page "
-      "faults, %.0f payload bytes copied\n",
-      (sys1.first - sys0.first) / runs, (sys1.second - sys0.second) / runs, faults / runs,
-      (engine::PayloadBytesCopied() - copied0) / runs);
-  for (const auto& d : s.devices()) {
-    std::printf("%s\n%s\n", d.execution->Stats().ToString().c_str(),
-                d.io->Stats().ToString().c_str());
-  }
-  std::printf("kernels hold %llu bytes outside the arenas (prepacked weights)\n",
-              static_cast<unsigned long long>(s.stats().kernel_persistent_bytes));
+  PrintFigures(s, ms, opts.intra_op_threads, sys0, CountSystemCalls(s), faults,
+               engine::PayloadBytesCopied() - copied0);
   if (args->profile) PrintProfile(s, step_micros, ms.size());
-  for (const engine::OutputTensor& out : *outputs) {
-    std::printf("output %s: %s %s\n", out.name.c_str(), engine::DataTypeName(out.type),
-                out.shape.ToString().c_str());
-    if (args->output_dir.empty()) continue;
-    NpyArray npy;
-    npy.dtype = NpyDtype(out.type);
-    npy.shape.assign(out.shape.dims().begin(), out.shape.dims().end());
-    const auto* p = static_cast<const unsigned char*>(out.buffer.data());
-    npy.data.assign(p, p + out.buffer.size());
-    std::string file = out.name;
-    std::replace(file.begin(), file.end(), '/', '_');
-    const std::string path = absl::StrCat(args->output_dir, "/", file, ".npy");
-    if (absl::Status st = WriteNpy(path, npy); !st.ok()) {
-      std::fprintf(stderr, "inferctl run: %s\n", std::string(st.message()).c_str());
-      return 1;
-    }
-    std::printf("  written to %s\n", path.c_str());
-  }
-  return 0;
+  return PrintOutputs(*outputs, args->output_dir);
 }
 
 }  // namespace inferd::tools

@@ -1,0 +1,39 @@
+#include "tools/inferctl/inferctl_flags.h"
+
+#include "absl/flags/flag.h"
+
+using inferd::RepeatedFlag;
+
+ABSL_FLAG(RepeatedFlag, input, {}, "NAME=FILE.npy: that input's data");
+ABSL_FLAG(bool, random, false,
+          "random data for the inputs without --input (floats in [-1, 1), integers in [0, 8))");
+ABSL_FLAG(std::string, output_dir, "", "write each output to DIR/<output>.npy");
+ABSL_FLAG(bool, no_fusions, false, "do not apply the graph fusions");
+
+ABSL_FLAG(int, runs, 10, "measured runs");
+ABSL_FLAG(int, warmup, 1, "runs before the measured ones");
+ABSL_FLAG(int, threads, 1, "intra-op threads");
+ABSL_FLAG(bool, pre_allocate, false, "allocate the static plan's blocks at load");
+ABSL_FLAG(RepeatedFlag, fixed_shape, {}, "NAME=1x128: the shape of a dynamic input");
+ABSL_FLAG(bool, profile, false, "print the time per operator and the slowest steps");
+
+ABSL_FLAG(std::string, devices, "", "devices and budgets, e.g. cuda:0=6GiB,cpu (default: cpu)");
+ABSL_FLAG(std::string, rules, "",
+          "name rules, e.g. \"cuda:0(layers.[0-15]/); cpu(layers.[16-31]/)\"");
+ABSL_FLAG(std::string, annotation_rules, "", "annotation rules (layer_ann metadata)");
+ABSL_FLAG(RepeatedFlag, input_shape, {}, "NAME=1x128: the largest shape of a dynamic input");
+ABSL_FLAG(std::string, fallback, "cpu:0", "the device of nodes no rule or budget places");
+ABSL_FLAG(bool, fallback_on_missing_device, false,
+          "place a rule's nodes on the fallback when its device is absent");
+ABSL_FLAG(bool, nodes, false, "also print one line per node");
+
+ABSL_FLAG(std::string, addr, "127.0.0.1:8001", "inferd's KServe v2 gRPC address (HOST:PORT)");
+ABSL_FLAG(std::string, admin_addr, "127.0.0.1:8002", "inferd's admin API address (HOST:PORT)");
+ABSL_FLAG(std::string, token, "", "the admin API's bearer token; without it, $INFERD_ADMIN_TOKEN");
+ABSL_FLAG(std::string, ca_cert, "", "use TLS, trusting the CA certificate in FILE");
+ABSL_FLAG(std::string, timeout, "30s", "the call's deadline");
+ABSL_FLAG(std::string, model, "", "the model");
+ABSL_FLAG(std::string, model_version, "", "the model version (default: the server's choice)");
+ABSL_FLAG(std::string, device, "", "only this device's arenas, e.g. cpu:0");
+ABSL_FLAG(std::string, arena, "", "only this arena: execution or io");
+ABSL_FLAG(std::string, bytes, "", "the retention cap: 512MiB, 1GB, 4096 or unbounded");
