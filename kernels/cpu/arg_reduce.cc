@@ -209,7 +209,7 @@ class ArgReduceKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterArgReduceKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ArgReduceKernelDefs() {
   const std::vector<DataType> types = {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
                                        DataType::kInt64};
   std::vector<engine::KernelDef> defs;
@@ -219,7 +219,7 @@ absl::Status RegisterArgReduceKernels(engine::KernelRegistry& registry) {
     defs.push_back(
         CpuDef(engine::kOnnxDomain, op, 12, kMaxOpset, types, FactoryOf<ArgReduceKernel>()));
   }
-  return RegisterAll(registry, std::move(defs));
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

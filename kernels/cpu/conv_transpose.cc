@@ -167,11 +167,10 @@ using ConvTransposeKernel = ConvLikeKernel<ConvTransposeAttributes>;
 
 }  // namespace
 
-absl::Status RegisterConvTransposeKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ConvTransposeKernelDefs() {
   // ConvTranspose-11 only clarified the padding rules of -1; one definition covers both.
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "ConvTranspose", 1, kMaxOpset,
-                                       {DataType::kFloat32}, FactoryOf<ConvTransposeKernel>(),
-                                       &ConvTransposeKernel::EstimateWorkspace)});
+  return {CpuDef(engine::kOnnxDomain, "ConvTranspose", 1, kMaxOpset, {DataType::kFloat32},
+                 FactoryOf<ConvTransposeKernel>(), &ConvTransposeKernel::EstimateWorkspace)};
 }
 
 }  // namespace inferd::kernels::cpu

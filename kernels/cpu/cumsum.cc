@@ -152,13 +152,11 @@ class CumSumKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterCumSumKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> CumSumKernelDefs() {
   // 11: float, double, int32, int64 (14 adds 16-bit floats, not supported here).
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "CumSum", 11, kMaxOpset,
-              {DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64},
-              FactoryOf<CumSumKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "CumSum", 11, kMaxOpset,
+                 {DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64},
+                 FactoryOf<CumSumKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

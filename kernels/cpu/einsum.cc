@@ -356,10 +356,9 @@ class EinsumKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterEinsumKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry,
-                     {CpuDef(engine::kOnnxDomain, "Einsum", 12, kMaxOpset,
-                             {DataType::kFloat32, DataType::kFloat64}, FactoryOf<EinsumKernel>())});
+std::vector<engine::KernelDef> EinsumKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "Einsum", 12, kMaxOpset,
+                 {DataType::kFloat32, DataType::kFloat64}, FactoryOf<EinsumKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

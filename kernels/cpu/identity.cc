@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/domain.h"
 #include "kernels/cpu/float16.h"
+#include "kernels/cpu/registration.h"
 #include "kernels/cpu/unary_kernel.h"
 
 namespace inferd::kernels::cpu {
@@ -134,11 +135,11 @@ class DropoutKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterPassThroughKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "Identity", 1, kMaxOpset,
-                                       FixedSizeTypes(), FactoryOf<IdentityKernel>()),
-                                CpuDef(engine::kOnnxDomain, "Dropout", 1, kMaxOpset,
-                                       TypesOf(DropoutTypes{}), FactoryOf<DropoutKernel>())});
+std::vector<engine::KernelDef> PassThroughKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "Identity", 1, kMaxOpset, FixedSizeTypes(),
+                 FactoryOf<IdentityKernel>()),
+          CpuDef(engine::kOnnxDomain, "Dropout", 1, kMaxOpset, TypesOf(DropoutTypes{}),
+                 FactoryOf<DropoutKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -98,12 +98,4 @@ engine::KernelDef CpuDef(absl::string_view domain, absl::string_view op_type, in
   return def;
 }
 
-absl::Status RegisterAll(engine::KernelRegistry& registry, std::vector<engine::KernelDef> defs) {
-  for (engine::KernelDef& def : defs) {
-    absl::Status s = registry.Register(std::move(def));
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace inferd::kernels::cpu

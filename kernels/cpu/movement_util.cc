@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "kernels/cpu/float16.h"
-#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 
@@ -202,22 +201,6 @@ void StridedCopy(const void* src, void* dst, size_t elem, absl::Span<const int64
       }
     }
   }
-}
-
-absl::Status RegisterMovementKernels(engine::KernelRegistry& registry) {
-  INFERD_RETURN_IF_ERROR(RegisterViewKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterSplitKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterSliceKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterGatherNdKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterScatterKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterExpandTileKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterPadKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterShapeInfoKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterResizeKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterDepthSpaceKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterTriluKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterOneHotKernels(registry));
-  return absl::OkStatus();
 }
 
 }  // namespace inferd::kernels::cpu

@@ -138,22 +138,6 @@ void StridedCopy(const void* src, void* dst, size_t elem, absl::Span<const int64
 // Row-major element strides of `shape`.
 Dims StridesOf(const engine::Shape& shape);
 
-// Registration of each data-movement family (one .cc file each); RegisterMovementKernels (also
-// declared in registration.h) calls them all.
-absl::Status RegisterMovementKernels(engine::KernelRegistry& registry);
-absl::Status RegisterViewKernels(engine::KernelRegistry& registry);      // Flatten, Squeeze, ...
-absl::Status RegisterSplitKernels(engine::KernelRegistry& registry);     // Split
-absl::Status RegisterSliceKernels(engine::KernelRegistry& registry);     // Slice
-absl::Status RegisterGatherNdKernels(engine::KernelRegistry& registry);  // GatherND, GatherElements
-absl::Status RegisterScatterKernels(engine::KernelRegistry& registry);   // ScatterND, Scatter...
-absl::Status RegisterExpandTileKernels(engine::KernelRegistry& registry);  // Expand, Tile
-absl::Status RegisterPadKernels(engine::KernelRegistry& registry);         // Pad
-absl::Status RegisterShapeInfoKernels(engine::KernelRegistry& registry);   // Shape, Size, Range...
-absl::Status RegisterResizeKernels(engine::KernelRegistry& registry);      // Resize, Upsample
-absl::Status RegisterDepthSpaceKernels(engine::KernelRegistry& registry);  // DepthToSpace, ...
-absl::Status RegisterTriluKernels(engine::KernelRegistry& registry);       // Trilu
-absl::Status RegisterOneHotKernels(engine::KernelRegistry& registry);      // OneHot
-
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_MOVEMENT_UTIL_H_

@@ -12,6 +12,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -108,13 +109,13 @@ class OneHotKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterOneHotKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> OneHotKernelDefs() {
   engine::KernelDef def = CpuDef(engine::kOnnxDomain, "OneHot", 9, kMaxOpset, FixedSizeTypes(),
                                  FactoryOf<OneHotKernel>());
   def.type_input = 2;  // keyed on values, the output's type
   std::vector<engine::KernelDef> defs;
   defs.push_back(std::move(def));
-  return RegisterAll(registry, std::move(defs));
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

@@ -16,6 +16,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -236,11 +237,10 @@ class PadKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterPadKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> PadKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry, {CpuDef(engine::kOnnxDomain, "Pad", 2, 10, types, FactoryOf<PadKernel>()),
-                 CpuDef(engine::kOnnxDomain, "Pad", 11, kMaxOpset, types, FactoryOf<PadKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Pad", 2, 10, types, FactoryOf<PadKernel>()),
+          CpuDef(engine::kOnnxDomain, "Pad", 11, kMaxOpset, types, FactoryOf<PadKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

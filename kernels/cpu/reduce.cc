@@ -461,7 +461,7 @@ class ReduceKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterReduceKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ReduceKernelDefs() {
   const std::vector<DataType> types = {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
                                        DataType::kInt64};
   std::vector<engine::KernelDef> defs;
@@ -477,7 +477,7 @@ absl::Status RegisterReduceKernels(engine::KernelRegistry& registry) {
           CpuDef(engine::kOnnxDomain, op.name, 1, kMaxOpset, types, FactoryOf<ReduceKernel>()));
     }
   }
-  return RegisterAll(registry, std::move(defs));
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

@@ -25,6 +25,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -512,15 +513,13 @@ absl::Status ResizeKernel::Compute(KernelContext& ctx) const {
 
 }  // namespace
 
-absl::Status RegisterResizeKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ResizeKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "Upsample", 7, 8, types, FactoryOf<ResizeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Upsample", 9, 9, types, FactoryOf<ResizeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Resize", 10, 10, types, FactoryOf<ResizeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Resize", 11, 12, types, FactoryOf<ResizeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Resize", 13, kMaxOpset, types, FactoryOf<ResizeKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Upsample", 7, 8, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Upsample", 9, 9, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Resize", 10, 10, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Resize", 11, 12, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Resize", 13, kMaxOpset, types, FactoryOf<ResizeKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

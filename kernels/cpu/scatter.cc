@@ -18,6 +18,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -265,17 +266,16 @@ class ScatterElementsKernel final : public ScatterBase {
 
 }  // namespace
 
-absl::Status RegisterScatterKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ScatterKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "ScatterND", 11, 15, types, FactoryOf<ScatterNdKernel>()),
-       CpuDef(engine::kOnnxDomain, "ScatterND", 16, kMaxOpset, types, FactoryOf<ScatterNdKernel>()),
-       CpuDef(engine::kOnnxDomain, "Scatter", 9, 10, types, FactoryOf<ScatterElementsKernel>()),
-       CpuDef(engine::kOnnxDomain, "ScatterElements", 11, 15, types,
-              FactoryOf<ScatterElementsKernel>()),
-       CpuDef(engine::kOnnxDomain, "ScatterElements", 16, kMaxOpset, types,
-              FactoryOf<ScatterElementsKernel>())});
+  return {
+      CpuDef(engine::kOnnxDomain, "ScatterND", 11, 15, types, FactoryOf<ScatterNdKernel>()),
+      CpuDef(engine::kOnnxDomain, "ScatterND", 16, kMaxOpset, types, FactoryOf<ScatterNdKernel>()),
+      CpuDef(engine::kOnnxDomain, "Scatter", 9, 10, types, FactoryOf<ScatterElementsKernel>()),
+      CpuDef(engine::kOnnxDomain, "ScatterElements", 11, 15, types,
+             FactoryOf<ScatterElementsKernel>()),
+      CpuDef(engine::kOnnxDomain, "ScatterElements", 16, kMaxOpset, types,
+             FactoryOf<ScatterElementsKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

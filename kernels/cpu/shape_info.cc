@@ -15,6 +15,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 #include "onnx/onnx_pb.h"
 
 namespace inferd::kernels::cpu {
@@ -285,22 +286,20 @@ class NonZeroKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterShapeInfoKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ShapeInfoKernelDefs() {
   const auto& types = FixedSizeTypes();
   engine::KernelDef constant_of_shape = CpuDef(engine::kOnnxDomain, "ConstantOfShape", 9, kMaxOpset,
                                                types, FactoryOf<ConstantOfShapeKernel>());
   constant_of_shape.type_input = -1;  // keyed on the output's type (the value attribute's)
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "Shape", 1, 14, types, FactoryOf<ShapeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Shape", 15, kMaxOpset, types, FactoryOf<ShapeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Size", 1, kMaxOpset, types, FactoryOf<ShapeKernel>()),
-       std::move(constant_of_shape),
-       CpuDef(engine::kOnnxDomain, "Range", 11, kMaxOpset,
-              {DataType::kFloat32, DataType::kFloat64, DataType::kInt16, DataType::kInt32,
-               DataType::kInt64},
-              FactoryOf<RangeKernel>()),
-       CpuDef(engine::kOnnxDomain, "NonZero", 9, kMaxOpset, types, FactoryOf<NonZeroKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Shape", 1, 14, types, FactoryOf<ShapeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Shape", 15, kMaxOpset, types, FactoryOf<ShapeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Size", 1, kMaxOpset, types, FactoryOf<ShapeKernel>()),
+          std::move(constant_of_shape),
+          CpuDef(engine::kOnnxDomain, "Range", 11, kMaxOpset,
+                 {DataType::kFloat32, DataType::kFloat64, DataType::kInt16, DataType::kInt32,
+                  DataType::kInt64},
+                 FactoryOf<RangeKernel>()),
+          CpuDef(engine::kOnnxDomain, "NonZero", 9, kMaxOpset, types, FactoryOf<NonZeroKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

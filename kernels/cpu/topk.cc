@@ -204,15 +204,13 @@ class TopKKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterTopKKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> TopKKernelDefs() {
   const std::vector<DataType> types = {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
                                        DataType::kInt64};
   // 1-9: attribute k; 10: input K; 11+: largest, sorted, negative axes.
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "TopK", 1, 9, types, FactoryOf<TopKKernel>()),
-       CpuDef(engine::kOnnxDomain, "TopK", 10, 10, types, FactoryOf<TopKKernel>()),
-       CpuDef(engine::kOnnxDomain, "TopK", 11, kMaxOpset, types, FactoryOf<TopKKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "TopK", 1, 9, types, FactoryOf<TopKKernel>()),
+          CpuDef(engine::kOnnxDomain, "TopK", 10, 10, types, FactoryOf<TopKKernel>()),
+          CpuDef(engine::kOnnxDomain, "TopK", 11, kMaxOpset, types, FactoryOf<TopKKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu
