@@ -91,7 +91,7 @@ engine::KernelDef CpuDef(absl::string_view domain, absl::string_view op_type, in
   def.op_type = std::string(op_type);
   def.since_version = since_version;
   def.end_version = end_version;
-  def.device_type = "cpu";
+  def.device_type = engine::DeviceKind::kCpu;
   def.types = std::move(types);
   def.create = std::move(create);
   def.estimate_workspace = std::move(estimate);
