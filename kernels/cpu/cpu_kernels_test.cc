@@ -1,8 +1,13 @@
 // RegisterCpuKernels: a sample of ops resolves for opsets 7..17 (or from the opset it appears
 // in), with the right element types and a workspace estimate where oneDNN is used; registering
-// twice is refused; unsupported opsets and types are explained. The operator set as a whole is
-// checked against the ONNX backend test data by //tests/conformance:conformance_floor_test.
+// twice is refused; unsupported opsets and types are explained; the listing (`inferctl ops`) has
+// every def once. The operator set as a whole is checked against the ONNX backend test data by
+// //tests/conformance:conformance_floor_test.
 #include "kernels/cpu/cpu_kernels.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "engine/kernel_registry.h"
 #include "gtest/gtest.h"
@@ -79,6 +84,26 @@ TEST(CpuKernelsTest, UnsupportedCasesAreExplained) {
   EXPECT_EQ(registry.Find("", "Add", 18, "cpu", {DataType::kFloat32}, {}), nullptr);
   EXPECT_EQ(registry.Find("", "Add", 13, "cuda", {DataType::kFloat32}, {}), nullptr);
   EXPECT_EQ(registry.Find("", "Gather", 13, "cpu", {DataType::kString}, {}), nullptr);
+}
+
+TEST(CpuKernelsTest, TheListingHasEveryDefOnce) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  const std::vector<const engine::KernelDef*> defs = registry.Defs();
+  EXPECT_EQ(defs.size(), registry.size());
+  for (const engine::KernelDef* d : defs) EXPECT_EQ(d->device_type, engine::DeviceKind::kCpu);
+  const std::string table = engine::FormatKernelTable(registry);
+  EXPECT_EQ(static_cast<size_t>(std::count(table.begin(), table.end(), '\n')),
+            registry.size() + 1);  // a header line, then one line per def
+  EXPECT_NE(table.find("com.inferd  FusedConv "), std::string::npos) << table;
+  EXPECT_NE(table.find("ai.onnx     Relu "), std::string::npos) << table;
+  const std::string json = engine::FormatKernelJson(registry);
+  size_t objects = 0;
+  for (size_t at = json.find("{\"domain\""); at != std::string::npos;
+       at = json.find("{\"domain\"", at + 1)) {
+    ++objects;
+  }
+  EXPECT_EQ(objects, registry.size());
 }
 
 }  // namespace
