@@ -32,6 +32,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/registration.h"
 #include "kernels/cpu/strided_walk.h"
+#include "kernels/cpu/type_dispatch.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -215,15 +216,8 @@ class EinsumKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(EinsumBinding bind,
                             eq_.Bind(absl::MakeConstSpan(shapes, count), node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, in[0]->dtype(), bind.out_shape));
-    switch (in[0]->dtype()) {
-      case DataType::kFloat32:
-        return Run<float>(bind, in, *y, ctx);
-      case DataType::kFloat64:
-        return Run<double>(bind, in, *y, ctx);
-      default:
-        return node_.InvalidArgument(absl::StrCat(
-            "element type ", engine::DataTypeName(in[0]->dtype()), " is not supported"));
-    }
+    return Dispatch(FloatTypes{}, in[0]->dtype(), node_,
+                    [&](auto tag) { return Run<typename decltype(tag)::type>(bind, in, *y, ctx); });
   }
 
  private:
@@ -357,8 +351,8 @@ class EinsumKernel final : public engine::OpKernel {
 }  // namespace
 
 std::vector<engine::KernelDef> EinsumKernelDefs() {
-  return {CpuDef(engine::kOnnxDomain, "Einsum", 12, kMaxOpset,
-                 {DataType::kFloat32, DataType::kFloat64}, FactoryOf<EinsumKernel>())};
+  return {CpuDef(engine::kOnnxDomain, "Einsum", 12, kMaxOpset, TypesOf(FloatTypes{}),
+                 FactoryOf<EinsumKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

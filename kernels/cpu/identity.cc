@@ -110,19 +110,15 @@ class DropoutKernel final : public engine::OpKernel {
     if (!training->data<bool>()[0]) return absl::OkStatus();
     float ratio = 0.5f;
     if (r != nullptr && r->NumElements() == 1) {
-      switch (r->dtype()) {
-        case DataType::kFloat32:
-          ratio = r->data<float>()[0];
-          break;
-        case DataType::kFloat64:
-          ratio = static_cast<float>(r->data<double>()[0]);
-          break;
-        case DataType::kFloat16:
-          ratio = HalfToFloat(r->data<uint16_t>()[0]);
-          break;
-        default:
-          break;
-      }
+      Visit(TypeList<float, double, Float16>{}, r->dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T v = r->data<T>()[0];
+        if constexpr (std::is_same_v<T, Float16>) {
+          ratio = v.ToFloat();
+        } else {
+          ratio = static_cast<float>(v);
+        }
+      });
     }
     if (ratio == 0.0f) return absl::OkStatus();
     return node.Unimplemented("training_mode = true (random dropout) is not supported");

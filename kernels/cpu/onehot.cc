@@ -66,8 +66,8 @@ class OneHotKernel final : public engine::OpKernel {
     if (indices->dtype() != DataType::kInt64) {
       INFERD_ASSIGN_OR_RETURN(converted, ctx.MakeTemporaryTensor(DataType::kInt64, Shape{count}));
       int64_t* cv = converted.mutable_data<int64_t>();
-      const bool numeric = WithNumericType(indices->dtype(), [&](auto tag) {
-        using T = decltype(tag);
+      const bool numeric = Visit(NumericTypes{}, indices->dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
         const T* v = indices->data<T>();
         for (int64_t i = 0; i < count; ++i) cv[i] = static_cast<int64_t>(v[i]);
       });

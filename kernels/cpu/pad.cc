@@ -132,8 +132,8 @@ class PadKernel final : public engine::OpKernel {
   // The opset 2-10 `value` attribute (a float) in the element type.
   absl::Status AttributeValue(DataType type, unsigned char* value) const {
     if (value_attr_ == 0.0f) return absl::OkStatus();  // zero bytes
-    const bool ok = WithNumericType(type, [&](auto tag) {
-      using T = decltype(tag);
+    const bool ok = Visit(NumericTypes{}, type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
       const T v = static_cast<T>(value_attr_);
       std::memcpy(value, &v, sizeof(T));
     });

@@ -428,11 +428,10 @@ engine::KernelDef PoolDef(absl::string_view op, PoolKind kind, std::vector<DataT
 std::vector<engine::KernelDef> PoolKernelDefs() {
   // Opset changes of these ops only add attributes (whose defaults give the older behaviour) or
   // element types: one definition each covers 1-17.
-  return {
-      PoolDef("MaxPool", PoolKind::kMax, {DataType::kFloat32, DataType::kUint8, DataType::kInt8}),
-      PoolDef("AveragePool", PoolKind::kAverage, {DataType::kFloat32}),
-      PoolDef("GlobalMaxPool", PoolKind::kGlobalMax, {DataType::kFloat32}),
-      PoolDef("GlobalAveragePool", PoolKind::kGlobalAverage, {DataType::kFloat32})};
+  return {PoolDef("MaxPool", PoolKind::kMax, TypesOf(MaxPoolTypes{})),
+          PoolDef("AveragePool", PoolKind::kAverage, {DataType::kFloat32}),
+          PoolDef("GlobalMaxPool", PoolKind::kGlobalMax, {DataType::kFloat32}),
+          PoolDef("GlobalAveragePool", PoolKind::kGlobalAverage, {DataType::kFloat32})};
 }
 
 }  // namespace inferd::kernels::cpu

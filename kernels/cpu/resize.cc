@@ -460,8 +460,8 @@ absl::Status ResizeKernel::Compute(KernelContext& ctx) const {
   // pass 2 (nearest): one gather.
   if (p_.mode == Mode::kNearest) {
     unsigned char extrap[8] = {};
-    WithNumericType(x->dtype(), [&](auto tag) {
-      const auto v = static_cast<decltype(tag)>(p_.extrapolation);
+    Visit(NumericTypes{}, x->dtype(), [&](auto tag) {
+      const auto v = static_cast<typename decltype(tag)::type>(p_.extrapolation);
       std::memcpy(extrap, &v, sizeof(v));
     });
     WithElementSize(elem, [&](auto tag) {

@@ -73,7 +73,7 @@ class ScatterBase : public engine::OpKernel {
     const size_t elem = engine::ElementSize(data->dtype());
     if (elem == 0) return UnsupportedType(data->dtype(), node_);
     INFERD_RETURN_IF_ERROR(CheckType(*updates, data->dtype(), 2, node_));
-    if (reduction_ != Reduction::kNone && !WithNumericType(data->dtype(), [](auto) {})) {
+    if (reduction_ != Reduction::kNone && !Visit(NumericTypes{}, data->dtype(), [](auto) {})) {
       return node_.Unimplemented(
           absl::StrCat("reduction on element type ", engine::DataTypeName(data->dtype())));
     }
@@ -105,8 +105,8 @@ class ScatterBase : public engine::OpKernel {
       std::memcpy(dst, src, static_cast<size_t>(n) * elem);
       return;
     }
-    WithNumericType(type, [&](auto tag) {
-      using T = decltype(tag);
+    Visit(NumericTypes{}, type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
       Reduce<T>(reduction_, static_cast<T*>(dst), static_cast<const T*>(src), n);
     });
   }
