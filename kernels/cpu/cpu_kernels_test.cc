@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/kernel_registry.h"
+#include "engine/testing/kernel_tester.h"
 #include "gtest/gtest.h"
 
 namespace inferd::kernels::cpu {
@@ -104,6 +105,28 @@ TEST(CpuKernelsTest, TheListingHasEveryDefOnce) {
     ++objects;
   }
   EXPECT_EQ(objects, registry.size());
+}
+
+// The harness looks the kernel up by device kind: the same case asks for a cuda kernel, which a
+// CPU-only registry does not have.
+TEST(CpuKernelsTest, TheHarnessLooksUpByDevice) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  for (engine::DeviceKind device : {engine::DeviceKind::kCpu, engine::DeviceKind::kCuda}) {
+    engine::testing::KernelTester t("Relu", 14);
+    t.Input<float>({3}, {-1, 0, 2}).DeviceType(device);
+    absl::StatusOr<std::vector<engine::Tensor>> out = t.Run(registry);
+    if (device == engine::DeviceKind::kCpu) {
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(engine::testing::Values<float>((*out)[0]), (std::vector<float>{0, 0, 2}));
+      EXPECT_NE(t.Find(registry), nullptr);
+    } else {
+      EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+      EXPECT_NE(out.status().message().find("no kernel for device type 'cuda'"), std::string::npos)
+          << out.status();
+      EXPECT_EQ(t.Find(registry), nullptr);
+    }
+  }
 }
 
 }  // namespace
