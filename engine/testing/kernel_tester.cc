@@ -47,9 +47,21 @@ class TestContext final : public KernelContext {
     return &outputs_[slot];
   }
 
+  // With `view_aliases` (RunKernel) an alias is a view of the input's bytes, as in a session;
+  // without (KernelTester::Run) a copy in the IOArena, which outlives the tester's inputs.
+  void set_view_aliases(bool v) { view_aliases_ = v; }
+
   absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index, const Shape& shape) override {
     const Tensor* in = input(input_index);
     if (in == nullptr) return absl::InvalidArgumentError("aliased input is absent");
+    if (view_aliases_) {
+      if (slot < 0 || slot >= num_outputs()) return absl::InvalidArgumentError("bad output slot");
+      if (!outputs_[slot].empty()) return absl::InternalError("output allocated twice");
+      Tensor t = Tensor::Borrowed(in->dtype(), shape, in->raw_data());
+      if (t.bytes() != in->bytes()) return absl::InvalidArgumentError("alias changes the size");
+      outputs_[slot] = std::move(t);
+      return &outputs_[slot];
+    }
     INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, in->dtype(), shape));
     if (out->bytes() != in->bytes()) {
       return absl::InvalidArgumentError(absl::StrCat("alias of ", in->bytes(), " bytes as ",
@@ -87,9 +99,10 @@ class TestContext final : public KernelContext {
   memory::IOArena& io_;
   ThreadPool& pool_;
   std::map<int, memory::AllocationHandle>& workspaces_;
+  bool view_aliases_ = false;
 };
 
-onnx::AttributeProto MakeAttr(const std::string& name, onnx::AttributeProto::AttributeType t) {
+onnx::AttributeProto NamedAttr(const std::string& name, onnx::AttributeProto::AttributeType t) {
   onnx::AttributeProto a;
   a.set_name(name);
   a.set_type(t);
@@ -97,6 +110,42 @@ onnx::AttributeProto MakeAttr(const std::string& name, onnx::AttributeProto::Att
 }
 
 }  // namespace
+
+onnx::AttributeProto IntAttr(const std::string& name, int64_t v) {
+  onnx::AttributeProto a = NamedAttr(name, onnx::AttributeProto::INT);
+  a.set_i(v);
+  return a;
+}
+
+onnx::AttributeProto FloatAttr(const std::string& name, float v) {
+  onnx::AttributeProto a = NamedAttr(name, onnx::AttributeProto::FLOAT);
+  a.set_f(v);
+  return a;
+}
+
+onnx::AttributeProto StringAttr(const std::string& name, const std::string& v) {
+  onnx::AttributeProto a = NamedAttr(name, onnx::AttributeProto::STRING);
+  a.set_s(v);
+  return a;
+}
+
+onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
+  onnx::AttributeProto a = NamedAttr(name, onnx::AttributeProto::INTS);
+  for (int64_t x : v) a.add_ints(x);
+  return a;
+}
+
+onnx::AttributeProto FloatsAttr(const std::string& name, const std::vector<float>& v) {
+  onnx::AttributeProto a = NamedAttr(name, onnx::AttributeProto::FLOATS);
+  for (float x : v) a.add_floats(x);
+  return a;
+}
+
+onnx::AttributeProto StringsAttr(const std::string& name, const std::vector<std::string>& v) {
+  onnx::AttributeProto a = NamedAttr(name, onnx::AttributeProto::STRINGS);
+  for (const std::string& x : v) a.add_strings(x);
+  return a;
+}
 
 KernelTester::KernelTester(std::string op_type, int opset, std::string domain)
     : op_type_(std::move(op_type)), domain_(std::move(domain)), opset_(opset) {}
@@ -107,39 +156,27 @@ KernelTester& KernelTester::Attr(const onnx::AttributeProto& a) {
 }
 
 KernelTester& KernelTester::Attr(const std::string& name, int64_t v) {
-  onnx::AttributeProto a = MakeAttr(name, onnx::AttributeProto::INT);
-  a.set_i(v);
-  return Attr(a);
+  return Attr(IntAttr(name, v));
 }
 
 KernelTester& KernelTester::Attr(const std::string& name, float v) {
-  onnx::AttributeProto a = MakeAttr(name, onnx::AttributeProto::FLOAT);
-  a.set_f(v);
-  return Attr(a);
+  return Attr(FloatAttr(name, v));
 }
 
 KernelTester& KernelTester::Attr(const std::string& name, const std::string& v) {
-  onnx::AttributeProto a = MakeAttr(name, onnx::AttributeProto::STRING);
-  a.set_s(v);
-  return Attr(a);
+  return Attr(StringAttr(name, v));
 }
 
 KernelTester& KernelTester::Attr(const std::string& name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto a = MakeAttr(name, onnx::AttributeProto::INTS);
-  for (int64_t x : v) a.add_ints(x);
-  return Attr(a);
+  return Attr(IntsAttr(name, v));
 }
 
 KernelTester& KernelTester::Attr(const std::string& name, const std::vector<float>& v) {
-  onnx::AttributeProto a = MakeAttr(name, onnx::AttributeProto::FLOATS);
-  for (float x : v) a.add_floats(x);
-  return Attr(a);
+  return Attr(FloatsAttr(name, v));
 }
 
 KernelTester& KernelTester::Attr(const std::string& name, const std::vector<std::string>& v) {
-  onnx::AttributeProto a = MakeAttr(name, onnx::AttributeProto::STRINGS);
-  for (const std::string& x : v) a.add_strings(x);
-  return Attr(a);
+  return Attr(StringsAttr(name, v));
 }
 
 KernelTester& KernelTester::RawInput(DataType type, const Shape& shape, const void* data,
@@ -188,9 +225,63 @@ KernelTester& KernelTester::Threads(int n) {
   return *this;
 }
 
-KernelTester& KernelTester::DeviceType(std::string device_type) {
-  device_type_ = std::move(device_type);
+KernelTester& KernelTester::Input(const TestTensor& t, bool shape_known_at_load, bool constant) {
+  RawInput(t.type, t.shape, t.bytes.data(), t.bytes.size(), constant);
+  inputs_.back()->shape_known = shape_known_at_load;
   return *this;
+}
+
+KernelTester& KernelTester::DeviceType(DeviceKind device_type) {
+  device_type_ = device_type;
+  return *this;
+}
+
+KernelInfo KernelTester::Info() const {
+  std::vector<KernelIoInfo> in_info, out_info;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const InputSpec& s = *inputs_[i];
+    KernelIoInfo info;
+    info.present = s.present;
+    if (s.present) {
+      info.name = absl::StrCat("input_", i);
+      info.type = s.type;
+      info.shape = s.shape_known ? ShapeInfo::FromShape(s.shape) : ShapeInfo::Unknown();
+      if (s.constant) info.constant = &s.tensor;
+    }
+    in_info.push_back(std::move(info));
+  }
+  for (int i = 0; i < num_outputs_; ++i) {
+    KernelIoInfo info;
+    info.present = i >= static_cast<int>(unwanted_.size()) || !unwanted_[i];
+    if (info.present) info.name = absl::StrCat("output_", i);
+    if (i < static_cast<int>(output_types_.size())) info.type = output_types_[i];
+    out_info.push_back(std::move(info));
+  }
+  return KernelInfo(absl::StrCat("test_", op_type_), op_type_, domain_, opset_, &attributes_,
+                    std::move(in_info), std::move(out_info), threads_);
+}
+
+const KernelDef* KernelTester::Find(const KernelRegistry& registry) const {
+  std::vector<DataType> in_types, out_types = output_types_;
+  out_types.resize(num_outputs_, DataType::kUndefined);
+  for (const auto& spec : inputs_) in_types.push_back(spec->type);
+  return registry.Find(domain_, op_type_, opset_, device_type_, in_types, out_types);
+}
+
+absl::StatusOr<size_t> KernelTester::Estimate(const KernelRegistry& registry) const {
+  const KernelDef* def = Find(registry);
+  if (def == nullptr) return absl::NotFoundError(absl::StrCat("no kernel for ", op_type_));
+  if (!def->estimate_workspace) {
+    return absl::NotFoundError(absl::StrCat(op_type_, " has no workspace estimate"));
+  }
+  return def->estimate_workspace(Info());
+}
+
+absl::StatusOr<std::unique_ptr<OpKernel>> KernelTester::Create(
+    const KernelRegistry& registry) const {
+  const KernelDef* def = Find(registry);
+  if (def == nullptr) return absl::NotFoundError(absl::StrCat("no kernel for ", op_type_));
+  return def->create(Info());
 }
 
 absl::StatusOr<std::vector<Tensor>> KernelTester::Run(const KernelRegistry& registry) {
@@ -199,38 +290,18 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(const KernelRegistry& regi
   io_ = std::make_unique<memory::IOArena>(sys);
   unwanted_.resize(num_outputs_, false);
 
-  std::vector<KernelIoInfo> in_info, out_info;
   std::vector<const Tensor*> in_tensors;
   std::vector<Shape> in_shapes;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const InputSpec& s = *inputs_[i];
-    KernelIoInfo info;
-    info.present = s.present;
-    if (s.present) {
-      info.name = absl::StrCat("input_", i);
-      info.type = s.type;
-      info.shape = ShapeInfo::FromShape(s.shape);
-      if (s.constant) info.constant = &s.tensor;
-    }
-    in_info.push_back(std::move(info));
-    in_tensors.push_back(s.present ? &s.tensor : nullptr);
-    in_shapes.push_back(s.present ? s.shape : Shape());
+  for (const auto& s : inputs_) {
+    in_tensors.push_back(s->present ? &s->tensor : nullptr);
+    in_shapes.push_back(s->present ? s->shape : Shape());
   }
-  for (int i = 0; i < num_outputs_; ++i) {
-    KernelIoInfo info;
-    info.present = !unwanted_[i];
-    if (info.present) info.name = absl::StrCat("output_", i);
-    if (i < static_cast<int>(output_types_.size())) info.type = output_types_[i];
-    out_info.push_back(std::move(info));
-  }
-  std::vector<DataType> in_types, out_types = output_types_;
-  out_types.resize(num_outputs_, DataType::kUndefined);
-  for (const auto& spec : inputs_) in_types.push_back(spec->type);
-  KernelInfo info(absl::StrCat("test_", op_type_), op_type_, domain_, opset_, &attributes_,
-                  std::move(in_info), std::move(out_info), threads_);
-  const KernelDef* def =
-      registry.Find(domain_, op_type_, opset_, device_type_, in_types, out_types);
+  KernelInfo info = Info();
+  const KernelDef* def = Find(registry);
   if (def == nullptr) {
+    std::vector<DataType> in_types, out_types = output_types_;
+    out_types.resize(num_outputs_, DataType::kUndefined);
+    for (const auto& spec : inputs_) in_types.push_back(spec->type);
     return registry.Explain(domain_, op_type_, opset_, device_type_, in_types, out_types,
                             info.node_name());
   }
@@ -247,6 +318,48 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(const KernelRegistry& regi
   TestContext ctx(std::move(in_tensors), num_outputs_, unwanted_, *exec_, *io_, pool, workspaces);
   INFERD_RETURN_IF_ERROR(kernel->Compute(ctx));
   return ctx.TakeOutputs();
+}
+
+absl::StatusOr<std::vector<TestTensor>> RunKernel(const OpKernel& kernel,
+                                                  const std::vector<const TestTensor*>& inputs,
+                                                  int num_outputs, int threads) {
+  std::vector<Tensor> views;
+  views.reserve(inputs.size());
+  std::vector<const Tensor*> ptrs;
+  std::vector<Shape> shapes;
+  for (const TestTensor* t : inputs) {
+    if (t == nullptr) {
+      views.emplace_back();
+      ptrs.push_back(nullptr);
+      shapes.emplace_back();
+    } else {
+      views.push_back(Tensor::Borrowed(t->type, t->shape, t->bytes.data()));
+      ptrs.push_back(&views.back());
+      shapes.push_back(t->shape);
+    }
+  }
+  auto sys = std::make_shared<memory::CpuSystemAllocator>();
+  memory::ExecutionArena exec(sys);
+  memory::IOArena io(sys);
+  std::map<int, memory::AllocationHandle> workspaces;
+  for (const WorkspaceRequirement& w : kernel.DeclareWorkspaceRequirements(shapes)) {
+    INFERD_ASSIGN_OR_RETURN(workspaces[w.slot_id], exec.Allocate(w.bytes));
+  }
+  ThreadPool pool(threads);
+  TestContext ctx(std::move(ptrs), num_outputs, std::vector<bool>(num_outputs, false), exec, io,
+                  pool, workspaces);
+  ctx.set_view_aliases(true);
+  INFERD_RETURN_IF_ERROR(kernel.Compute(ctx));
+  std::vector<TestTensor> out;
+  for (const Tensor& t : ctx.TakeOutputs()) {
+    TestTensor o;
+    o.type = t.dtype();
+    o.shape = t.shape();
+    o.bytes.resize(t.empty() ? 0 : t.bytes());
+    if (!o.bytes.empty()) std::memcpy(o.bytes.data(), t.raw_data(), o.bytes.size());
+    out.push_back(std::move(o));
+  }
+  return out;
 }
 
 }  // namespace inferd::engine::testing

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/domain.h"
 #include "kernels/cpu/fast_math.h"
+#include "kernels/cpu/registration.h"
 #include "kernels/cpu/unary_kernel.h"
 
 namespace inferd::kernels::cpu {
@@ -178,15 +179,16 @@ engine::KernelDef Def(const char* op, int since) {
 
 }  // namespace
 
-absl::Status RegisterActivationKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(
-      registry,
-      {Def<ReluFn, SignedNumericTypes>("Relu", 1), Def<LeakyReluFn, FloatTypes>("LeakyRelu", 1),
-       Def<EluFn, FloatTypes>("Elu", 1), Def<SeluFn, FloatTypes>("Selu", 1),
-       Def<HardSigmoidFn, FloatTypes>("HardSigmoid", 1),
-       Def<HardSwishFn, FloatTypes>("HardSwish", 14), Def<SoftplusFn, FloatTypes>("Softplus", 1),
-       CpuDef(engine::kOnnxDomain, "Clip", 1, kMaxOpset, TypesOf(NumericTypes{}),
-              FactoryOf<ClipKernel>())});
+std::vector<engine::KernelDef> ActivationKernelDefs() {
+  return {Def<ReluFn, SignedNumericTypes>("Relu", 1),
+          Def<LeakyReluFn, FloatTypes>("LeakyRelu", 1),
+          Def<EluFn, FloatTypes>("Elu", 1),
+          Def<SeluFn, FloatTypes>("Selu", 1),
+          Def<HardSigmoidFn, FloatTypes>("HardSigmoid", 1),
+          Def<HardSwishFn, FloatTypes>("HardSwish", 14),
+          Def<SoftplusFn, FloatTypes>("Softplus", 1),
+          CpuDef(engine::kOnnxDomain, "Clip", 1, kMaxOpset, TypesOf(NumericTypes{}),
+                 FactoryOf<ClipKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -13,6 +13,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/registration.h"
+#include "kernels/cpu/type_dispatch.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -130,7 +131,7 @@ void Arg(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner,
 }
 
 template <typename T>
-void Dispatch(bool max, bool last, const Tensor& x, int64_t* y, int64_t outer, int64_t n,
+void ArgTyped(bool max, bool last, const Tensor& x, int64_t* y, int64_t outer, int64_t n,
               int64_t inner, engine::ThreadPool& pool) {
   const T* in = x.data<T>();
   if (max) {
@@ -172,24 +173,10 @@ class ArgReduceKernel final : public engine::OpKernel {
     const int64_t outer = shape.SizeBetween(0, axis), inner = shape.SizeFrom(axis + 1);
     int64_t* out = y->mutable_data<int64_t>();
     engine::ThreadPool& pool = ctx.threads();
-    switch (x->dtype()) {
-      case DataType::kFloat32:
-        Dispatch<float>(max_, last_, *x, out, outer, n, inner, pool);
-        break;
-      case DataType::kFloat64:
-        Dispatch<double>(max_, last_, *x, out, outer, n, inner, pool);
-        break;
-      case DataType::kInt32:
-        Dispatch<int32_t>(max_, last_, *x, out, outer, n, inner, pool);
-        break;
-      case DataType::kInt64:
-        Dispatch<int64_t>(max_, last_, *x, out, outer, n, inner, pool);
-        break;
-      default:
-        return node_.InvalidArgument(
-            absl::StrCat("element type ", engine::DataTypeName(x->dtype()), " is not supported"));
-    }
-    return absl::OkStatus();
+    return Dispatch(ReduceTypes{}, x->dtype(), node_, [&](auto tag) {
+      ArgTyped<typename decltype(tag)::type>(max_, last_, *x, out, outer, n, inner, pool);
+      return absl::OkStatus();
+    });
   }
 
  private:
@@ -209,9 +196,8 @@ class ArgReduceKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterArgReduceKernels(engine::KernelRegistry& registry) {
-  const std::vector<DataType> types = {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
-                                       DataType::kInt64};
+std::vector<engine::KernelDef> ArgReduceKernelDefs() {
+  const std::vector<DataType> types = TypesOf(ReduceTypes{});
   std::vector<engine::KernelDef> defs;
   for (const char* op : {"ArgMax", "ArgMin"}) {
     // 1-11: first index (11 adds negative axes, a superset here); 12+: select_last_index.
@@ -219,7 +205,7 @@ absl::Status RegisterArgReduceKernels(engine::KernelRegistry& registry) {
     defs.push_back(
         CpuDef(engine::kOnnxDomain, op, 12, kMaxOpset, types, FactoryOf<ArgReduceKernel>()));
   }
-  return RegisterAll(registry, std::move(defs));
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

@@ -16,12 +16,11 @@ namespace {
 
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
 using testing::ExpectNear;
-using testing::NodeSpec;
 using testing::RandomFloats;
-using testing::TestTensor;
 
 struct AvgCase {
   Shape x;
@@ -89,7 +88,7 @@ void CheckAvg(const AvgCase& c) {
   Shape expected_shape;
   const std::vector<float> expected = RefAvgPool(x, c, &expected_shape);
   KernelTester t("AveragePool", 11);
-  NodeSpec spec("AveragePool", 11);
+  KernelTester spec("AveragePool", 11);
   t.Attr("kernel_shape", c.kernel), spec.Attr("kernel_shape", c.kernel);
   if (!c.strides.empty()) t.Attr("strides", c.strides), spec.Attr("strides", c.strides);
   if (!c.pads.empty()) t.Attr("pads", c.pads), spec.Attr("pads", c.pads);
@@ -173,7 +172,7 @@ TEST(AveragePoolTest, AutoPadAndThreads) {
 }
 
 TEST(AveragePoolTest, ShapesUnknownAtLoadAndErrors) {
-  NodeSpec spec("AveragePool", 11);
+  KernelTester spec("AveragePool", 11);
   spec.Attr("kernel_shape", std::vector<int64_t>{3, 3})
       .Attr("strides", std::vector<int64_t>{2, 2})
       .Attr("pads", std::vector<int64_t>{1, 1, 1, 1})
@@ -193,13 +192,13 @@ TEST(AveragePoolTest, ShapesUnknownAtLoadAndErrors) {
     Shape expected_shape;
     const std::vector<float> expected = RefAvgPool(x, c, &expected_shape);
     const TestTensor xt = TestTensor::Of<float>(xs, x);
-    auto out = testing::RunKernel(**kernel, {&xt}, 1, 1);
+    auto out = engine::testing::RunKernel(**kernel, {&xt}, 1, 1);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].shape, expected_shape);
     ExpectNear((*out)[0].values<float>(), expected, 1e-5f);
   }
   const TestTensor flat = TestTensor::Of<float>({4, 4}, std::vector<float>(16));
-  auto bad = testing::RunKernel(**kernel, {&flat}, 1, 1);
+  auto bad = engine::testing::RunKernel(**kernel, {&flat}, 1, 1);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("(AveragePool)"), std::string::npos) << bad.status();
 

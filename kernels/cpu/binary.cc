@@ -325,22 +325,22 @@ class PReluKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterBinaryKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> BinaryKernelDefs() {
   const std::vector<DataType> numeric = TypesOf(NumericTypes{});
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "Add", 1, kMaxOpset, numeric,
-                                       FactoryOf<BinaryKernel<AddOp, NumericTypes>>()),
-                                CpuDef(engine::kOnnxDomain, "Sub", 1, kMaxOpset, numeric,
-                                       FactoryOf<BinaryKernel<SubOp, NumericTypes>>()),
-                                CpuDef(engine::kOnnxDomain, "Mul", 1, kMaxOpset, numeric,
-                                       FactoryOf<BinaryKernel<MulOp, NumericTypes>>()),
-                                CpuDef(engine::kOnnxDomain, "Div", 1, kMaxOpset, numeric,
-                                       FactoryOf<BinaryKernel<DivOp, NumericTypes>>()),
-                                CpuDef(engine::kOnnxDomain, "Pow", 1, kMaxOpset,
-                                       TypesOf(PowBaseTypes{}), FactoryOf<PowKernel>()),
-                                CpuDef(engine::kOnnxDomain, "Mod", 10, kMaxOpset,
-                                       TypesOf(ModTypes{}), FactoryOf<ModKernel>()),
-                                CpuDef(engine::kOnnxDomain, "PRelu", 1, kMaxOpset,
-                                       TypesOf(PReluTypes{}), FactoryOf<PReluKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Add", 1, kMaxOpset, numeric,
+                 FactoryOf<BinaryKernel<AddOp, NumericTypes>>()),
+          CpuDef(engine::kOnnxDomain, "Sub", 1, kMaxOpset, numeric,
+                 FactoryOf<BinaryKernel<SubOp, NumericTypes>>()),
+          CpuDef(engine::kOnnxDomain, "Mul", 1, kMaxOpset, numeric,
+                 FactoryOf<BinaryKernel<MulOp, NumericTypes>>()),
+          CpuDef(engine::kOnnxDomain, "Div", 1, kMaxOpset, numeric,
+                 FactoryOf<BinaryKernel<DivOp, NumericTypes>>()),
+          CpuDef(engine::kOnnxDomain, "Pow", 1, kMaxOpset, TypesOf(PowBaseTypes{}),
+                 FactoryOf<PowKernel>()),
+          CpuDef(engine::kOnnxDomain, "Mod", 10, kMaxOpset, TypesOf(ModTypes{}),
+                 FactoryOf<ModKernel>()),
+          CpuDef(engine::kOnnxDomain, "PRelu", 1, kMaxOpset, TypesOf(PReluTypes{}),
+                 FactoryOf<PReluKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -125,11 +125,10 @@ engine::KernelFactory CastLikeFactory() {
 
 }  // namespace
 
-absl::Status RegisterCastKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> CastKernelDefs() {
   const std::vector<DataType> types = TypesOf(CastTypes{});
-  return RegisterAll(
-      registry, {CpuDef(engine::kOnnxDomain, "Cast", 6, kMaxOpset, types, FactoryOf<CastKernel>()),
-                 CpuDef(engine::kOnnxDomain, "CastLike", 15, kMaxOpset, types, CastLikeFactory())});
+  return {CpuDef(engine::kOnnxDomain, "Cast", 6, kMaxOpset, types, FactoryOf<CastKernel>()),
+          CpuDef(engine::kOnnxDomain, "CastLike", 15, kMaxOpset, types, CastLikeFactory())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -118,19 +118,19 @@ TEST(CastTest, BFloat16Truncates) {
 }
 
 TEST(CastTest, SameTypeIsAnAliasAndStringsAreRefused) {
-  const auto x = testing::TestTensor::Of<float>({2}, {1.5f, -2.0f});
+  const auto x = engine::testing::TestTensor::Of<float>({2}, {1.5f, -2.0f});
   {
-    testing::NodeSpec spec("Cast", 13);
+    engine::testing::KernelTester spec("Cast", 13);
     spec.Attr("to", static_cast<int64_t>(DataType::kFloat32)).Input(x);
     auto kernel = spec.Create(CpuRegistry());
     ASSERT_TRUE(kernel.ok()) << kernel.status();
     EXPECT_EQ((*kernel)->OutputAliases(), (std::vector<std::pair<int, int>>{{0, 0}}));
-    auto out = testing::RunKernel(**kernel, {&x}, 1, 1);
+    auto out = engine::testing::RunKernel(**kernel, {&x}, 1, 1);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].values<float>(), x.values<float>());
   }
   {
-    testing::NodeSpec spec("Cast", 13);
+    engine::testing::KernelTester spec("Cast", 13);
     spec.Attr("to", static_cast<int64_t>(DataType::kInt64)).Input(x);
     auto kernel = spec.Create(CpuRegistry());
     ASSERT_TRUE(kernel.ok()) << kernel.status();

@@ -155,17 +155,19 @@ engine::KernelDef Def(const char* op, int since) {
 
 }  // namespace
 
-absl::Status RegisterCompareLogicalKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> CompareLogicalKernelDefs() {
   engine::KernelDef where = CpuDef(engine::kOnnxDomain, "Where", 9, kMaxOpset, FixedSizeTypes(),
                                    FactoryOf<WhereKernel>());
   where.type_input = 1;  // keyed on X: the condition is always bool
-  return RegisterAll(
-      registry,
-      {Def<EqualOp, CompareTypes>("Equal", 1), Def<LessOp, CompareTypes>("Less", 1),
-       Def<LessOrEqualOp, CompareTypes>("LessOrEqual", 12),
-       Def<GreaterOp, CompareTypes>("Greater", 1),
-       Def<GreaterOrEqualOp, CompareTypes>("GreaterOrEqual", 12), Def<AndOp, BoolTypes>("And", 1),
-       Def<OrOp, BoolTypes>("Or", 1), Def<XorOp, BoolTypes>("Xor", 1), std::move(where)});
+  return {Def<EqualOp, CompareTypes>("Equal", 1),
+          Def<LessOp, CompareTypes>("Less", 1),
+          Def<LessOrEqualOp, CompareTypes>("LessOrEqual", 12),
+          Def<GreaterOp, CompareTypes>("Greater", 1),
+          Def<GreaterOrEqualOp, CompareTypes>("GreaterOrEqual", 12),
+          Def<AndOp, BoolTypes>("And", 1),
+          Def<OrOp, BoolTypes>("Or", 1),
+          Def<XorOp, BoolTypes>("Xor", 1),
+          std::move(where)};
 }
 
 }  // namespace inferd::kernels::cpu

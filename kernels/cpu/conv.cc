@@ -94,12 +94,11 @@ using ConvKernel = ConvLikeKernel<ConvAttributes>;
 
 }  // namespace
 
-absl::Status RegisterConvKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry,
-                     {CpuDef(engine::kOnnxDomain, "Conv", 1, kMaxOpset, {DataType::kFloat32},
-                             FactoryOf<ConvKernel>(), &ConvKernel::EstimateWorkspace),
-                      CpuDef(engine::kInferdDomain, "FusedConv", 1, 1, {DataType::kFloat32},
-                             FactoryOf<ConvKernel>(), &ConvKernel::EstimateWorkspace)});
+std::vector<engine::KernelDef> ConvKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "Conv", 1, kMaxOpset, {DataType::kFloat32},
+                 FactoryOf<ConvKernel>(), &ConvKernel::EstimateWorkspace),
+          CpuDef(engine::kInferdDomain, "FusedConv", 1, 1, {DataType::kFloat32},
+                 FactoryOf<ConvKernel>(), &ConvKernel::EstimateWorkspace)};
 }
 
 }  // namespace inferd::kernels::cpu

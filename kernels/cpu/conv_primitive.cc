@@ -42,6 +42,57 @@ double ConvWork(const ConvSpec& spec) {
   return work;
 }
 
+// The axis ConvPrimitive splits a convolution along, in units (images, channel blocks, groups
+// of groups).
+enum class ConvAxis { kNone, kBatch, kOut, kGroups };
+struct ConvSplit {
+  ConvAxis axis = ConvAxis::kNone;
+  int count = 1;                // parts
+  int64_t units = 1, unit = 1;  // number of units, elements (images, channels, groups) per unit
+};
+
+// pass 1 of MakePlan: the axis that gives the most parts of about kPartWork (images first on
+// ties).
+ConvSplit ChooseConvSplit(const ConvSpec& spec, int threads) {
+  const bool grouped = spec.weights.size() == spec.src.size() + 1;
+  const int64_t batch = spec.src[0], groups = grouped ? spec.weights[0] : 1;
+  const int64_t out_channels = spec.dst[1], block = ChannelBlock();
+  const int64_t in_per_group = grouped ? spec.weights[2] : spec.weights[1];
+  const int64_t out_per_group = grouped ? spec.weights[1] : spec.weights[0];
+  const double work = ConvWork(spec);
+  ConvSplit split;
+  auto consider = [&](ConvAxis a, int64_t a_units, int64_t a_unit) {
+    const int c = PartCount(threads, work, a_units);
+    if (c > split.count) split = ConvSplit{a, c, a_units, a_unit};
+  };
+  consider(ConvAxis::kBatch, batch, 1);
+  if (!grouped) consider(ConvAxis::kOut, (out_channels + block - 1) / block, block);
+  if (grouped && groups >= 2) {
+    // Depthwise-like groups: whole channel blocks per part where there are enough.
+    const int64_t g_unit =
+        (in_per_group == 1 && out_per_group == 1 && groups >= 2 * block) ? block : 1;
+    consider(ConvAxis::kGroups, (groups + g_unit - 1) / g_unit, g_unit);
+  }
+  return split;
+}
+
+// `d` cut to `size` along `dim` (same strides). Dims of size 1 get the dense stride, so that a
+// slice which is contiguous (one image's channels) compares equal to the dense descriptor and
+// needs no copy.
+dnnl::memory::desc SliceDesc(const dnnl::memory::desc& d, int dim, int64_t size) {
+  dnnl::memory::dims ds = d.dims(), st = StridesOf(d);
+  ds[dim] = size;
+  for (size_t i = ds.size(); i-- > 0;) {
+    if (ds[i] == 1) st[i] = i + 1 < ds.size() ? st[i + 1] * ds[i + 1] : 1;
+  }
+  return dnnl::memory::desc(ds, dnnl::memory::data_type::f32, st);
+}
+
+// The byte offset of element `start` along `dim` of `d`.
+int64_t ByteOffset(const dnnl::memory::desc& d, int dim, int64_t start) {
+  return start * StridesOf(d)[dim] * static_cast<int64_t>(sizeof(float));
+}
+
 }  // namespace
 
 ConvLayout ChooseConvLayout(int64_t in_channels, int64_t out_channels, int64_t group,
@@ -63,33 +114,49 @@ absl::StatusOr<ConvPrimitive::Layout> ConvPrimitive::MakeLayout(const ConvSpec& 
   Layout l;
   l.plain = views;
   INFERD_RETURN_IF_ERROR(CatchDnnl(node, "creating the convolution", [&]() -> absl::Status {
-    dnnl::primitive_attr attr = UserScratchpadAttr();
-    if (spec.relu) {
-      dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      attr.set_post_ops(ops);
-    }
-    const dnnl::memory::dims src_dims = views.src.dims(), dst_dims = views.dst.dims(),
-                             weights_dims = views.weights.dims();
     ScopedOmpThreads scoped(1);  // parallelism is the parts'
+    l.pd = ChoosePd(spec, views, *eng);
+    l.src_reorder = MakeReorder(*eng, views.src, l.pd.src_desc(0));
+    if (spec.constant_weights == nullptr) {
+      l.weights_reorder = MakeReorder(*eng, views.weights, l.pd.weights_desc(0));
+    }
+    l.dst_reorder = MakeReorder(*eng, l.pd.dst_desc(0), views.dst);
+    PlaceWorkspace(l);
+    return absl::OkStatus();
+  }));
+  return l;
+}
+
+dnnl::primitive_desc ConvPrimitive::ChoosePd(const ConvSpec& spec, const Views& views,
+                                             const dnnl::engine& eng) {
+  dnnl::primitive_attr attr = UserScratchpadAttr();
+  if (spec.relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  const dnnl::memory::dims src_dims = views.src.dims(), dst_dims = views.dst.dims(),
+                           weights_dims = views.weights.dims();
+  {
     auto make_pd = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
       if (spec.transposed) {
         dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                                dnnl::algorithm::deconvolution_direct, src,
                                                AnyDesc(weights_dims), views.bias, dst, spec.strides,
                                                spec.dilations, spec.pad_begin, spec.pad_end);
-        return dnnl::primitive_desc(dnnl::deconvolution_forward::primitive_desc(desc, attr, *eng));
+        return dnnl::primitive_desc(dnnl::deconvolution_forward::primitive_desc(desc, attr, eng));
       }
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                            dnnl::algorithm::convolution_direct, src,
                                            AnyDesc(weights_dims), views.bias, dst, spec.strides,
                                            spec.dilations, spec.pad_begin, spec.pad_end);
-      return dnnl::primitive_desc(dnnl::convolution_forward::primitive_desc(desc, attr, *eng));
+      return dnnl::primitive_desc(dnnl::convolution_forward::primitive_desc(desc, attr, eng));
     };
+    dnnl::primitive_desc pd;
     auto try_pd = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
       try {
-        l.pd = make_pd(src, dst);
-        return std::string(l.pd.impl_info_str()).find("ref") == std::string::npos;
+        pd = make_pd(src, dst);
+        return std::string(pd.impl_info_str()).find("ref") == std::string::npos;
       } catch (const dnnl::error&) {
         return false;  // unimplemented for these layouts
       }
@@ -115,67 +182,49 @@ absl::StatusOr<ConvPrimitive::Layout> ConvPrimitive::MakeLayout(const ConvSpec& 
       case ConvLayout::kAny:
         break;
     }
-    if (!chosen) l.pd = make_pd(AnyDesc(src_dims), AnyDesc(dst_dims));
-    l.src_reorder = MakeReorder(*eng, views.src, l.pd.src_desc(0));
-    if (spec.constant_weights == nullptr) {
-      l.weights_reorder = MakeReorder(*eng, views.weights, l.pd.weights_desc(0));
-    }
-    l.dst_reorder = MakeReorder(*eng, l.pd.dst_desc(0), views.dst);
-    // Workspace: the scratchpad (shared), then each buffer in the primitive's layout.
-    size_t scratch = l.pd.scratchpad_desc().get_size();
-    for (const auto* r : {&l.src_reorder, &l.weights_reorder, &l.dst_reorder}) {
-      if (*r) scratch = std::max(scratch, (*r)->scratchpad_desc().get_size());
-    }
-    size_t offset = AlignUp(scratch);
-    if (l.src_reorder) {
-      l.src_offset = offset;
-      offset += AlignUp(l.pd.src_desc(0).get_size());
-    }
-    if (l.weights_reorder) {
-      l.weights_offset = offset;
-      offset += AlignUp(l.pd.weights_desc(0).get_size());
-    }
-    if (l.dst_reorder) {
-      l.dst_offset = offset;
-      offset += AlignUp(l.pd.dst_desc(0).get_size());
-    }
-    l.total = offset;
-    l.scratch = l.pd.scratchpad_desc().get_size() > 0;
-    l.src_scratch = ScratchpadDesc(l.src_reorder).get_size() > 0;
-    l.weights_scratch = ScratchpadDesc(l.weights_reorder).get_size() > 0;
-    l.dst_scratch = ScratchpadDesc(l.dst_reorder).get_size() > 0;
-    return absl::OkStatus();
-  }));
-  return l;
+    if (!chosen) pd = make_pd(AnyDesc(src_dims), AnyDesc(dst_dims));
+    return pd;
+  }
+}
+
+void ConvPrimitive::PlaceWorkspace(Layout& l) {
+  // The scratchpad (shared by the primitive and the reorders), then each buffer in the
+  // primitive's layout.
+  size_t scratch = l.pd.scratchpad_desc().get_size();
+  for (const auto* r : {&l.src_reorder, &l.weights_reorder, &l.dst_reorder}) {
+    if (*r) scratch = std::max(scratch, (*r)->scratchpad_desc().get_size());
+  }
+  size_t offset = AlignUp(scratch);
+  if (l.src_reorder) {
+    l.src_offset = offset;
+    offset += AlignUp(l.pd.src_desc(0).get_size());
+  }
+  if (l.weights_reorder) {
+    l.weights_offset = offset;
+    offset += AlignUp(l.pd.weights_desc(0).get_size());
+  }
+  if (l.dst_reorder) {
+    l.dst_offset = offset;
+    offset += AlignUp(l.pd.dst_desc(0).get_size());
+  }
+  l.total = offset;
+  l.scratch = l.pd.scratchpad_desc().get_size() > 0;
+  l.src_scratch = ScratchpadDesc(l.src_reorder).get_size() > 0;
+  l.weights_scratch = ScratchpadDesc(l.weights_reorder).get_size() > 0;
+  l.dst_scratch = ScratchpadDesc(l.dst_reorder).get_size() > 0;
 }
 
 absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& spec, int threads,
                                                             const NodeLabel& node) {
-  using dims = dnnl::memory::dims;
   const bool grouped = spec.weights.size() == spec.src.size() + 1;
   const int64_t batch = spec.src[0], groups = grouped ? spec.weights[0] : 1;
-  const int64_t out_channels = spec.dst[1], block = ChannelBlock();
+  const int64_t out_channels = spec.dst[1];
   const int64_t in_per_group = grouped ? spec.weights[2] : spec.weights[1];
   const int64_t out_per_group = grouped ? spec.weights[1] : spec.weights[0];
-  const double work = ConvWork(spec);
-
-  // pass 1: the axis to split (in units: images, channel blocks, groups of groups), the one that
-  // gives the most parts of about kPartWork (images first on ties).
-  enum class Axis { kNone, kBatch, kOut, kGroups } axis = Axis::kNone;
-  int count = 1;
-  int64_t units = 1, unit = 1;  // number of units, elements (images, channels, groups) per unit
-  auto consider = [&](Axis a, int64_t a_units, int64_t a_unit) {
-    const int c = PartCount(threads, work, a_units);
-    if (c > count) axis = a, count = c, units = a_units, unit = a_unit;
-  };
-  consider(Axis::kBatch, batch, 1);
-  if (!grouped) consider(Axis::kOut, (out_channels + block - 1) / block, block);
-  if (grouped && groups >= 2) {
-    // Depthwise-like groups: whole channel blocks per part where there are enough.
-    const int64_t g_unit =
-        (in_per_group == 1 && out_per_group == 1 && groups >= 2 * block) ? block : 1;
-    consider(Axis::kGroups, (groups + g_unit - 1) / g_unit, g_unit);
-  }
+  const ConvSplit split = ChooseConvSplit(spec, threads);
+  const ConvAxis axis = split.axis;
+  const int count = split.count;
+  const int64_t units = split.units, unit = split.unit;
 
   // The operands as full plain tensors (weights with the strides they are stored with).
   const dnnl::memory::desc src = PlainDesc(spec.src), dst = PlainDesc(spec.dst);
@@ -184,55 +233,42 @@ absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& spec
           ? PlainDesc(spec.weights)
           : dnnl::memory::desc(spec.weights, dnnl::memory::data_type::f32, spec.weights_strides);
   const dnnl::memory::desc bias = spec.bias.empty() ? dnnl::memory::desc() : PlainDesc(spec.bias);
-  // `d` cut to `size` along `dim` (same strides), and the byte offset of `start` there.
-  // Dims of size 1 get the dense stride, so that a slice which is contiguous (one image's
-  // channels) compares equal to the dense descriptor and needs no copy.
-  auto view = [&](const dnnl::memory::desc& d, int dim, int64_t size) {
-    dims ds = d.dims(), st = StridesOf(d);
-    ds[dim] = size;
-    for (size_t i = ds.size(); i-- > 0;) {
-      if (ds[i] == 1) st[i] = i + 1 < ds.size() ? st[i + 1] * ds[i + 1] : 1;
-    }
-    return dnnl::memory::desc(ds, dnnl::memory::data_type::f32, st);
-  };
-  auto offset = [&](const dnnl::memory::desc& d, int dim, int64_t start) {
-    return start * StridesOf(d)[dim] * static_cast<int64_t>(sizeof(float));
-  };
-
   // pass 2: parts of near-equal size, one layout per distinct size.
   Plan plan;
   std::vector<std::pair<int64_t, int>> kind_of_size;
   int64_t start = 0;  // in elements of the axis
   for (int i = 0; i < count; ++i) {
     const int64_t part_units = units / count + (i < units % count ? 1 : 0);
-    const int64_t total = axis == Axis::kNone    ? 1
-                          : axis == Axis::kBatch ? batch
-                          : axis == Axis::kOut   ? out_channels
-                                                 : groups;
+    const int64_t total = axis == ConvAxis::kNone    ? 1
+                          : axis == ConvAxis::kBatch ? batch
+                          : axis == ConvAxis::kOut   ? out_channels
+                                                     : groups;
     const int64_t size = std::min(part_units * unit, total - start);
     Views v{src, weights, bias, dst};
     Part part;
     switch (axis) {
-      case Axis::kNone:
+      case ConvAxis::kNone:
         break;
-      case Axis::kBatch:
-        v.src = view(src, 0, size), v.dst = view(dst, 0, size);
-        part.src_offset = offset(src, 0, start), part.dst_offset = offset(dst, 0, start);
+      case ConvAxis::kBatch:
+        v.src = SliceDesc(src, 0, size), v.dst = SliceDesc(dst, 0, size);
+        part.src_offset = ByteOffset(src, 0, start), part.dst_offset = ByteOffset(dst, 0, start);
         break;
-      case Axis::kOut:
-        v.weights = view(weights, 0, size), v.dst = view(dst, 1, size);
-        part.weights_offset = offset(weights, 0, start), part.dst_offset = offset(dst, 1, start);
-        if (!spec.bias.empty()) v.bias = view(bias, 0, size);
-        part.bias_offset = spec.bias.empty() ? 0 : offset(bias, 0, start);
+      case ConvAxis::kOut:
+        v.weights = SliceDesc(weights, 0, size), v.dst = SliceDesc(dst, 1, size);
+        part.weights_offset = ByteOffset(weights, 0, start),
+        part.dst_offset = ByteOffset(dst, 1, start);
+        if (!spec.bias.empty()) v.bias = SliceDesc(bias, 0, size);
+        part.bias_offset = spec.bias.empty() ? 0 : ByteOffset(bias, 0, start);
         break;
-      case Axis::kGroups:
-        v.weights = view(weights, 0, size);
-        v.src = view(src, 1, size * in_per_group), v.dst = view(dst, 1, size * out_per_group);
-        part.weights_offset = offset(weights, 0, start);
-        part.src_offset = offset(src, 1, start * in_per_group);
-        part.dst_offset = offset(dst, 1, start * out_per_group);
-        if (!spec.bias.empty()) v.bias = view(bias, 0, size * out_per_group);
-        part.bias_offset = spec.bias.empty() ? 0 : offset(bias, 0, start * out_per_group);
+      case ConvAxis::kGroups:
+        v.weights = SliceDesc(weights, 0, size);
+        v.src = SliceDesc(src, 1, size * in_per_group),
+        v.dst = SliceDesc(dst, 1, size * out_per_group);
+        part.weights_offset = ByteOffset(weights, 0, start);
+        part.src_offset = ByteOffset(src, 1, start * in_per_group);
+        part.dst_offset = ByteOffset(dst, 1, start * out_per_group);
+        if (!spec.bias.empty()) v.bias = SliceDesc(bias, 0, size * out_per_group);
+        part.bias_offset = spec.bias.empty() ? 0 : ByteOffset(bias, 0, start * out_per_group);
         break;
     }
     auto it = std::find_if(kind_of_size.begin(), kind_of_size.end(),

@@ -141,6 +141,12 @@ class ConvPrimitive {
 
   static absl::StatusOr<Layout> MakeLayout(const ConvSpec& spec, const Views& views,
                                            const NodeLabel& node);
+  // The preferred layouts (spec.layout) when oneDNN has an optimized implementation for them,
+  // else its own choice. Throws dnnl::error (MakeLayout catches it).
+  static dnnl::primitive_desc ChoosePd(const ConvSpec& spec, const Views& views,
+                                       const dnnl::engine& eng);
+  // Sets the workspace offsets and sizes of `l` from its descriptors and reorders.
+  static void PlaceWorkspace(Layout& l);
   static absl::StatusOr<Plan> MakePlan(const ConvSpec& spec, int threads, const NodeLabel& node);
 
   ConvPrimitive() = default;

@@ -13,14 +13,13 @@ namespace {
 
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::RunKernel;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
 using testing::ExpectNear;
-using testing::NodeSpec;
 using testing::RandomFloats;
 using testing::RefWindow;
-using testing::RunKernel;
-using testing::TestTensor;
 
 struct ConvCase {
   Shape x, w;
@@ -84,7 +83,7 @@ void CheckConv(const ConvCase& c) {
   EXPECT_EQ((*out)[0].shape(), expected_shape);
   ExpectNear(Values<float>((*out)[0]), expected, 1e-4f * (1 + c.w.SizeFrom(1)));
 
-  NodeSpec spec("Conv", 11);
+  KernelTester spec("Conv", 11);
   if (c.group != 1) spec.Attr("group", c.group);
   if (!c.strides.empty()) spec.Attr("strides", c.strides);
   if (!c.dilations.empty()) spec.Attr("dilations", c.dilations);
@@ -178,7 +177,7 @@ TEST(ConvTest, ShapesUnknownAtLoad) {
   const Shape ws{4, 3, 3, 3};
   const auto w = TestTensor::Of<float>(ws, RandomFloats(ws.NumElements(), 41));
   const auto b = TestTensor::Of<float>({4}, RandomFloats(4, 42));
-  NodeSpec spec("Conv", 11);
+  KernelTester spec("Conv", 11);
   spec.Attr("auto_pad", std::string("SAME_UPPER"))
       .Input(TestTensor::Of<float>({1, 3, 4, 4}, std::vector<float>(48)), /*shape_known=*/false)
       .Input(w, true, true)

@@ -75,6 +75,26 @@ absl::StatusOr<std::vector<int64_t>> PerDim(const std::vector<int64_t>& v, size_
   return v;
 }
 
+// ONNX stores ConvTranspose weights as [C_in, C_out / g, k...] = [g, I/g, O/g, k...]; oneDNN's
+// logical order is [g, O/g, I/g, k...] (or [O, I, k...]): the same bytes with permuted strides.
+// Sets spec.weights and spec.weights_strides for weights of shape `w` with `g` groups.
+void SetTransposedWeights(const Shape& w, int64_t g, ConvSpec& spec) {
+  absl::Span<const int64_t> kernel = w.dims().subspan(2);
+  const size_t sp = kernel.size();
+  const int64_t k_size = w.SizeFrom(2), ig = w[0] / g, og = w[1];
+  dnnl::memory::dims k_strides(sp);
+  for (size_t i = sp, s = 1; i-- > 0;) k_strides[i] = s, s *= kernel[i];
+  if (g == 1) {
+    spec.weights = {og, ig};
+    spec.weights_strides = {k_size, og * k_size};
+  } else {
+    spec.weights = {g, og, ig};
+    spec.weights_strides = {ig * og * k_size, k_size, og * k_size};
+  }
+  spec.weights.insert(spec.weights.end(), kernel.begin(), kernel.end());
+  spec.weights_strides.insert(spec.weights_strides.end(), k_strides.begin(), k_strides.end());
+}
+
 absl::StatusOr<ConvGeometry> ConvTransposeAttributes::Compute(const Shape& x, const Shape& w,
                                                               const Shape* b,
                                                               const NodeLabel& node) const {
@@ -144,20 +164,8 @@ absl::StatusOr<ConvGeometry> ConvTransposeAttributes::Compute(const Shape& x, co
   spec.src = ToDnnlDims(x.dims());
   spec.dst = ToDnnlDims(geo.out.dims());
   if (b != nullptr) spec.bias = {filters};
-  // ONNX stores [C_in, C_out / g, k...] = [g, I/g, O/g, k...]; oneDNN's logical order is
-  // [g, O/g, I/g, k...] (or [O, I, k...]): the same bytes with permuted strides.
-  const int64_t k_size = w.SizeFrom(2), ig = channels / g, og = w[1];
-  dnnl::memory::dims k_strides(sp);
-  for (size_t i = sp, s = 1; i-- > 0;) k_strides[i] = s, s *= kernel[i];
-  if (g == 1) {
-    spec.weights = {og, ig};
-    spec.weights_strides = {k_size, og * k_size};
-  } else {
-    spec.weights = {g, og, ig};
-    spec.weights_strides = {ig * og * k_size, k_size, og * k_size};
-  }
-  spec.weights.insert(spec.weights.end(), kernel.begin(), kernel.end());
-  spec.weights_strides.insert(spec.weights_strides.end(), k_strides.begin(), k_strides.end());
+  const int64_t ig = channels / g, og = w[1];
+  SetTransposedWeights(w, g, spec);
   spec.layout = ChooseConvLayout(channels, filters, g, kernel);
   geo.degenerate = geo.out.NumElements() == 0 || x.NumElements() == 0 || og == 0 || ig == 0;
   return geo;
@@ -167,11 +175,10 @@ using ConvTransposeKernel = ConvLikeKernel<ConvTransposeAttributes>;
 
 }  // namespace
 
-absl::Status RegisterConvTransposeKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ConvTransposeKernelDefs() {
   // ConvTranspose-11 only clarified the padding rules of -1; one definition covers both.
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "ConvTranspose", 1, kMaxOpset,
-                                       {DataType::kFloat32}, FactoryOf<ConvTransposeKernel>(),
-                                       &ConvTransposeKernel::EstimateWorkspace)});
+  return {CpuDef(engine::kOnnxDomain, "ConvTranspose", 1, kMaxOpset, {DataType::kFloat32},
+                 FactoryOf<ConvTransposeKernel>(), &ConvTransposeKernel::EstimateWorkspace)};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -16,12 +16,11 @@ namespace {
 
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
 using testing::ExpectNear;
-using testing::NodeSpec;
 using testing::RandomFloats;
-using testing::TestTensor;
 
 struct TCase {
   Shape x, w;  // w: [C, M / group, k...]
@@ -115,7 +114,7 @@ void Check(const TCase& c) {
   Shape expected_shape;
   const std::vector<float> expected = RefConvTranspose(x, w, b, c, &expected_shape);
   KernelTester t("ConvTranspose", 11);
-  NodeSpec spec("ConvTranspose", 11);
+  KernelTester spec("ConvTranspose", 11);
   auto attr = [&](const char* name, const std::vector<int64_t>& v) {
     if (!v.empty()) t.Attr(name, v), spec.Attr(name, v);
   };
@@ -190,7 +189,7 @@ TEST(ConvTransposeTest, OutputPaddingOutputShapeAndAutoPad) {
 TEST(ConvTransposeTest, ShapesUnknownAtLoad) {
   const Shape ws{3, 2, 3, 3};
   const std::vector<float> w = RandomFloats(ws.NumElements(), 74);
-  NodeSpec spec("ConvTranspose", 11);
+  KernelTester spec("ConvTranspose", 11);
   spec.Attr("strides", std::vector<int64_t>{2, 2})
       .Input(TestTensor::Of<float>({1, 3, 4, 4}, std::vector<float>(48)), /*shape_known=*/false)
       .Input(TestTensor::Of<float>(ws, w), /*shape_known=*/true, /*constant=*/true);
@@ -204,7 +203,7 @@ TEST(ConvTransposeTest, ShapesUnknownAtLoad) {
         RefConvTranspose(x, w, {}, {.x = xs, .w = ws, .strides = {2, 2}}, &expected_shape);
     const TestTensor xt = TestTensor::Of<float>(xs, x);
     for (int threads : {1, 2}) {
-      auto out = testing::RunKernel(**kernel, {&xt, &wt}, 1, threads);
+      auto out = engine::testing::RunKernel(**kernel, {&xt, &wt}, 1, threads);
       ASSERT_TRUE(out.ok()) << out.status();
       EXPECT_EQ((*out)[0].shape, expected_shape);
       ExpectNear((*out)[0].values<float>(), expected, 1e-4f);

@@ -1,33 +1,76 @@
 #include "kernels/cpu/cpu_kernels.h"
 
+#include <vector>
+
 #include "base/status_macros.h"
 #include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
+namespace {
+
+// Every CPU kernel family in one list: the operators each defines, and the function (at the
+// bottom of the family's .cc) returning its KernelDefs with their opsets and element types.
+// `inferctl ops` prints the whole table (domain, op, opsets, device, types).
+struct Family {
+  const char* ops;
+  std::vector<engine::KernelDef> (*defs)();
+};
+
+const Family kFamilies[] = {
+    // oneDNN primitives.
+    {"MatMul, com.inferd FusedMatMul", MatMulKernelDefs},
+    {"Gemm", GemmKernelDefs},
+    {"Conv, com.inferd FusedConv", ConvKernelDefs},
+    {"ConvTranspose", ConvTransposeKernelDefs},
+    {"MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool", PoolKernelDefs},
+    // Elementwise.
+    {"Add, Sub, Mul, Div, Pow, Mod, PRelu", BinaryKernelDefs},
+    {"Neg, Abs, Sign, Sqrt, Reciprocal, Exp, Log, Erf, Tanh, Sigmoid, Sin, Cos, Floor, Ceil, "
+     "Round, IsNaN, Not",
+     UnaryKernelDefs},
+    {"Relu, LeakyRelu, Elu, Selu, HardSigmoid, HardSwish, Softplus, Clip", ActivationKernelDefs},
+    {"Identity, Dropout", PassThroughKernelDefs},
+    {"Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Where",
+     CompareLogicalKernelDefs},
+    {"Cast, CastLike", CastKernelDefs},
+    {"Sum, Mean, Max, Min", VariadicKernelDefs},
+    // Rows, normalization, reductions.
+    {"Softmax, LogSoftmax, Hardmax", SoftmaxKernelDefs},
+    {"LayerNormalization", LayerNormKernelDefs},
+    {"BatchNormalization, InstanceNormalization", NormKernelDefs},
+    {"ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, "
+     "ReduceSumSquare, ReduceLogSum, ReduceLogSumExp",
+     ReduceKernelDefs},
+    {"ArgMax, ArgMin", ArgReduceKernelDefs},
+    {"TopK", TopKKernelDefs},
+    {"CumSum", CumSumKernelDefs},
+    {"Einsum", EinsumKernelDefs},
+    // Shapes and data movement.
+    {"Gather", GatherKernelDefs},
+    {"Reshape, Concat", ShapeKernelDefs},
+    {"Transpose", TransposeKernelDefs},
+    {"Flatten, Squeeze, Unsqueeze", ViewKernelDefs},
+    {"Split", SplitKernelDefs},
+    {"Slice", SliceKernelDefs},
+    {"GatherND, GatherElements", GatherNdKernelDefs},
+    {"ScatterND, ScatterElements, Scatter", ScatterKernelDefs},
+    {"Expand, Tile", ExpandTileKernelDefs},
+    {"Pad", PadKernelDefs},
+    {"Shape, Size, ConstantOfShape, Range, NonZero", ShapeInfoKernelDefs},
+    {"Resize, Upsample", ResizeKernelDefs},
+    {"DepthToSpace, SpaceToDepth", DepthSpaceKernelDefs},
+    {"Trilu", TriluKernelDefs},
+    {"OneHot", OneHotKernelDefs},
+};
+
+}  // namespace
 
 absl::Status RegisterCpuKernels(engine::KernelRegistry& registry) {
-  INFERD_RETURN_IF_ERROR(RegisterMatMulKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterGemmKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterConvKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterPoolKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterConvTransposeKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterBinaryKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterUnaryKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterCompareLogicalKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterCastKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterVariadicKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterSoftmaxKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterLayerNormKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterNormKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterReduceKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterArgReduceKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterTopKKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterCumSumKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterEinsumKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterGatherKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterShapeKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterTransposeKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterMovementKernels(registry));
+  for (const Family& family : kFamilies) {
+    for (engine::KernelDef& def : family.defs()) {
+      INFERD_RETURN_IF_ERROR(registry.Register(std::move(def)));
+    }
+  }
   return absl::OkStatus();
 }
 

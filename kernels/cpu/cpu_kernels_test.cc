@@ -1,10 +1,16 @@
 // RegisterCpuKernels: a sample of ops resolves for opsets 7..17 (or from the opset it appears
 // in), with the right element types and a workspace estimate where oneDNN is used; registering
-// twice is refused; unsupported opsets and types are explained. The operator set as a whole is
-// checked against the ONNX backend test data by //tests/conformance:conformance_floor_test.
+// twice is refused; unsupported opsets and types are explained; the listing (`inferctl ops`) has
+// every def once. The operator set as a whole is checked against the ONNX backend test data by
+// //tests/conformance:conformance_floor_test.
 #include "kernels/cpu/cpu_kernels.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "engine/kernel_registry.h"
+#include "engine/testing/kernel_tester.h"
 #include "gtest/gtest.h"
 
 namespace inferd::kernels::cpu {
@@ -79,6 +85,48 @@ TEST(CpuKernelsTest, UnsupportedCasesAreExplained) {
   EXPECT_EQ(registry.Find("", "Add", 18, "cpu", {DataType::kFloat32}, {}), nullptr);
   EXPECT_EQ(registry.Find("", "Add", 13, "cuda", {DataType::kFloat32}, {}), nullptr);
   EXPECT_EQ(registry.Find("", "Gather", 13, "cpu", {DataType::kString}, {}), nullptr);
+}
+
+TEST(CpuKernelsTest, TheListingHasEveryDefOnce) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  const std::vector<const engine::KernelDef*> defs = registry.Defs();
+  EXPECT_EQ(defs.size(), registry.size());
+  for (const engine::KernelDef* d : defs) EXPECT_EQ(d->device_type, engine::DeviceKind::kCpu);
+  const std::string table = engine::FormatKernelTable(registry);
+  EXPECT_EQ(static_cast<size_t>(std::count(table.begin(), table.end(), '\n')),
+            registry.size() + 1);  // a header line, then one line per def
+  EXPECT_NE(table.find("com.inferd  FusedConv "), std::string::npos) << table;
+  EXPECT_NE(table.find("ai.onnx     Relu "), std::string::npos) << table;
+  const std::string json = engine::FormatKernelJson(registry);
+  size_t objects = 0;
+  for (size_t at = json.find("{\"domain\""); at != std::string::npos;
+       at = json.find("{\"domain\"", at + 1)) {
+    ++objects;
+  }
+  EXPECT_EQ(objects, registry.size());
+}
+
+// The harness looks the kernel up by device kind: the same case asks for a cuda kernel, which a
+// CPU-only registry does not have.
+TEST(CpuKernelsTest, TheHarnessLooksUpByDevice) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  for (engine::DeviceKind device : {engine::DeviceKind::kCpu, engine::DeviceKind::kCuda}) {
+    engine::testing::KernelTester t("Relu", 14);
+    t.Input<float>({3}, {-1, 0, 2}).DeviceType(device);
+    absl::StatusOr<std::vector<engine::Tensor>> out = t.Run(registry);
+    if (device == engine::DeviceKind::kCpu) {
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(engine::testing::Values<float>((*out)[0]), (std::vector<float>{0, 0, 2}));
+      EXPECT_NE(t.Find(registry), nullptr);
+    } else {
+      EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+      EXPECT_NE(out.status().message().find("no kernel for device type 'cuda'"), std::string::npos)
+          << out.status();
+      EXPECT_EQ(t.Find(registry), nullptr);
+    }
+  }
 }
 
 }  // namespace

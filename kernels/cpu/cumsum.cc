@@ -11,6 +11,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/registration.h"
+#include "kernels/cpu/type_dispatch.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -119,24 +120,10 @@ class CumSumKernel final : public engine::OpKernel {
     const int64_t outer = shape.SizeBetween(0, axis), n = shape[axis];
     const int64_t inner = shape.SizeFrom(axis + 1);
     engine::ThreadPool& pool = ctx.threads();
-    switch (x->dtype()) {
-      case DataType::kFloat32:
-        Run<float>(*x, *y, outer, n, inner, exclusive_, reverse_, pool);
-        break;
-      case DataType::kFloat64:
-        Run<double>(*x, *y, outer, n, inner, exclusive_, reverse_, pool);
-        break;
-      case DataType::kInt32:
-        Run<int32_t>(*x, *y, outer, n, inner, exclusive_, reverse_, pool);
-        break;
-      case DataType::kInt64:
-        Run<int64_t>(*x, *y, outer, n, inner, exclusive_, reverse_, pool);
-        break;
-      default:
-        return node_.InvalidArgument(
-            absl::StrCat("element type ", engine::DataTypeName(x->dtype()), " is not supported"));
-    }
-    return absl::OkStatus();
+    return Dispatch(ReduceTypes{}, x->dtype(), node_, [&](auto tag) {
+      Run<typename decltype(tag)::type>(*x, *y, outer, n, inner, exclusive_, reverse_, pool);
+      return absl::OkStatus();
+    });
   }
 
  private:
@@ -152,13 +139,10 @@ class CumSumKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterCumSumKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> CumSumKernelDefs() {
   // 11: float, double, int32, int64 (14 adds 16-bit floats, not supported here).
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "CumSum", 11, kMaxOpset,
-              {DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64},
-              FactoryOf<CumSumKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "CumSum", 11, kMaxOpset, TypesOf(ReduceTypes{}),
+                 FactoryOf<CumSumKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

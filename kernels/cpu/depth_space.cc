@@ -11,6 +11,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -88,14 +89,13 @@ class DepthSpaceKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterDepthSpaceKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> DepthSpaceKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "DepthToSpace", 1, 10, types,
-                                       FactoryOf<DepthSpaceKernel>()),
-                                CpuDef(engine::kOnnxDomain, "DepthToSpace", 11, kMaxOpset, types,
-                                       FactoryOf<DepthSpaceKernel>()),
-                                CpuDef(engine::kOnnxDomain, "SpaceToDepth", 1, kMaxOpset, types,
-                                       FactoryOf<DepthSpaceKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "DepthToSpace", 1, 10, types, FactoryOf<DepthSpaceKernel>()),
+          CpuDef(engine::kOnnxDomain, "DepthToSpace", 11, kMaxOpset, types,
+                 FactoryOf<DepthSpaceKernel>()),
+          CpuDef(engine::kOnnxDomain, "SpaceToDepth", 1, kMaxOpset, types,
+                 FactoryOf<DepthSpaceKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

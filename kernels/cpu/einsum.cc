@@ -32,6 +32,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/registration.h"
 #include "kernels/cpu/strided_walk.h"
+#include "kernels/cpu/type_dispatch.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -215,19 +216,80 @@ class EinsumKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(EinsumBinding bind,
                             eq_.Bind(absl::MakeConstSpan(shapes, count), node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, in[0]->dtype(), bind.out_shape));
-    switch (in[0]->dtype()) {
-      case DataType::kFloat32:
-        return Run<float>(bind, in, *y, ctx);
-      case DataType::kFloat64:
-        return Run<double>(bind, in, *y, ctx);
-      default:
-        return node_.InvalidArgument(absl::StrCat(
-            "element type ", engine::DataTypeName(in[0]->dtype()), " is not supported"));
-    }
+    return Dispatch(FloatTypes{}, in[0]->dtype(), node_,
+                    [&](auto tag) { return Run<typename decltype(tag)::type>(bind, in, *y, ctx); });
   }
 
  private:
   EinsumKernel(const KernelInfo& info, EinsumEquation eq) : node_(info), eq_(std::move(eq)) {}
+
+  // The letter groups of a two-operand product (output order for batch / m / n, A's order
+  // for k).
+  struct LetterGroups {
+    LabelList batch, m, n, k;
+  };
+
+  static LetterGroups GroupLetters(const EinsumBinding& bind, const EinsumView& out_view) {
+    const EinsumView& va = bind.views[0];
+    const EinsumView& vb = bind.views[1];
+    LetterGroups g;
+    for (int l : bind.out_labels) {
+      const bool ia = va.Has(l), ib = vb.Has(l);
+      if (ia && ib)
+        g.batch.push_back(l);
+      else if (ia)
+        g.m.push_back(l);
+      else if (ib)
+        g.n.push_back(l);
+    }
+    for (int l : va.labels) {
+      if (vb.Has(l) && !out_view.Has(l)) g.k.push_back(l);
+    }
+    return g;
+  }
+
+  // An operand of the product as [batch, rows, cols].
+  template <typename T>
+  struct Operand {
+    const T* data = nullptr;
+    Tensor tmp;  // the packed copy `data` points into, when one was needed
+    Dims batch_strides;
+    Collapsed rows, cols;
+  };
+
+  // The view `v` over `data` itself where the product can read it, else packed into an arena
+  // temporary (summing the labels `only` it has).
+  template <typename T>
+  absl::StatusOr<Operand<T>> PrepareOperand(const EinsumBinding& bind, const LabelList& batch,
+                                            const EinsumView& v, const LabelList& only,
+                                            const LabelList& rows, const LabelList& cols,
+                                            const T* data, KernelContext& ctx) const {
+    const DataType type = engine::DataTypeOf<T>::value;
+    Operand<T> op;
+    op.data = data;
+    op.rows = Collapse(bind.SizesOf(rows), StridesOf(v, rows));
+    op.cols = Collapse(bind.SizesOf(cols), StridesOf(v, cols));
+    char trans;
+    int64_t ld;
+    const bool usable =
+        op.rows.ok && op.cols.ok &&
+        (type != DataType::kFloat32 ||
+         SgemmLayout(op.rows.size, op.cols.size, op.rows.stride, op.cols.stride, &trans, &ld));
+    if (only.empty() && usable) {
+      op.batch_strides = StridesOf(v, batch);
+      return op;
+    }
+    const LabelList dst = Concat(Concat(batch, rows), cols);
+    INFERD_ASSIGN_OR_RETURN(op.tmp, ctx.MakeTemporaryTensor(type, Shape(bind.SizesOf(dst))));
+    PackSum<T>(data, bind.SizesOf(dst), StridesOf(v, dst), bind.SizesOf(only), StridesOf(v, only),
+               op.tmp.template mutable_data<T>(), ctx.threads());
+    op.data = op.tmp.template data<T>();
+    const EinsumView packed = EinsumView::Contiguous(dst, bind);
+    op.batch_strides = StridesOf(packed, batch);
+    op.rows = Collapse(bind.SizesOf(rows), StridesOf(packed, rows));
+    op.cols = Collapse(bind.SizesOf(cols), StridesOf(packed, cols));
+    return op;
+  }
 
   template <typename T>
   absl::Status Run(const EinsumBinding& bind, const Tensor* const* in, Tensor& y,
@@ -248,94 +310,50 @@ class EinsumKernel final : public engine::OpKernel {
     }
     const EinsumView& va = bind.views[0];
     const EinsumView& vb = bind.views[1];
-    // The letter groups (output order for batch / m / n, A's order for k).
-    LabelList batch, m, n, k;
-    for (int l : out_labels) {
-      const bool ia = va.Has(l), ib = vb.Has(l);
-      if (ia && ib)
-        batch.push_back(l);
-      else if (ia)
-        m.push_back(l);
-      else if (ib)
-        n.push_back(l);
-    }
-    for (int l : va.labels) {
-      if (vb.Has(l) && !out_view.Has(l)) k.push_back(l);
-    }
+    const LetterGroups g = GroupLetters(bind, out_view);
     const LabelList a_only = va.LabelsNotIn(Concat(out_labels, vb.labels));
     const LabelList b_only = vb.LabelsNotIn(Concat(out_labels, va.labels));
-    if (Product(bind.SizesOf(k)) == 0 || va.Empty() || vb.Empty()) {
+    if (Product(bind.SizesOf(g.k)) == 0 || va.Empty() || vb.Empty()) {
       std::fill(out, out + total, T(0));  // empty sums
       return absl::OkStatus();
     }
-
+    INFERD_ASSIGN_OR_RETURN(Operand<T> a, PrepareOperand<T>(bind, g.batch, va, a_only, g.m, g.k,
+                                                            in[0]->data<T>(), ctx));
+    INFERD_ASSIGN_OR_RETURN(Operand<T> b, PrepareOperand<T>(bind, g.batch, vb, b_only, g.k, g.n,
+                                                            in[1]->data<T>(), ctx));
     Product3 p;
-    p.batch = bind.SizesOf(batch);
-    const T* a = in[0]->data<T>();
-    const T* b = in[1]->data<T>();
-    Tensor a_tmp, b_tmp, c_tmp;
-    char trans;
-    int64_t ld;
-    auto usable = [&](const Collapsed& r, const Collapsed& c) {
-      return r.ok && c.ok &&
-             (type != DataType::kFloat32 ||
-              SgemmLayout(r.size, c.size, r.stride, c.stride, &trans, &ld));
-    };
-    // An operand as [batch, rows, cols]: the view itself where the product can read it, else
-    // packed into `tmp` (summing the labels only it has). Sets `data`, its batch strides and
-    // its collapsed row and column groups.
-    auto operand = [&](const T*& data, const EinsumView& v, const LabelList& only,
-                       const LabelList& rows, const LabelList& cols, Tensor& tmp,
-                       Dims& batch_strides, Collapsed& r, Collapsed& c) -> absl::Status {
-      r = Collapse(bind.SizesOf(rows), StridesOf(v, rows));
-      c = Collapse(bind.SizesOf(cols), StridesOf(v, cols));
-      if (only.empty() && usable(r, c)) {
-        batch_strides = StridesOf(v, batch);
-        return absl::OkStatus();
-      }
-      const LabelList dst = Concat(Concat(batch, rows), cols);
-      INFERD_ASSIGN_OR_RETURN(tmp, ctx.MakeTemporaryTensor(type, Shape(bind.SizesOf(dst))));
-      PackSum<T>(data, bind.SizesOf(dst), StridesOf(v, dst), bind.SizesOf(only), StridesOf(v, only),
-                 tmp.mutable_data<T>(), ctx.threads());
-      data = tmp.data<T>();
-      const EinsumView packed = EinsumView::Contiguous(dst, bind);
-      batch_strides = StridesOf(packed, batch);
-      r = Collapse(bind.SizesOf(rows), StridesOf(packed, rows));
-      c = Collapse(bind.SizesOf(cols), StridesOf(packed, cols));
-      return absl::OkStatus();
-    };
-    Collapsed am, ak, bk, bn;
-    INFERD_RETURN_IF_ERROR(operand(a, va, a_only, m, k, a_tmp, p.a_batch, am, ak));
-    INFERD_RETURN_IF_ERROR(operand(b, vb, b_only, k, n, b_tmp, p.b_batch, bk, bn));
+    p.batch = bind.SizesOf(g.batch);
+    p.a_batch = a.batch_strides;
+    p.b_batch = b.batch_strides;
     // C: the output itself when its m and n groups collapse (n with unit stride), else scratch.
-    Collapsed cm = Collapse(bind.SizesOf(m), StridesOf(out_view, m));
-    Collapsed cn = Collapse(bind.SizesOf(n), StridesOf(out_view, n));
+    Collapsed cm = Collapse(bind.SizesOf(g.m), StridesOf(out_view, g.m));
+    Collapsed cn = Collapse(bind.SizesOf(g.n), StridesOf(out_view, g.n));
     T* c = out;
+    Tensor c_tmp;
     const bool direct = cm.ok && cn.ok && (cn.size == 1 || cn.stride == 1);
-    const LabelList c_labels = Concat(Concat(batch, m), n);
-    const EinsumView c_view = EinsumView::Contiguous(c_labels, bind);
+    const EinsumView c_view = EinsumView::Contiguous(Concat(Concat(g.batch, g.m), g.n), bind);
     if (direct) {
-      p.c_batch = StridesOf(out_view, batch);
+      p.c_batch = StridesOf(out_view, g.batch);
     } else {
       INFERD_ASSIGN_OR_RETURN(c_tmp, ctx.MakeTemporaryTensor(type, Shape{total}));
       c = c_tmp.mutable_data<T>();
-      p.c_batch = StridesOf(c_view, batch);
-      cm = Collapse(bind.SizesOf(m), StridesOf(c_view, m));
-      cn = Collapse(bind.SizesOf(n), StridesOf(c_view, n));
+      p.c_batch = StridesOf(c_view, g.batch);
+      cm = Collapse(bind.SizesOf(g.m), StridesOf(c_view, g.m));
+      cn = Collapse(bind.SizesOf(g.n), StridesOf(c_view, g.n));
     }
-    p.m = am.size;
-    p.k = ak.size;
-    p.n = bn.size;
-    p.a_m = am.stride;
-    p.a_k = ak.stride;
-    p.b_k = bk.stride;
-    p.b_n = bn.stride;
+    p.m = a.rows.size;
+    p.k = a.cols.size;
+    p.n = b.cols.size;
+    p.a_m = a.rows.stride;
+    p.a_k = a.cols.stride;
+    p.b_k = b.rows.stride;
+    p.b_n = b.cols.stride;
     p.c_m = cm.stride;
     p.c_n = cn.size == 1 ? 1 : cn.stride;
     if constexpr (std::is_same_v<T, float>) {
-      INFERD_RETURN_IF_ERROR(MultiplyF32(p, a, b, c, ctx, node_));
+      INFERD_RETURN_IF_ERROR(MultiplyF32(p, a.data, b.data, c, ctx, node_));
     } else {
-      MultiplyLoops<T>(p, a, b, c, ctx.threads());
+      MultiplyLoops<T>(p, a.data, b.data, c, ctx.threads());
     }
     if (!direct) {  // scratch [batch, m, n] -> the output's letter order
       PackSum<T>(c, bind.SizesOf(out_labels), StridesOf(c_view, out_labels), Dims(), Dims(), out,
@@ -356,10 +374,9 @@ class EinsumKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterEinsumKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry,
-                     {CpuDef(engine::kOnnxDomain, "Einsum", 12, kMaxOpset,
-                             {DataType::kFloat32, DataType::kFloat64}, FactoryOf<EinsumKernel>())});
+std::vector<engine::KernelDef> EinsumKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "Einsum", 12, kMaxOpset, TypesOf(FloatTypes{}),
+                 FactoryOf<EinsumKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 
 namespace inferd::kernels::cpu {
 
@@ -47,6 +48,52 @@ absl::StatusOr<LabelList> ParseTerm(absl::string_view term, const NodeLabel& nod
     labels.push_back(label);
   }
   return labels;
+}
+
+// pass 2 of Bind for operand `i` of shape `s` whose dims carry `dim_labels`: its view (label,
+// size, stride per dim, a repeated label's strides summed: the diagonal), recording each letter's
+// size in `b`; sizes agree or broadcast from 1.
+absl::StatusOr<EinsumView> BindOperand(size_t i, const engine::Shape& s,
+                                       const LabelList& dim_labels, EinsumBinding& b,
+                                       const NodeLabel& node) {
+  EinsumView v;
+  int64_t stride = 1;
+  Dims strides(s.rank());
+  for (size_t d = s.rank(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= s[d];
+  }
+  for (size_t d = 0; d < s.rank(); ++d) {
+    const int l = dim_labels[d];
+    const int64_t dim = s[d];
+    for (size_t e = 0; e < d; ++e) {
+      if (dim_labels[e] == l && s[e] != dim) {
+        return node.InvalidArgument(absl::StrCat("input ", i, " has shape ", s.ToString(),
+                                                 ": a repeated label needs equal dims"));
+      }
+    }
+    int64_t& size = b.size[l];
+    if (size != -1 && size != 1 && dim != 1 && size != dim) {
+      return node.InvalidArgument(absl::StrCat("input ", i, " has shape ", s.ToString(), ": dim ",
+                                               d, " is ", dim, " where its label is ", size,
+                                               " elsewhere"));
+    }
+    if (size == -1 || size == 1) size = dim;
+    if (dim == 1) continue;  // broadcast (or a size-1 letter): no dim in the view
+    bool repeated = false;
+    for (size_t j = 0; j < v.labels.size(); ++j) {
+      if (v.labels[j] == l) {
+        v.strides[j] += strides[d];  // the diagonal
+        repeated = true;
+      }
+    }
+    if (!repeated) {
+      v.labels.push_back(l);
+      v.sizes.push_back(dim);
+      v.strides.push_back(strides[d]);
+    }
+  }
+  return v;
 }
 
 }  // namespace
@@ -188,43 +235,7 @@ absl::StatusOr<EinsumBinding> EinsumEquation::Bind(absl::Span<const engine::Shap
         dim_labels.push_back(kEllipsisLabel + ellipsis_rank - term_ellipsis[i] + e);
       }
     }
-    EinsumView v;
-    int64_t stride = 1;
-    Dims strides(s.rank());
-    for (size_t d = s.rank(); d-- > 0;) {
-      strides[d] = stride;
-      stride *= s[d];
-    }
-    for (size_t d = 0; d < s.rank(); ++d) {
-      const int l = dim_labels[d];
-      const int64_t dim = s[d];
-      for (size_t e = 0; e < d; ++e) {
-        if (dim_labels[e] == l && s[e] != dim) {
-          return node.InvalidArgument(absl::StrCat("input ", i, " has shape ", s.ToString(),
-                                                   ": a repeated label needs equal dims"));
-        }
-      }
-      int64_t& size = b.size[l];
-      if (size != -1 && size != 1 && dim != 1 && size != dim) {
-        return node.InvalidArgument(absl::StrCat("input ", i, " has shape ", s.ToString(), ": dim ",
-                                                 d, " is ", dim, " where its label is ", size,
-                                                 " elsewhere"));
-      }
-      if (size == -1 || size == 1) size = dim;
-      if (dim == 1) continue;  // broadcast (or a size-1 letter): no dim in the view
-      bool repeated = false;
-      for (size_t j = 0; j < v.labels.size(); ++j) {
-        if (v.labels[j] == l) {
-          v.strides[j] += strides[d];  // the diagonal
-          repeated = true;
-        }
-      }
-      if (!repeated) {
-        v.labels.push_back(l);
-        v.sizes.push_back(dim);
-        v.strides.push_back(strides[d]);
-      }
-    }
+    INFERD_ASSIGN_OR_RETURN(EinsumView v, BindOperand(i, s, dim_labels, b, node));
     b.views.push_back(std::move(v));
   }
   for (int l : output_) {

@@ -13,6 +13,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -135,12 +136,10 @@ class TileKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterExpandTileKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ExpandTileKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "Expand", 8, kMaxOpset, types, FactoryOf<ExpandKernel>()),
-       CpuDef(engine::kOnnxDomain, "Tile", 6, kMaxOpset, types, FactoryOf<TileKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Expand", 8, kMaxOpset, types, FactoryOf<ExpandKernel>()),
+          CpuDef(engine::kOnnxDomain, "Tile", 6, kMaxOpset, types, FactoryOf<TileKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

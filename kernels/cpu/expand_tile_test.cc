@@ -12,14 +12,13 @@ namespace {
 
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::RunKernel;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::BroadcastOffset;
 using testing::CpuRegistry;
-using testing::NodeSpec;
 using testing::RefBroadcastShape;
-using testing::RunKernel;
 using testing::Strides;
-using testing::TestTensor;
 using testing::Unflatten;
 
 template <typename T>
@@ -61,7 +60,7 @@ TEST(ExpandTest, Broadcasts) {
 TEST(ExpandTest, SameShapeIsAView) {
   const auto data = TestTensor::Of<float>({2, 3}, {1, 2, 3, 4, 5, 6});
   const auto shape = TestTensor::Of<int64_t>({2}, {2, 1});
-  NodeSpec spec("Expand", 13);
+  KernelTester spec("Expand", 13);
   spec.Input(data).Input(shape, true, /*constant=*/true);
   auto kernel = spec.Create(CpuRegistry());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -73,7 +72,7 @@ TEST(ExpandTest, SameShapeIsAView) {
   EXPECT_EQ((*out)[0].values<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(engine::PayloadBytesCopied(), copied);
   // A shape that broadcasts is not a view.
-  NodeSpec spec2("Expand", 13);
+  KernelTester spec2("Expand", 13);
   spec2.Input(data).Input(TestTensor::Of<int64_t>({3}, {4, 2, 3}), true, true);
   auto k2 = spec2.Create(CpuRegistry());
   ASSERT_TRUE(k2.ok());

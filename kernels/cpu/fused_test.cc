@@ -14,12 +14,11 @@ using engine::kInferdDomain;
 using engine::Shape;
 using engine::Tensor;
 using engine::testing::KernelTester;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
 using testing::ExpectNear;
-using testing::NodeSpec;
 using testing::RandomFloats;
-using testing::TestTensor;
 
 // Runs a single-output node and returns output 0's values (and shape).
 std::vector<float> RunOne(KernelTester& t, Shape* shape = nullptr) {
@@ -52,7 +51,7 @@ void CheckFusedMatMul(const Shape& as, const Shape& bs, const Shape& bias_shape,
   ExpectNear(RunOne(fused, &shape), expected, 1e-5f);
   EXPECT_EQ(shape, expected_shape);
 
-  NodeSpec spec("FusedMatMul", 1, kInferdDomain);
+  KernelTester spec("FusedMatMul", 1, kInferdDomain);
   spec.Input(TestTensor::Of<float>(as, a))
       .Input(TestTensor::Of<float>(bs, b), true, constant_b)
       .Input(TestTensor::Of<float>(bias_shape, bias), true, true)
@@ -127,7 +126,7 @@ void CheckFusedConv(const std::string& activation, bool with_bias, bool constant
   ExpectNear(RunOne(fused, &shape), expected, 1e-5f);
   EXPECT_EQ(shape, conv_shape);
 
-  NodeSpec spec("FusedConv", 1, kInferdDomain);
+  KernelTester spec("FusedConv", 1, kInferdDomain);
   spec.Attr("group", int64_t{2})
       .Attr("strides", std::vector<int64_t>{2, 1})
       .Attr("pads", std::vector<int64_t>{1, 0, 1, 2})

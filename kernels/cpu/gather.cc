@@ -105,9 +105,9 @@ class GatherKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterGatherKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "Gather", 1, kMaxOpset,
-                                       FixedSizeTypes(), FactoryOf<GatherKernel>())});
+std::vector<engine::KernelDef> GatherKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "Gather", 1, kMaxOpset, FixedSizeTypes(),
+                 FactoryOf<GatherKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

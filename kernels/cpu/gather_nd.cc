@@ -15,6 +15,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -207,14 +208,13 @@ class GatherNdKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterGatherNdKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> GatherNdKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "GatherElements", 11, kMaxOpset, types,
-              FactoryOf<GatherElementsKernel>()),
-       CpuDef(engine::kOnnxDomain, "GatherND", 11, 11, types, FactoryOf<GatherNdKernel>()),
-       CpuDef(engine::kOnnxDomain, "GatherND", 12, kMaxOpset, types, FactoryOf<GatherNdKernel>())});
+  return {
+      CpuDef(engine::kOnnxDomain, "GatherElements", 11, kMaxOpset, types,
+             FactoryOf<GatherElementsKernel>()),
+      CpuDef(engine::kOnnxDomain, "GatherND", 11, 11, types, FactoryOf<GatherNdKernel>()),
+      CpuDef(engine::kOnnxDomain, "GatherND", 12, kMaxOpset, types, FactoryOf<GatherNdKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -262,14 +262,13 @@ class GemmKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterGemmKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> GemmKernelDefs() {
   // 1-6: C required, `broadcast` attribute; 7-10: C required, always broadcast; 11+: C optional
   // (CheckC and strict_c_ read the opset).
-  return RegisterAll(registry,
-                     {CpuDef(engine::kOnnxDomain, "Gemm", 1, 10, {DataType::kFloat32},
-                             FactoryOf<GemmKernel>(), &GemmKernel::EstimateWorkspace),
-                      CpuDef(engine::kOnnxDomain, "Gemm", 11, kMaxOpset, {DataType::kFloat32},
-                             FactoryOf<GemmKernel>(), &GemmKernel::EstimateWorkspace)});
+  return {CpuDef(engine::kOnnxDomain, "Gemm", 1, 10, {DataType::kFloat32}, FactoryOf<GemmKernel>(),
+                 &GemmKernel::EstimateWorkspace),
+          CpuDef(engine::kOnnxDomain, "Gemm", 11, kMaxOpset, {DataType::kFloat32},
+                 FactoryOf<GemmKernel>(), &GemmKernel::EstimateWorkspace)};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -13,12 +13,11 @@ namespace {
 
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
 using testing::ExpectNear;
-using testing::NodeSpec;
 using testing::RandomFloats;
-using testing::TestTensor;
 
 struct GemmCase {
   int64_t m, k, n;
@@ -57,7 +56,7 @@ void CheckGemm(const GemmCase& g) {
   ExpectNear(Values<float>((*out)[0]), expected, 1e-4f * (1 + g.k));
 
   // The workspace estimate from the KernelInfo equals what the kernel declared.
-  NodeSpec spec("Gemm", g.opset);
+  KernelTester spec("Gemm", g.opset);
   spec.Attr("transA", int64_t{g.trans_a}).Attr("transB", int64_t{g.trans_b});
   spec.Attr("alpha", g.alpha).Attr("beta", g.beta).Threads(g.threads);
   spec.Input(TestTensor::Of<float>(as, a)).Input(TestTensor::Of<float>(bs, b), true, g.constant_b);
@@ -149,7 +148,7 @@ TEST(GemmTest, ShapesUnknownAtLoad) {
   const int64_t k = 24, n = 10;
   const auto b = TestTensor::Of<float>({n, k}, RandomFloats(n * k, 14));
   const auto c = TestTensor::Of<float>({n}, RandomFloats(n, 15));
-  NodeSpec spec("Gemm", 13);
+  KernelTester spec("Gemm", 13);
   spec.Attr("transB", int64_t{1})
       .Input(TestTensor::Of<float>({1, k}, std::vector<float>(k)), /*shape_known=*/false)
       .Input(b, true, true)
@@ -161,7 +160,7 @@ TEST(GemmTest, ShapesUnknownAtLoad) {
     const std::vector<float> c_values = c.values<float>();
     const auto expected = testing::RefGemm(a.values<float>(), a.shape, b.values<float>(), b.shape,
                                            &c_values, c.shape, false, true, 1.0f, 1.0f);
-    auto out = testing::RunKernel(**kernel, {&a, &b, &c}, 1, 2);
+    auto out = engine::testing::RunKernel(**kernel, {&a, &b, &c}, 1, 2);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].shape, (Shape{m, n}));
     ExpectNear((*out)[0].values<float>(), expected, 1e-4f);

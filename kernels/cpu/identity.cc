@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/domain.h"
 #include "kernels/cpu/float16.h"
+#include "kernels/cpu/registration.h"
 #include "kernels/cpu/unary_kernel.h"
 
 namespace inferd::kernels::cpu {
@@ -109,19 +110,15 @@ class DropoutKernel final : public engine::OpKernel {
     if (!training->data<bool>()[0]) return absl::OkStatus();
     float ratio = 0.5f;
     if (r != nullptr && r->NumElements() == 1) {
-      switch (r->dtype()) {
-        case DataType::kFloat32:
-          ratio = r->data<float>()[0];
-          break;
-        case DataType::kFloat64:
-          ratio = static_cast<float>(r->data<double>()[0]);
-          break;
-        case DataType::kFloat16:
-          ratio = HalfToFloat(r->data<uint16_t>()[0]);
-          break;
-        default:
-          break;
-      }
+      Visit(TypeList<float, double, Float16>{}, r->dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T v = r->data<T>()[0];
+        if constexpr (std::is_same_v<T, Float16>) {
+          ratio = v.ToFloat();
+        } else {
+          ratio = static_cast<float>(v);
+        }
+      });
     }
     if (ratio == 0.0f) return absl::OkStatus();
     return node.Unimplemented("training_mode = true (random dropout) is not supported");
@@ -134,11 +131,11 @@ class DropoutKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterPassThroughKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "Identity", 1, kMaxOpset,
-                                       FixedSizeTypes(), FactoryOf<IdentityKernel>()),
-                                CpuDef(engine::kOnnxDomain, "Dropout", 1, kMaxOpset,
-                                       TypesOf(DropoutTypes{}), FactoryOf<DropoutKernel>())});
+std::vector<engine::KernelDef> PassThroughKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "Identity", 1, kMaxOpset, FixedSizeTypes(),
+                 FactoryOf<IdentityKernel>()),
+          CpuDef(engine::kOnnxDomain, "Dropout", 1, kMaxOpset, TypesOf(DropoutTypes{}),
+                 FactoryOf<DropoutKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

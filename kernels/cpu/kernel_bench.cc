@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/flags.h"
 #include "engine/kernel.h"
 #include "engine/kernel_registry.h"
 #include "engine/tensor.h"
@@ -238,4 +239,10 @@ int Main() {
 }  // namespace
 }  // namespace inferd::kernels::cpu
 
-int main() { return inferd::kernels::cpu::Main(); }
+int main(int argc, char** argv) {
+  inferd::ParseCommandLine(argc, argv,
+                           "usage: kernel_bench\n\nPrints time and GFLOP/s of the oneDNN-backed "
+                           "CPU kernels (MatMul, Gemm, Conv, ConvTranspose, pooling) at 1 and 2 "
+                           "threads.");
+  return inferd::kernels::cpu::Main();
+}

@@ -91,19 +91,11 @@ engine::KernelDef CpuDef(absl::string_view domain, absl::string_view op_type, in
   def.op_type = std::string(op_type);
   def.since_version = since_version;
   def.end_version = end_version;
-  def.device_type = "cpu";
+  def.device_type = engine::DeviceKind::kCpu;
   def.types = std::move(types);
   def.create = std::move(create);
   def.estimate_workspace = std::move(estimate);
   return def;
-}
-
-absl::Status RegisterAll(engine::KernelRegistry& registry, std::vector<engine::KernelDef> defs) {
-  for (engine::KernelDef& def : defs) {
-    absl::Status s = registry.Register(std::move(def));
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace inferd::kernels::cpu

@@ -80,9 +80,6 @@ engine::KernelDef CpuDef(absl::string_view domain, absl::string_view op_type, in
                          engine::KernelFactory create,
                          engine::WorkspaceEstimateFn estimate = nullptr);
 
-// Registers each def, stopping at the first failure.
-absl::Status RegisterAll(engine::KernelRegistry& registry, std::vector<engine::KernelDef> defs);
-
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_KERNEL_UTIL_H_

@@ -155,9 +155,9 @@ class LayerNormKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterLayerNormKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "LayerNormalization", 17, kMaxOpset,
-                                       {DataType::kFloat32}, FactoryOf<LayerNormKernel>())});
+std::vector<engine::KernelDef> LayerNormKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "LayerNormalization", 17, kMaxOpset, {DataType::kFloat32},
+                 FactoryOf<LayerNormKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -228,12 +228,11 @@ class MatMulKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterMatMulKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry,
-                     {CpuDef(engine::kOnnxDomain, "MatMul", 1, kMaxOpset, {DataType::kFloat32},
-                             FactoryOf<MatMulKernel>(), &MatMulKernel::EstimateWorkspace),
-                      CpuDef(engine::kInferdDomain, "FusedMatMul", 1, 1, {DataType::kFloat32},
-                             FactoryOf<MatMulKernel>(), &MatMulKernel::EstimateWorkspace)});
+std::vector<engine::KernelDef> MatMulKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "MatMul", 1, kMaxOpset, {DataType::kFloat32},
+                 FactoryOf<MatMulKernel>(), &MatMulKernel::EstimateWorkspace),
+          CpuDef(engine::kInferdDomain, "FusedMatMul", 1, 1, {DataType::kFloat32},
+                 FactoryOf<MatMulKernel>(), &MatMulKernel::EstimateWorkspace)};
 }
 
 }  // namespace inferd::kernels::cpu

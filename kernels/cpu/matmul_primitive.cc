@@ -27,11 +27,14 @@ int64_t Offset(const dnnl::memory::desc& d, int dim, int64_t start) {
 
 enum class Axis { kNone, kBatch, kRows, kCols };
 
-}  // namespace
+struct MatMulSplit {
+  Axis axis = Axis::kNone;
+  int dim = 0, count = 1;  // the dst dim split, the number of parts
+};
 
-absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec& spec, int threads,
-                                                                const NodeLabel& node) {
-  INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
+// pass 1 of MakePlan: the axis to split, the one that gives the most parts (batch, then rows, on
+// ties).
+MatMulSplit ChooseMatMulSplit(const MatMulSpec& spec, int threads) {
   const dnnl::memory::dims dst = spec.dst.dims(), src = spec.src.dims(),
                            weights = spec.weights.dims();
   const int rank = static_cast<int>(dst.size());
@@ -39,13 +42,10 @@ absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec
   double work = 2.0 * static_cast<double>(k);
   for (dnnl::memory::dim d : dst) work *= static_cast<double>(d);
   const bool constant = spec.constant_weights != nullptr;
-
-  // pass 1: the axis to split: the one that gives the most parts (batch, then rows, on ties).
-  Axis axis = Axis::kNone;
-  int dim = 0, count = 1;
+  MatMulSplit split;
   auto consider = [&](Axis a, int d, int64_t max_parts) {
     const int c = PartCount(threads, work, max_parts);
-    if (c > count) axis = a, dim = d, count = c;
+    if (c > split.count) split = MatMulSplit{a, d, c};
   };
   if (rank > 2 && (src[0] == dst[0] || src[0] == 1) &&
       (weights[0] == 1 || (weights[0] == dst[0] && !constant))) {
@@ -53,7 +53,31 @@ absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec
   }
   consider(Axis::kRows, rank - 2, m / 16);
   consider(Axis::kCols, rank - 1, n / 64);
-  const int64_t length = axis == Axis::kNone ? 1 : dst[dim];
+  return split;
+}
+
+// The primitive attributes: alpha as the output scale, beta as a sum post-op.
+dnnl::primitive_attr MatMulAttr(const MatMulSpec& spec) {
+  dnnl::primitive_attr attr = UserScratchpadAttr();
+  if (spec.alpha != 1.0f) attr.set_output_scales(0, {spec.alpha});
+  if (spec.beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(spec.beta);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
+}  // namespace
+
+absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec& spec, int threads,
+                                                                const NodeLabel& node) {
+  INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
+  const bool constant = spec.constant_weights != nullptr;
+  const MatMulSplit split = ChooseMatMulSplit(spec, threads);
+  const Axis axis = split.axis;
+  const int dim = split.dim, count = split.count;
+  const int64_t length = axis == Axis::kNone ? 1 : spec.dst.dims()[dim];
 
   // pass 2: parts of near-equal size (two sizes at most), one kind per size.
   Plan plan;
@@ -61,13 +85,7 @@ absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec
   std::array<int, 2> kind_of_size = {-1, -1};  // [0]: the larger size, [1]: the smaller
   int64_t start = 0;
   INFERD_RETURN_IF_ERROR(CatchDnnl(node, "creating the matmul", [&]() -> absl::Status {
-    dnnl::primitive_attr attr = UserScratchpadAttr();
-    if (spec.alpha != 1.0f) attr.set_output_scales(0, {spec.alpha});
-    if (spec.beta != 0.0f) {
-      dnnl::post_ops ops;
-      ops.append_sum(spec.beta);
-      attr.set_post_ops(ops);
-    }
+    const dnnl::primitive_attr attr = MatMulAttr(spec);
     ScopedOmpThreads scoped(1);  // parallelism is the parts'
     for (int i = 0; i < count; ++i) {
       const int64_t size = length / count + (i < length % count ? 1 : 0);

@@ -14,13 +14,12 @@ namespace {
 using engine::DataType;
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::RunKernel;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
 using testing::ExpectNear;
-using testing::NodeSpec;
 using testing::RandomFloats;
-using testing::RunKernel;
-using testing::TestTensor;
 
 struct MatMulCase {
   Shape a, b;
@@ -129,7 +128,7 @@ TEST(MatMulTest, WorkspaceDeclaredEqualsEstimate) {
         SCOPED_TRACE(c.a.ToString() + " threads " + std::to_string(threads));
         const auto a = TestTensor::Of<float>(c.a, RandomFloats(c.a.NumElements(), 5));
         const auto b = TestTensor::Of<float>(c.b, RandomFloats(c.b.NumElements(), 6));
-        NodeSpec spec("MatMul", 13);
+        KernelTester spec("MatMul", 13);
         spec.Input(a).Input(b, true, constant_b).Threads(threads);
         absl::StatusOr<size_t> estimate = spec.Estimate(CpuRegistry());
         ASSERT_TRUE(estimate.ok()) << estimate.status();
@@ -146,7 +145,7 @@ TEST(MatMulTest, WorkspaceDeclaredEqualsEstimate) {
 }
 
 TEST(MatMulTest, EstimateNeedsStaticShapes) {
-  NodeSpec spec("MatMul", 13);
+  KernelTester spec("MatMul", 13);
   spec.Input(TestTensor::Of<float>({2, 3}, std::vector<float>(6)), /*shape_known=*/false)
       .Input(TestTensor::Of<float>({3, 2}, std::vector<float>(6)));
   absl::StatusOr<size_t> estimate = spec.Estimate(CpuRegistry());
@@ -158,7 +157,7 @@ TEST(MatMulTest, ShapesUnknownAtLoadOneKernelManyShapes) {
   // Constant weights, batch and rows change per run: one primitive per shape, cached.
   const Shape bs{48, 40};
   const auto b = TestTensor::Of<float>(bs, RandomFloats(bs.NumElements(), 7));
-  NodeSpec spec("MatMul", 13);
+  KernelTester spec("MatMul", 13);
   spec.Input(TestTensor::Of<float>({1, 48}, std::vector<float>(48)), /*shape_known=*/false)
       .Input(b, true, /*constant=*/true)
       .Threads(2);
@@ -180,7 +179,7 @@ TEST(MatMulTest, ShapesUnknownAtLoadOneKernelManyShapes) {
 }
 
 TEST(MatMulTest, ConcurrentRunsOfOneKernel) {
-  NodeSpec spec("MatMul", 13);
+  KernelTester spec("MatMul", 13);
   spec.Input(TestTensor::Of<float>({1, 32}, std::vector<float>(32)), false)
       .Input(TestTensor::Of<float>({32, 16}, std::vector<float>(512)), false);
   auto kernel = spec.Create(CpuRegistry());

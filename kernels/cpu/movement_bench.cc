@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/flags.h"
 #include "engine/kernel.h"
 #include "engine/kernel_registry.h"
 #include "engine/tensor.h"
@@ -176,4 +177,9 @@ int Main() {
 }  // namespace
 }  // namespace inferd::kernels::cpu
 
-int main() { return inferd::kernels::cpu::Main(); }
+int main(int argc, char** argv) {
+  inferd::ParseCommandLine(argc, argv,
+                           "usage: movement_bench\n\nPrints the throughput of the shape and "
+                           "data-movement kernels at 1 and 2 threads beside memcpy.");
+  return inferd::kernels::cpu::Main();
+}

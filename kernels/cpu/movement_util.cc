@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "kernels/cpu/float16.h"
-#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 
@@ -22,15 +21,15 @@ T Load(const Tensor& t) {
   return v;
 }
 
-// The first element of a tensor of one of WithNumericType's types or bool, converted to Out.
+// The first element of a tensor of one of NumericTypes or bool, converted to Out.
 template <typename Out>
 bool LoadNumericScalar(const Tensor& t, Out* out) {
   if (t.dtype() == DataType::kBool) {
     *out = static_cast<Out>(Load<uint8_t>(t) != 0);
     return true;
   }
-  return WithNumericType(t.dtype(),
-                         [&](auto tag) { *out = static_cast<Out>(Load<decltype(tag)>(t)); });
+  return Visit(NumericTypes{}, t.dtype(),
+               [&](auto tag) { *out = static_cast<Out>(Load<typename decltype(tag)::type>(t)); });
 }
 
 // dst[i][j] = src[i * s2 + j * s1] for a dense [n2, l1] block: memcpy per line (s1 == 1), a
@@ -82,16 +81,8 @@ absl::Status ReadIndexVector(const Tensor& t, absl::string_view what, const Node
 bool ReadScalarAsDouble(const Tensor& t, double* out) {
   if (t.NumElements() < 1) return false;
   if (LoadNumericScalar(t, out)) return true;
-  switch (t.dtype()) {
-    case DataType::kFloat16:
-      *out = HalfToFloat(Load<uint16_t>(t));
-      return true;
-    case DataType::kBFloat16:
-      *out = BFloat16ToFloat(Load<uint16_t>(t));
-      return true;
-    default:
-      return false;
-  }
+  return Visit(TypeList<Float16, BFloat16>{}, t.dtype(),
+               [&](auto tag) { *out = Load<typename decltype(tag)::type>(t).ToFloat(); });
 }
 
 bool ReadScalarAsInt64(const Tensor& t, int64_t* out) {
@@ -202,22 +193,6 @@ void StridedCopy(const void* src, void* dst, size_t elem, absl::Span<const int64
       }
     }
   }
-}
-
-absl::Status RegisterMovementKernels(engine::KernelRegistry& registry) {
-  INFERD_RETURN_IF_ERROR(RegisterViewKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterSplitKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterSliceKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterGatherNdKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterScatterKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterExpandTileKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterPadKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterShapeInfoKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterResizeKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterDepthSpaceKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterTriluKernels(registry));
-  INFERD_RETURN_IF_ERROR(RegisterOneHotKernels(registry));
-  return absl::OkStatus();
 }
 
 }  // namespace inferd::kernels::cpu

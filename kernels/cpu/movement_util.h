@@ -19,6 +19,7 @@
 #include "engine/tensor.h"
 #include "engine/thread_pool.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/type_dispatch.h"
 
 namespace inferd::kernels::cpu {
 
@@ -65,57 +66,13 @@ bool WithElementSize(size_t elem, F&& f) {
 // status; INVALID_ARGUMENT naming the type for any other.
 template <typename F>
 absl::Status WithIndexType(const engine::Tensor& indices, const NodeLabel& node, F&& f) {
-  switch (indices.dtype()) {
-    case engine::DataType::kInt64:
-      return f(int64_t{});
-    case engine::DataType::kInt32:
-      return f(int32_t{});
-    default:
-      return node.InvalidArgument(absl::StrCat("indices have element type ",
-                                               engine::DataTypeName(indices.dtype()),
-                                               ", expected int32 or int64"));
-  }
-}
-
-// Calls f(T{}) with the C++ type of a numeric element type (float, double, and the 8- to 64-bit
-// integers); returns false for the others (bool, float16, bfloat16, string).
-template <typename F>
-bool WithNumericType(engine::DataType type, F&& f) {
-  using engine::DataType;
-  switch (type) {
-    case DataType::kFloat32:
-      f(float{});
-      return true;
-    case DataType::kFloat64:
-      f(double{});
-      return true;
-    case DataType::kInt8:
-      f(int8_t{});
-      return true;
-    case DataType::kInt16:
-      f(int16_t{});
-      return true;
-    case DataType::kInt32:
-      f(int32_t{});
-      return true;
-    case DataType::kInt64:
-      f(int64_t{});
-      return true;
-    case DataType::kUint8:
-      f(uint8_t{});
-      return true;
-    case DataType::kUint16:
-      f(uint16_t{});
-      return true;
-    case DataType::kUint32:
-      f(uint32_t{});
-      return true;
-    case DataType::kUint64:
-      f(uint64_t{});
-      return true;
-    default:
-      return false;
-  }
+  absl::Status status;
+  const bool found = Visit(IndexTypes{}, indices.dtype(),
+                           [&](auto tag) { status = f(typename decltype(tag)::type{}); });
+  if (found) return status;
+  return node.InvalidArgument(absl::StrCat("indices have element type ",
+                                           engine::DataTypeName(indices.dtype()),
+                                           ", expected int32 or int64"));
 }
 
 // dst[0..n) = v. (std::fill_n is a scalar loop at -O2; `omp simd` vectorizes this one.)
@@ -137,22 +94,6 @@ void StridedCopy(const void* src, void* dst, size_t elem, absl::Span<const int64
 
 // Row-major element strides of `shape`.
 Dims StridesOf(const engine::Shape& shape);
-
-// Registration of each data-movement family (one .cc file each); RegisterMovementKernels (also
-// declared in registration.h) calls them all.
-absl::Status RegisterMovementKernels(engine::KernelRegistry& registry);
-absl::Status RegisterViewKernels(engine::KernelRegistry& registry);      // Flatten, Squeeze, ...
-absl::Status RegisterSplitKernels(engine::KernelRegistry& registry);     // Split
-absl::Status RegisterSliceKernels(engine::KernelRegistry& registry);     // Slice
-absl::Status RegisterGatherNdKernels(engine::KernelRegistry& registry);  // GatherND, GatherElements
-absl::Status RegisterScatterKernels(engine::KernelRegistry& registry);   // ScatterND, Scatter...
-absl::Status RegisterExpandTileKernels(engine::KernelRegistry& registry);  // Expand, Tile
-absl::Status RegisterPadKernels(engine::KernelRegistry& registry);         // Pad
-absl::Status RegisterShapeInfoKernels(engine::KernelRegistry& registry);   // Shape, Size, Range...
-absl::Status RegisterResizeKernels(engine::KernelRegistry& registry);      // Resize, Upsample
-absl::Status RegisterDepthSpaceKernels(engine::KernelRegistry& registry);  // DepthToSpace, ...
-absl::Status RegisterTriluKernels(engine::KernelRegistry& registry);       // Trilu
-absl::Status RegisterOneHotKernels(engine::KernelRegistry& registry);      // OneHot
 
 }  // namespace inferd::kernels::cpu
 

@@ -187,19 +187,18 @@ class InstanceNormKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterNormKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> NormKernelDefs() {
   const std::vector<DataType> f32 = {DataType::kFloat32};
-  return RegisterAll(
-      registry,
-      {// 1-8: `spatial` (1 also has consumed_inputs, 6 is_test: both irrelevant to inference);
-       // 9-13: per-channel only; 14+: training_mode (inference only here); 15: split types.
-       CpuDef(engine::kOnnxDomain, "BatchNormalization", 1, 8, f32, FactoryOf<BatchNormKernel>()),
-       CpuDef(engine::kOnnxDomain, "BatchNormalization", 9, 13, f32, FactoryOf<BatchNormKernel>()),
-       CpuDef(engine::kOnnxDomain, "BatchNormalization", 14, kMaxOpset, f32,
-              FactoryOf<BatchNormKernel>()),
-       // 1 (consumed_inputs, ignored) and 6 compute the same.
-       CpuDef(engine::kOnnxDomain, "InstanceNormalization", 1, kMaxOpset, f32,
-              FactoryOf<InstanceNormKernel>())});
+  return {
+      // 1-8: `spatial` (1 also has consumed_inputs, 6 is_test: both irrelevant to inference);
+      // 9-13: per-channel only; 14+: training_mode (inference only here); 15: split types.
+      CpuDef(engine::kOnnxDomain, "BatchNormalization", 1, 8, f32, FactoryOf<BatchNormKernel>()),
+      CpuDef(engine::kOnnxDomain, "BatchNormalization", 9, 13, f32, FactoryOf<BatchNormKernel>()),
+      CpuDef(engine::kOnnxDomain, "BatchNormalization", 14, kMaxOpset, f32,
+             FactoryOf<BatchNormKernel>()),
+      // 1 (consumed_inputs, ignored) and 6 compute the same.
+      CpuDef(engine::kOnnxDomain, "InstanceNormalization", 1, kMaxOpset, f32,
+             FactoryOf<InstanceNormKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

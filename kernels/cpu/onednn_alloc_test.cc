@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/kernel.h"
 #include "engine/tensor.h"
+#include "engine/testing/kernel_tester.h"
 #include "engine/thread_pool.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/testing/bench_support.h"
@@ -189,19 +190,19 @@ namespace {
 using engine::DataType;
 using engine::Shape;
 using engine::Tensor;
+using engine::testing::KernelTester;
+using engine::testing::TestTensor;
 using testing::BenchContext;
 using testing::CpuRegistry;
-using testing::NodeSpec;
 using testing::RandomFloats;
-using testing::TestTensor;
 
 struct Node {
   std::string name;
-  NodeSpec spec;
+  KernelTester spec;
   std::vector<TestTensor> inputs;
 };
 
-Node Make(std::string name, NodeSpec spec, std::vector<TestTensor> inputs, bool shapes_known,
+Node Make(std::string name, KernelTester spec, std::vector<TestTensor> inputs, bool shapes_known,
           bool constant_second) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     spec.Input(inputs[i], /*shape_known=*/shapes_known || i > 0,
@@ -217,42 +218,42 @@ TestTensor Floats(const Shape& s, uint32_t seed) {
 std::vector<Node> Nodes(bool shapes_known) {
   std::vector<Node> nodes;
   const bool k = shapes_known;
-  nodes.push_back(Make("MatMul, constant B", NodeSpec("MatMul", 13),
+  nodes.push_back(Make("MatMul, constant B", KernelTester("MatMul", 13),
                        {Floats({64, 128}, 1), Floats({128, 96}, 2)}, k, true));
-  nodes.push_back(Make("MatMul, batched", NodeSpec("MatMul", 13),
+  nodes.push_back(Make("MatMul, batched", KernelTester("MatMul", 13),
                        {Floats({4, 16, 32}, 3), Floats({4, 32, 16}, 4)}, k, false));
-  nodes.push_back(Make("FusedMatMul", NodeSpec("FusedMatMul", 1, "com.inferd"),
+  nodes.push_back(Make("FusedMatMul", KernelTester("FusedMatMul", 1, "com.inferd"),
                        {Floats({8, 32}, 5), Floats({32, 24}, 6), Floats({24}, 7)}, k, true));
   nodes.push_back(Make("Gemm transB, bias",
-                       std::move(NodeSpec("Gemm", 13).Attr("transB", int64_t{1})),
+                       std::move(KernelTester("Gemm", 13).Attr("transB", int64_t{1})),
                        {Floats({16, 64}, 8), Floats({32, 64}, 9), Floats({32}, 10)}, k, true));
   nodes.push_back(Make("Gemm alpha beta, matrix C",
-                       std::move(NodeSpec("Gemm", 13).Attr("alpha", 0.5f).Attr("beta", 2.0f)),
+                       std::move(KernelTester("Gemm", 13).Attr("alpha", 0.5f).Attr("beta", 2.0f)),
                        {Floats({16, 64}, 11), Floats({64, 32}, 12), Floats({16, 32}, 13)}, k,
                        false));
   nodes.push_back(
       Make("Conv 3x3, blocked",
-           std::move(NodeSpec("Conv", 11).Attr("pads", std::vector<int64_t>{1, 1, 1, 1})),
+           std::move(KernelTester("Conv", 11).Attr("pads", std::vector<int64_t>{1, 1, 1, 1})),
            {Floats({1, 16, 28, 28}, 14), Floats({32, 16, 3, 3}, 15), Floats({32}, 16)}, k, true));
-  nodes.push_back(Make("Conv 1x1, plain, runtime W", NodeSpec("Conv", 11),
+  nodes.push_back(Make("Conv 1x1, plain, runtime W", KernelTester("Conv", 11),
                        {Floats({1, 64, 14, 14}, 17), Floats({64, 64, 1, 1}, 18)}, k, false));
   nodes.push_back(
       Make("ConvTranspose stride 2",
-           std::move(NodeSpec("ConvTranspose", 11).Attr("strides", std::vector<int64_t>{2, 2})),
+           std::move(KernelTester("ConvTranspose", 11).Attr("strides", std::vector<int64_t>{2, 2})),
            {Floats({1, 8, 10, 10}, 19), Floats({8, 4, 3, 3}, 20), Floats({4}, 21)}, k, true));
   nodes.push_back(Make("MaxPool",
-                       std::move(NodeSpec("MaxPool", 12)
+                       std::move(KernelTester("MaxPool", 12)
                                      .Attr("kernel_shape", std::vector<int64_t>{2, 2})
                                      .Attr("strides", std::vector<int64_t>{2, 2})),
                        {Floats({2, 16, 16, 16}, 22)}, k, false));
   nodes.push_back(Make("AveragePool, ceil, include pad",
-                       std::move(NodeSpec("AveragePool", 11)
+                       std::move(KernelTester("AveragePool", 11)
                                      .Attr("kernel_shape", std::vector<int64_t>{3, 3})
                                      .Attr("strides", std::vector<int64_t>{2, 2})
                                      .Attr("ceil_mode", int64_t{1})
                                      .Attr("count_include_pad", int64_t{1})),
                        {Floats({2, 8, 16, 16}, 23)}, k, false));
-  nodes.push_back(Make("GlobalAveragePool", NodeSpec("GlobalAveragePool", 1),
+  nodes.push_back(Make("GlobalAveragePool", KernelTester("GlobalAveragePool", 1),
                        {Floats({2, 32, 7, 7}, 24)}, k, false));
   return nodes;
 }

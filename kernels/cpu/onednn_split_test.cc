@@ -17,12 +17,11 @@ namespace {
 
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
 using testing::ExpectNear;
-using testing::NodeSpec;
 using testing::RandomFloats;
-using testing::TestTensor;
 
 struct Attr {
   std::string name;
@@ -44,7 +43,7 @@ struct Case {
 // with the first input's shape unknown; returns the first, checks the second matches it.
 std::vector<float> Run(const Case& c, int threads) {
   KernelTester t(c.op, c.opset, c.domain);
-  NodeSpec spec(c.op, c.opset, c.domain);
+  KernelTester spec(c.op, c.opset, c.domain);
   for (const Attr& a : c.attrs) {
     if (a.is_float) {
       t.Attr(a.name, a.f), spec.Attr(a.name, a.f);
@@ -70,7 +69,7 @@ std::vector<float> Run(const Case& c, int threads) {
   if (!out.ok()) return {};
   std::vector<float> result = Values<float>((*out)[0]);
 
-  NodeSpec known(c.op, c.opset, c.domain);  // for the workspace estimate: every shape known
+  KernelTester known(c.op, c.opset, c.domain);  // for the workspace estimate: every shape known
   for (const Attr& a : c.attrs) {
     if (a.is_float) {
       known.Attr(a.name, a.f);
@@ -94,7 +93,7 @@ std::vector<float> Run(const Case& c, int threads) {
   if (!kernel.ok()) return result;
   std::vector<const TestTensor*> ptrs;
   for (const TestTensor& in : inputs) ptrs.push_back(&in);
-  auto dynamic = testing::RunKernel(**kernel, ptrs, 1, threads);
+  auto dynamic = engine::testing::RunKernel(**kernel, ptrs, 1, threads);
   EXPECT_TRUE(dynamic.ok()) << dynamic.status();
   if (dynamic.ok()) ExpectNear((*dynamic)[0].values<float>(), result, 1e-4f);
   return result;

@@ -12,6 +12,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -65,8 +66,8 @@ class OneHotKernel final : public engine::OpKernel {
     if (indices->dtype() != DataType::kInt64) {
       INFERD_ASSIGN_OR_RETURN(converted, ctx.MakeTemporaryTensor(DataType::kInt64, Shape{count}));
       int64_t* cv = converted.mutable_data<int64_t>();
-      const bool numeric = WithNumericType(indices->dtype(), [&](auto tag) {
-        using T = decltype(tag);
+      const bool numeric = Visit(NumericTypes{}, indices->dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
         const T* v = indices->data<T>();
         for (int64_t i = 0; i < count; ++i) cv[i] = static_cast<int64_t>(v[i]);
       });
@@ -108,13 +109,13 @@ class OneHotKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterOneHotKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> OneHotKernelDefs() {
   engine::KernelDef def = CpuDef(engine::kOnnxDomain, "OneHot", 9, kMaxOpset, FixedSizeTypes(),
                                  FactoryOf<OneHotKernel>());
   def.type_input = 2;  // keyed on values, the output's type
   std::vector<engine::KernelDef> defs;
   defs.push_back(std::move(def));
-  return RegisterAll(registry, std::move(defs));
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

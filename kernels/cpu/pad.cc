@@ -16,6 +16,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -131,8 +132,8 @@ class PadKernel final : public engine::OpKernel {
   // The opset 2-10 `value` attribute (a float) in the element type.
   absl::Status AttributeValue(DataType type, unsigned char* value) const {
     if (value_attr_ == 0.0f) return absl::OkStatus();  // zero bytes
-    const bool ok = WithNumericType(type, [&](auto tag) {
-      using T = decltype(tag);
+    const bool ok = Visit(NumericTypes{}, type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
       const T v = static_cast<T>(value_attr_);
       std::memcpy(value, &v, sizeof(T));
     });
@@ -236,11 +237,10 @@ class PadKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterPadKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> PadKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry, {CpuDef(engine::kOnnxDomain, "Pad", 2, 10, types, FactoryOf<PadKernel>()),
-                 CpuDef(engine::kOnnxDomain, "Pad", 11, kMaxOpset, types, FactoryOf<PadKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Pad", 2, 10, types, FactoryOf<PadKernel>()),
+          CpuDef(engine::kOnnxDomain, "Pad", 11, kMaxOpset, types, FactoryOf<PadKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -110,6 +110,31 @@ bool UsesOwnMaxPool2D(PoolKind kind, DataType type, size_t rank) {
   return kind == PoolKind::kMax && type == DataType::kFloat32 && rank == 4;
 }
 
+// AveragePool with count_include_pad: per spatial dim and output position, kernel size / the
+// positions inside the explicitly padded input (empty when every window is whole).
+std::vector<std::vector<float>> IncludePadRescale(absl::Span<const int64_t> spatial,
+                                                  const WindowGeometry& w) {
+  bool any = false;
+  std::vector<std::vector<float>> rescale(w.out.size());
+  for (size_t i = 0; i < w.out.size(); ++i) {
+    const int64_t limit = spatial[i] + w.pad_end[i];  // end of input + explicit pads
+    for (int64_t o = 0; o < w.out[i]; ++o) {
+      const int64_t start = o * w.strides[i] - w.pad_begin[i];
+      const int64_t inside = std::min(start + w.kernel[i], limit) - start;
+      rescale[i].push_back(static_cast<float>(w.kernel[i]) / static_cast<float>(inside));
+      any = any || inside != w.kernel[i];
+    }
+  }
+  if (!any) rescale.clear();
+  return rescale;
+}
+
+dnnl::algorithm PoolAlgorithm(const PoolAttributes& attrs) {
+  if (IsMax(attrs.kind)) return dnnl::algorithm::pooling_max;
+  return attrs.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                 : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
 // The output shape, window and (unless the output is empty) primitive descriptor for input `x`.
 absl::Status MakePoolPd(const PoolAttributes& attrs, const Shape& x, DataType type, int threads,
                         const NodeLabel& node, PoolPlan& plan) {
@@ -132,18 +157,7 @@ absl::Status MakePoolPd(const PoolAttributes& attrs, const Shape& x, DataType ty
   plan.empty = plan.out.NumElements() == 0 || x.NumElements() == 0;
   if (plan.empty) return absl::OkStatus();
   if (attrs.kind == PoolKind::kAverage && attrs.count_include_pad) {
-    bool any = false;
-    plan.rescale.resize(w.out.size());
-    for (size_t i = 0; i < w.out.size(); ++i) {
-      const int64_t limit = spatial[i] + w.pad_end[i];  // end of input + explicit pads
-      for (int64_t o = 0; o < w.out[i]; ++o) {
-        const int64_t start = o * w.strides[i] - w.pad_begin[i];
-        const int64_t inside = std::min(start + w.kernel[i], limit) - start;
-        plan.rescale[i].push_back(static_cast<float>(w.kernel[i]) / static_cast<float>(inside));
-        any = any || inside != w.kernel[i];
-      }
-    }
-    if (!any) plan.rescale.clear();
+    plan.rescale = IncludePadRescale(spatial, w);
   }
   if (UsesOwnMaxPool2D(attrs.kind, type, x.rank())) return absl::OkStatus();
   INFERD_ASSIGN_OR_RETURN(dnnl::memory::data_type dt, DnnlType(type, node));
@@ -159,10 +173,7 @@ absl::Status MakePoolPd(const PoolAttributes& attrs, const Shape& x, DataType ty
   return CatchDnnl(node, "creating the pooling", [&]() -> absl::Status {
     dnnl::memory::dims dilations;
     for (int64_t d : w.dilations) dilations.push_back(d - 1);  // oneDNN counts the gaps
-    const dnnl::algorithm algorithm = IsMax(attrs.kind) ? dnnl::algorithm::pooling_max
-                                      : attrs.count_include_pad
-                                          ? dnnl::algorithm::pooling_avg_include_padding
-                                          : dnnl::algorithm::pooling_avg_exclude_padding;
+    const dnnl::algorithm algorithm = PoolAlgorithm(attrs);
     ScopedOmpThreads scoped(1);  // parallelism is the parts'
     int64_t start = 0;
     size_t scratch = 0;
@@ -425,15 +436,13 @@ engine::KernelDef PoolDef(absl::string_view op, PoolKind kind, std::vector<DataT
 
 }  // namespace
 
-absl::Status RegisterPoolKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> PoolKernelDefs() {
   // Opset changes of these ops only add attributes (whose defaults give the older behaviour) or
   // element types: one definition each covers 1-17.
-  return RegisterAll(
-      registry,
-      {PoolDef("MaxPool", PoolKind::kMax, {DataType::kFloat32, DataType::kUint8, DataType::kInt8}),
-       PoolDef("AveragePool", PoolKind::kAverage, {DataType::kFloat32}),
-       PoolDef("GlobalMaxPool", PoolKind::kGlobalMax, {DataType::kFloat32}),
-       PoolDef("GlobalAveragePool", PoolKind::kGlobalAverage, {DataType::kFloat32})});
+  return {PoolDef("MaxPool", PoolKind::kMax, TypesOf(MaxPoolTypes{})),
+          PoolDef("AveragePool", PoolKind::kAverage, {DataType::kFloat32}),
+          PoolDef("GlobalMaxPool", PoolKind::kGlobalMax, {DataType::kFloat32}),
+          PoolDef("GlobalAveragePool", PoolKind::kGlobalAverage, {DataType::kFloat32})};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -98,20 +98,12 @@ absl::Status MaxPoolWithIndices(const engine::Tensor& x, const WindowGeometry& w
                                 int64_t storage_order, engine::ThreadPool& pool, engine::Tensor& y,
                                 engine::Tensor* indices, const NodeLabel& node) {
   const Window3 g = Pad3(x.shape(), window, storage_order);
-  switch (x.dtype()) {
-    case DataType::kFloat32:
-      PoolAll<float>(x, g, pool, y, indices);
-      return absl::OkStatus();
-    case DataType::kUint8:
-      PoolAll<uint8_t>(x, g, pool, y, indices);
-      return absl::OkStatus();
-    case DataType::kInt8:
-      PoolAll<int8_t>(x, g, pool, y, indices);
-      return absl::OkStatus();
-    default:
-      return node.Unimplemented(absl::StrCat("MaxPool with Indices on ",
-                                             engine::DataTypeName(x.dtype()), " is not supported"));
-  }
+  const bool found = Visit(MaxPoolTypes{}, x.dtype(), [&](auto tag) {
+    PoolAll<typename decltype(tag)::type>(x, g, pool, y, indices);
+  });
+  if (found) return absl::OkStatus();
+  return node.Unimplemented(absl::StrCat("MaxPool with Indices on ",
+                                         engine::DataTypeName(x.dtype()), " is not supported"));
 }
 
 }  // namespace inferd::kernels::cpu

@@ -7,9 +7,13 @@
 #include "engine/tensor.h"
 #include "engine/thread_pool.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/type_dispatch.h"
 #include "kernels/cpu/window.h"
 
 namespace inferd::kernels::cpu {
+
+// MaxPool's element types (oneDNN and the Indices loops alike).
+using MaxPoolTypes = TypeList<float, uint8_t, int8_t>;
 
 // y[n, c, o...] = max of x over the window of o (padding never wins); indices (may be null)
 // the flat position of that maximum in x, the first one on ties: row-major over [N, C, spatial]

@@ -13,13 +13,12 @@ namespace {
 
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
 using testing::ExpectNear;
-using testing::NodeSpec;
 using testing::RandomFloats;
 using testing::RefWindow;
-using testing::TestTensor;
 
 struct PoolCase {
   Shape x;
@@ -60,7 +59,7 @@ void CheckPool(const PoolCase& c) {
   const std::vector<float> expected =
       testing::RefMaxPool(x, c.x, ReferenceWindow(c), c.ceil_mode, &expected_shape);
   KernelTester t("MaxPool", 12);
-  NodeSpec spec("MaxPool", 12);
+  KernelTester spec("MaxPool", 12);
   t.Attr("kernel_shape", c.kernel);
   spec.Attr("kernel_shape", c.kernel);
   if (!c.strides.empty()) t.Attr("strides", c.strides), spec.Attr("strides", c.strides);
@@ -242,7 +241,7 @@ TEST(MaxPoolTest, Errors) {
 }
 
 TEST(MaxPoolTest, ShapesUnknownAtLoad) {
-  NodeSpec spec("MaxPool", 12);
+  KernelTester spec("MaxPool", 12);
   spec.Attr("kernel_shape", std::vector<int64_t>{3, 3})
       .Attr("strides", std::vector<int64_t>{2, 2})
       .Attr("auto_pad", std::string("SAME_UPPER"))
@@ -255,7 +254,7 @@ TEST(MaxPoolTest, ShapesUnknownAtLoad) {
     Shape expected_shape;
     const auto expected = testing::RefMaxPool(x, xs, ReferenceWindow(c), false, &expected_shape);
     const auto xt = TestTensor::Of<float>(xs, x);
-    auto out = testing::RunKernel(**kernel, {&xt}, 1, 1);
+    auto out = engine::testing::RunKernel(**kernel, {&xt}, 1, 1);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].shape, expected_shape);
     ExpectNear((*out)[0].values<float>(), expected, 0.0f);

@@ -24,6 +24,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/registration.h"
 #include "kernels/cpu/strided_walk.h"
+#include "kernels/cpu/type_dispatch.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace inferd::kernels::cpu {
@@ -428,19 +429,9 @@ class ReduceKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), out_shape));
     const ReducePlan plan = MakePlan(shape, mask);
     if (plan.outputs == 0) return absl::OkStatus();
-    switch (x->dtype()) {
-      case DataType::kFloat32:
-        return RunTyped<float>(kind_, plan, *x, *y, ctx);
-      case DataType::kFloat64:
-        return RunTyped<double>(kind_, plan, *x, *y, ctx);
-      case DataType::kInt32:
-        return RunTyped<int32_t>(kind_, plan, *x, *y, ctx);
-      case DataType::kInt64:
-        return RunTyped<int64_t>(kind_, plan, *x, *y, ctx);
-      default:
-        return node_.InvalidArgument(
-            absl::StrCat("element type ", engine::DataTypeName(x->dtype()), " is not supported"));
-    }
+    return Dispatch(ReduceTypes{}, x->dtype(), node_, [&](auto tag) {
+      return RunTyped<typename decltype(tag)::type>(kind_, plan, *x, *y, ctx);
+    });
   }
 
  private:
@@ -461,9 +452,8 @@ class ReduceKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterReduceKernels(engine::KernelRegistry& registry) {
-  const std::vector<DataType> types = {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
-                                       DataType::kInt64};
+std::vector<engine::KernelDef> ReduceKernelDefs() {
+  const std::vector<DataType> types = TypesOf(ReduceTypes{});
   std::vector<engine::KernelDef> defs;
   for (const OpName& op : kOps) {
     if (op.kind == Kind::kSum) {
@@ -477,7 +467,7 @@ absl::Status RegisterReduceKernels(engine::KernelRegistry& registry) {
           CpuDef(engine::kOnnxDomain, op.name, 1, kMaxOpset, types, FactoryOf<ReduceKernel>()));
     }
   }
-  return RegisterAll(registry, std::move(defs));
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

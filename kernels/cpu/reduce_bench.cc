@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
 #include "engine/kernel.h"
 #include "engine/kernel_registry.h"
 #include "engine/tensor.h"
@@ -170,4 +171,11 @@ int Main(const char* filter) {
 }  // namespace
 }  // namespace inferd::kernels::cpu
 
-int main(int argc, char** argv) { return inferd::kernels::cpu::Main(argc > 1 ? argv[1] : nullptr); }
+int main(int argc, char** argv) {
+  const std::vector<std::string> args = inferd::ParseCommandLine(
+      argc, argv,
+      "usage: reduce_bench [SUBSTRING]\n\nPrints GB/s (GFLOP/s for Einsum) of the reduction and "
+      "normalization kernels at 1 and 2 threads; with SUBSTRING, only the cases whose label has "
+      "it.");
+  return inferd::kernels::cpu::Main(args.empty() ? nullptr : args[0].c_str());
+}

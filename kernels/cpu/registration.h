@@ -1,36 +1,60 @@
-// One registration function per kernel family (one .cc file each); RegisterCpuKernels calls them
-// all. Internal to //kernels/cpu.
+// The kernel families' definition tables: one function per family (at the bottom of its .cc)
+// returning its KernelDefs (op, opsets, element types, factory). cpu_kernels.cc lists them all in
+// one place and registers them. Internal to //kernels/cpu.
 #ifndef INFERD_KERNELS_CPU_REGISTRATION_H_
 #define INFERD_KERNELS_CPU_REGISTRATION_H_
 
-#include "absl/status/status.h"
+#include <vector>
+
 #include "engine/kernel_registry.h"
 
 namespace inferd::kernels::cpu {
 
-absl::Status RegisterMatMulKernels(engine::KernelRegistry& registry);  // MatMul, FusedMatMul
-absl::Status RegisterGemmKernels(engine::KernelRegistry& registry);    // Gemm
-absl::Status RegisterConvKernels(engine::KernelRegistry& registry);    // Conv, FusedConv
-// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
-absl::Status RegisterPoolKernels(engine::KernelRegistry& registry);
-absl::Status RegisterConvTransposeKernels(engine::KernelRegistry& registry);  // ConvTranspose
-absl::Status RegisterBinaryKernels(engine::KernelRegistry& registry);  // Add, Div, Pow, Mod..
-absl::Status RegisterUnaryKernels(engine::KernelRegistry& registry);   // Exp, Relu, Clip..
-absl::Status RegisterCompareLogicalKernels(engine::KernelRegistry& registry);  // Less, Where..
-absl::Status RegisterCastKernels(engine::KernelRegistry& registry);            // Cast, CastLike
-absl::Status RegisterVariadicKernels(engine::KernelRegistry& registry);   // Sum, Mean, Max, Min
-absl::Status RegisterSoftmaxKernels(engine::KernelRegistry& registry);    // Softmax, Hardmax..
-absl::Status RegisterLayerNormKernels(engine::KernelRegistry& registry);  // LayerNormalization
-absl::Status RegisterNormKernels(engine::KernelRegistry& registry);       // BatchNorm, InstanceNorm
-absl::Status RegisterReduceKernels(engine::KernelRegistry& registry);     // ReduceSum, ReduceMax..
-absl::Status RegisterArgReduceKernels(engine::KernelRegistry& registry);  // ArgMax, ArgMin
-absl::Status RegisterTopKKernels(engine::KernelRegistry& registry);       // TopK
-absl::Status RegisterCumSumKernels(engine::KernelRegistry& registry);     // CumSum
-absl::Status RegisterEinsumKernels(engine::KernelRegistry& registry);     // Einsum
-absl::Status RegisterGatherKernels(engine::KernelRegistry& registry);     // Gather
-absl::Status RegisterShapeKernels(engine::KernelRegistry& registry);      // Reshape, Concat
-absl::Status RegisterTransposeKernels(engine::KernelRegistry& registry);  // Transpose
-absl::Status RegisterMovementKernels(engine::KernelRegistry& registry);   // Slice, Pad, Resize..
+// :onednn_kernels
+std::vector<engine::KernelDef> MatMulKernelDefs();         // matmul.cc
+std::vector<engine::KernelDef> GemmKernelDefs();           // gemm.cc
+std::vector<engine::KernelDef> ConvKernelDefs();           // conv.cc
+std::vector<engine::KernelDef> ConvTransposeKernelDefs();  // conv_transpose.cc
+std::vector<engine::KernelDef> PoolKernelDefs();           // pool.cc
+
+// elementwise: :binary_kernels, :unary_kernels, :compare_logical_kernels, :cast_kernels,
+// :variadic_kernels
+std::vector<engine::KernelDef> BinaryKernelDefs();          // binary.cc
+std::vector<engine::KernelDef> UnaryKernelDefs();           // unary.cc
+std::vector<engine::KernelDef> ActivationKernelDefs();      // activation.cc
+std::vector<engine::KernelDef> PassThroughKernelDefs();     // identity.cc
+std::vector<engine::KernelDef> CompareLogicalKernelDefs();  // compare_logical.cc
+std::vector<engine::KernelDef> CastKernelDefs();            // cast.cc
+std::vector<engine::KernelDef> VariadicKernelDefs();        // variadic.cc
+
+// :softmax_kernels, :norm_kernels, :reduce_kernels, :einsum_kernels
+std::vector<engine::KernelDef> SoftmaxKernelDefs();    // softmax.cc
+std::vector<engine::KernelDef> LayerNormKernelDefs();  // layer_norm.cc
+std::vector<engine::KernelDef> NormKernelDefs();       // norm.cc
+std::vector<engine::KernelDef> ReduceKernelDefs();     // reduce.cc
+std::vector<engine::KernelDef> ArgReduceKernelDefs();  // arg_reduce.cc
+std::vector<engine::KernelDef> TopKKernelDefs();       // topk.cc
+std::vector<engine::KernelDef> CumSumKernelDefs();     // cumsum.cc
+std::vector<engine::KernelDef> EinsumKernelDefs();     // einsum.cc
+
+// :cpu_kernels itself
+std::vector<engine::KernelDef> GatherKernelDefs();     // gather.cc
+std::vector<engine::KernelDef> ShapeKernelDefs();      // shape_ops.cc
+std::vector<engine::KernelDef> TransposeKernelDefs();  // transpose.cc
+
+// :movement_kernels
+std::vector<engine::KernelDef> ViewKernelDefs();        // squeeze.cc
+std::vector<engine::KernelDef> SplitKernelDefs();       // split.cc
+std::vector<engine::KernelDef> SliceKernelDefs();       // slice.cc
+std::vector<engine::KernelDef> GatherNdKernelDefs();    // gather_nd.cc
+std::vector<engine::KernelDef> ScatterKernelDefs();     // scatter.cc
+std::vector<engine::KernelDef> ExpandTileKernelDefs();  // expand_tile.cc
+std::vector<engine::KernelDef> PadKernelDefs();         // pad.cc
+std::vector<engine::KernelDef> ShapeInfoKernelDefs();   // shape_info.cc
+std::vector<engine::KernelDef> ResizeKernelDefs();      // resize.cc
+std::vector<engine::KernelDef> DepthSpaceKernelDefs();  // depth_space.cc
+std::vector<engine::KernelDef> TriluKernelDefs();       // trilu.cc
+std::vector<engine::KernelDef> OneHotKernelDefs();      // onehot.cc
 
 }  // namespace inferd::kernels::cpu
 

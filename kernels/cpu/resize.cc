@@ -25,6 +25,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -74,36 +75,54 @@ void CubicCoeffs(double r, double a, double c[4]) {
   c[3] = ((a * r3 - 5 * a) * r3 + 8 * a) * r3 - 4 * a;
 }
 
+// The input coordinate output index `x` maps to (coordinate_transformation_mode), for a
+// dimension of `in` elements resized to `out`.
+double SourceCoordinate(Coord coord, int64_t x, int64_t in, int64_t out, double scale,
+                        double roi_start, double roi_end) {
+  const double resized = static_cast<double>(in) * scale;  // "length_resized" of the reference
+  switch (coord) {
+    case Coord::kHalfPixel:
+      return (x + 0.5) / scale - 0.5;
+    case Coord::kPytorchHalfPixel:
+      return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case Coord::kAlignCorners:
+      return resized == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (resized - 1.0);
+    case Coord::kAsymmetric:
+      return x / scale;
+    case Coord::kTfHalfPixelForNn:
+      return (x + 0.5) / scale;
+    case Coord::kTfCropAndResize:
+      return resized > 1.0
+                 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (resized - 1.0)
+                 : 0.5 * (roi_start + roi_end) * (in - 1);
+  }
+  return 0;
+}
+
+// The nearest input index (unclamped) for coordinate xo = i0 + r (nearest_mode).
+int64_t NearestIndex(Rounding rounding, double xo, int64_t i0, double r, double scale) {
+  switch (rounding) {
+    case Rounding::kRoundPreferFloor:
+      return r <= 0.5 ? i0 : i0 + 1;
+    case Rounding::kRoundPreferCeil:
+      return r < 0.5 ? i0 : i0 + 1;
+    case Rounding::kFloor:
+      return i0;
+    case Rounding::kCeil:
+      return r > 0 ? i0 + 1 : i0;
+    case Rounding::kSimple:
+      return scale < 1.0 ? static_cast<int64_t>(std::ceil(xo)) : i0;
+  }
+  return i0;
+}
+
 // Fills `t` (whose idx/w point at out * taps entries) for one dimension.
 void BuildTable(const Params& p, double scale, double roi_start, double roi_end, AxisTable* t) {
   const int taps = Taps(p.mode);
   const int64_t in = t->in;
-  const double resized = static_cast<double>(in) * scale;  // "length_resized" of the reference
   t->identity = t->in == t->out;
   for (int64_t x = 0; x < t->out; ++x) {
-    double xo = 0;
-    switch (p.coord) {
-      case Coord::kHalfPixel:
-        xo = (x + 0.5) / scale - 0.5;
-        break;
-      case Coord::kPytorchHalfPixel:
-        xo = t->out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-        break;
-      case Coord::kAlignCorners:
-        xo = resized == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (resized - 1.0);
-        break;
-      case Coord::kAsymmetric:
-        xo = x / scale;
-        break;
-      case Coord::kTfHalfPixelForNn:
-        xo = (x + 0.5) / scale;
-        break;
-      case Coord::kTfCropAndResize:
-        xo = resized > 1.0
-                 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (resized - 1.0)
-                 : 0.5 * (roi_start + roi_end) * (in - 1);
-        break;
-    }
+    const double xo = SourceCoordinate(p.coord, x, in, t->out, scale, roi_start, roi_end);
     int64_t* ix = t->idx + x * taps;
     float* wx = t->w + x * taps;
     if (p.coord == Coord::kTfCropAndResize && (xo < 0 || xo > static_cast<double>(in - 1))) {
@@ -118,25 +137,7 @@ void BuildTable(const Params& p, double scale, double roi_start, double roi_end,
     const int64_t i0 = static_cast<int64_t>(fl);
     const double r = xo - fl;
     if (p.mode == Mode::kNearest) {
-      int64_t i = i0;
-      switch (p.rounding) {
-        case Rounding::kRoundPreferFloor:
-          i = r <= 0.5 ? i0 : i0 + 1;
-          break;
-        case Rounding::kRoundPreferCeil:
-          i = r < 0.5 ? i0 : i0 + 1;
-          break;
-        case Rounding::kFloor:
-          i = i0;
-          break;
-        case Rounding::kCeil:
-          i = r > 0 ? i0 + 1 : i0;
-          break;
-        case Rounding::kSimple:
-          i = scale < 1.0 ? static_cast<int64_t>(std::ceil(xo)) : i0;
-          break;
-      }
-      ix[0] = clamp(i);
+      ix[0] = clamp(NearestIndex(p.rounding, xo, i0, r, scale));
       wx[0] = 1.0f;
       if (ix[0] != x) t->identity = false;
       continue;
@@ -277,6 +278,17 @@ class ResizeKernel final : public engine::OpKernel {
   absl::Status Targets(const KernelContext& ctx, const Shape& in, Shape* out,
                        absl::InlinedVector<double, 8>* scales,
                        absl::InlinedVector<double, 16>* roi) const;
+  // pass 1: per-dimension tables, their entries in the arena temporaries `idx` and `w`.
+  absl::Status BuildTables(KernelContext& ctx, const Shape& in, const Shape& out_shape,
+                           const absl::InlinedVector<double, 8>& scales,
+                           const absl::InlinedVector<double, 16>& roi, Tensor& idx, Tensor& w,
+                           absl::InlinedVector<AxisTable, 8>& tables) const;
+  // pass 2 (nearest): one gather.
+  void Nearest(const Tensor& x, const Shape& out_shape, const AxisTable* tables, Tensor& y,
+               engine::ThreadPool& pool) const;
+  // pass 2 (linear, cubic): one separable pass per resized dim, shrinking dims first.
+  absl::Status Separable(KernelContext& ctx, const Tensor& x, const Shape& out_shape,
+                         const absl::InlinedVector<AxisTable, 8>& tables, Tensor& y) const;
 
   const NodeLabel node_;
   const Params p_;
@@ -432,16 +444,33 @@ absl::Status ResizeKernel::Compute(KernelContext& ctx) const {
   INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), out_shape));
   if (y->NumElements() == 0) return absl::OkStatus();
 
-  // pass 1: per-dimension tables, in arena temporaries.
+  Tensor idx, w;
+  absl::InlinedVector<AxisTable, 8> tables(in.rank());
+  INFERD_RETURN_IF_ERROR(BuildTables(ctx, in, out_shape, scales, roi, idx, w, tables));
+  const bool all_identity =
+      std::all_of(tables.begin(), tables.end(), [](const AxisTable& t) { return t.identity; });
+  if (all_identity) {
+    ParallelMemcpy(y->raw_mutable_data(), x->raw_data(), x->bytes(), ctx.threads());
+    return absl::OkStatus();
+  }
+  if (p_.mode == Mode::kNearest) {
+    Nearest(*x, out_shape, tables.data(), *y, ctx.threads());
+    return absl::OkStatus();
+  }
+  return Separable(ctx, *x, out_shape, tables, *y);
+}
+
+absl::Status ResizeKernel::BuildTables(KernelContext& ctx, const Shape& in, const Shape& out_shape,
+                                       const absl::InlinedVector<double, 8>& scales,
+                                       const absl::InlinedVector<double, 16>& roi, Tensor& idx,
+                                       Tensor& w, absl::InlinedVector<AxisTable, 8>& tables) const {
   const size_t rank = in.rank();
   const int taps = Taps(p_.mode);
   int64_t entries = 0;
   for (size_t d = 0; d < rank; ++d) entries += out_shape[d] * taps;
-  INFERD_ASSIGN_OR_RETURN(Tensor idx, ctx.MakeTemporaryTensor(DataType::kInt64, Shape{entries}));
-  INFERD_ASSIGN_OR_RETURN(Tensor w, ctx.MakeTemporaryTensor(DataType::kFloat32, Shape{entries}));
-  absl::InlinedVector<AxisTable, 8> tables(rank);
+  INFERD_ASSIGN_OR_RETURN(idx, ctx.MakeTemporaryTensor(DataType::kInt64, Shape{entries}));
+  INFERD_ASSIGN_OR_RETURN(w, ctx.MakeTemporaryTensor(DataType::kFloat32, Shape{entries}));
   int64_t used = 0;
-  bool all_identity = true;
   for (size_t d = 0; d < rank; ++d) {
     tables[d].in = in[d];
     tables[d].out = out_shape[d];
@@ -449,31 +478,30 @@ absl::Status ResizeKernel::Compute(KernelContext& ctx) const {
     tables[d].w = w.mutable_data<float>() + used;
     used += out_shape[d] * taps;
     BuildTable(p_, scales[d], roi[d], roi[rank + d], &tables[d]);
-    all_identity &= tables[d].identity;
   }
-  if (all_identity) {
-    ParallelMemcpy(y->raw_mutable_data(), x->raw_data(), x->bytes(), ctx.threads());
-    return absl::OkStatus();
-  }
+  return absl::OkStatus();
+}
 
-  // pass 2 (nearest): one gather.
-  if (p_.mode == Mode::kNearest) {
-    unsigned char extrap[8] = {};
-    WithNumericType(x->dtype(), [&](auto tag) {
-      const auto v = static_cast<decltype(tag)>(p_.extrapolation);
-      std::memcpy(extrap, &v, sizeof(v));
-    });
-    WithElementSize(elem, [&](auto tag) {
-      using T = decltype(tag);
-      T e;
-      std::memcpy(&e, extrap, sizeof(T));
-      NearestGather<T>(x->data<T>(), y->mutable_data<T>(), in, out_shape, tables.data(), e,
-                       ctx.threads());
-    });
-    return absl::OkStatus();
-  }
+void ResizeKernel::Nearest(const Tensor& x, const Shape& out_shape, const AxisTable* tables,
+                           Tensor& y, engine::ThreadPool& pool) const {
+  unsigned char extrap[8] = {};
+  Visit(NumericTypes{}, x.dtype(), [&](auto tag) {
+    const auto v = static_cast<typename decltype(tag)::type>(p_.extrapolation);
+    std::memcpy(extrap, &v, sizeof(v));
+  });
+  WithElementSize(engine::ElementSize(x.dtype()), [&](auto tag) {
+    using T = decltype(tag);
+    T e;
+    std::memcpy(&e, extrap, sizeof(T));
+    NearestGather<T>(x.data<T>(), y.mutable_data<T>(), x.shape(), out_shape, tables, e, pool);
+  });
+}
 
-  // pass 2 (linear, cubic): one separable pass per resized dim, shrinking dims first.
+absl::Status ResizeKernel::Separable(KernelContext& ctx, const Tensor& x, const Shape& out_shape,
+                                     const absl::InlinedVector<AxisTable, 8>& tables,
+                                     Tensor& y) const {
+  const Shape& in = x.shape();
+  const size_t rank = in.rank();
   absl::InlinedVector<size_t, 8> order;
   for (size_t d = 0; d < rank; ++d) {
     if (!tables[d].identity) order.push_back(d);
@@ -484,8 +512,9 @@ absl::Status ResizeKernel::Compute(KernelContext& ctx) const {
     const int64_t lhs = out_shape[a] * in[b], rhs = out_shape[b] * in[a];
     return lhs != rhs ? lhs < rhs : a > b;
   });
+  const int taps = Taps(p_.mode);
   Shape cur = in;
-  const float* src = x->data<float>();
+  const float* src = x.data<float>();
   Tensor bufs[2];
   for (size_t i = 0; i < order.size(); ++i) {
     const size_t d = order[i];
@@ -493,7 +522,7 @@ absl::Status ResizeKernel::Compute(KernelContext& ctx) const {
     next[d] = out_shape[d];
     float* dst;
     if (i + 1 == order.size()) {
-      dst = y->mutable_data<float>();
+      dst = y.mutable_data<float>();
     } else {
       INFERD_ASSIGN_OR_RETURN(bufs[i % 2], ctx.MakeTemporaryTensor(DataType::kFloat32, next));
       dst = bufs[i % 2].mutable_data<float>();
@@ -512,15 +541,13 @@ absl::Status ResizeKernel::Compute(KernelContext& ctx) const {
 
 }  // namespace
 
-absl::Status RegisterResizeKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ResizeKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "Upsample", 7, 8, types, FactoryOf<ResizeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Upsample", 9, 9, types, FactoryOf<ResizeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Resize", 10, 10, types, FactoryOf<ResizeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Resize", 11, 12, types, FactoryOf<ResizeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Resize", 13, kMaxOpset, types, FactoryOf<ResizeKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Upsample", 7, 8, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Upsample", 9, 9, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Resize", 10, 10, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Resize", 11, 12, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Resize", 13, kMaxOpset, types, FactoryOf<ResizeKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -18,6 +18,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -72,7 +73,7 @@ class ScatterBase : public engine::OpKernel {
     const size_t elem = engine::ElementSize(data->dtype());
     if (elem == 0) return UnsupportedType(data->dtype(), node_);
     INFERD_RETURN_IF_ERROR(CheckType(*updates, data->dtype(), 2, node_));
-    if (reduction_ != Reduction::kNone && !WithNumericType(data->dtype(), [](auto) {})) {
+    if (reduction_ != Reduction::kNone && !Visit(NumericTypes{}, data->dtype(), [](auto) {})) {
       return node_.Unimplemented(
           absl::StrCat("reduction on element type ", engine::DataTypeName(data->dtype())));
     }
@@ -104,8 +105,8 @@ class ScatterBase : public engine::OpKernel {
       std::memcpy(dst, src, static_cast<size_t>(n) * elem);
       return;
     }
-    WithNumericType(type, [&](auto tag) {
-      using T = decltype(tag);
+    Visit(NumericTypes{}, type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
       Reduce<T>(reduction_, static_cast<T*>(dst), static_cast<const T*>(src), n);
     });
   }
@@ -265,17 +266,16 @@ class ScatterElementsKernel final : public ScatterBase {
 
 }  // namespace
 
-absl::Status RegisterScatterKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ScatterKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "ScatterND", 11, 15, types, FactoryOf<ScatterNdKernel>()),
-       CpuDef(engine::kOnnxDomain, "ScatterND", 16, kMaxOpset, types, FactoryOf<ScatterNdKernel>()),
-       CpuDef(engine::kOnnxDomain, "Scatter", 9, 10, types, FactoryOf<ScatterElementsKernel>()),
-       CpuDef(engine::kOnnxDomain, "ScatterElements", 11, 15, types,
-              FactoryOf<ScatterElementsKernel>()),
-       CpuDef(engine::kOnnxDomain, "ScatterElements", 16, kMaxOpset, types,
-              FactoryOf<ScatterElementsKernel>())});
+  return {
+      CpuDef(engine::kOnnxDomain, "ScatterND", 11, 15, types, FactoryOf<ScatterNdKernel>()),
+      CpuDef(engine::kOnnxDomain, "ScatterND", 16, kMaxOpset, types, FactoryOf<ScatterNdKernel>()),
+      CpuDef(engine::kOnnxDomain, "Scatter", 9, 10, types, FactoryOf<ScatterElementsKernel>()),
+      CpuDef(engine::kOnnxDomain, "ScatterElements", 11, 15, types,
+             FactoryOf<ScatterElementsKernel>()),
+      CpuDef(engine::kOnnxDomain, "ScatterElements", 16, kMaxOpset, types,
+             FactoryOf<ScatterElementsKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -15,6 +15,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 #include "onnx/onnx_pb.h"
 
 namespace inferd::kernels::cpu {
@@ -179,8 +180,8 @@ class RangeKernel final : public engine::OpKernel {
       }
     }
     absl::Status status = absl::OkStatus();
-    const bool ok = WithNumericType(in[0]->dtype(), [&](auto tag) {
-      using T = decltype(tag);
+    const bool ok = Visit(NumericTypes{}, in[0]->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
       status = Run<T>(*in[0]->data<T>(), *in[1]->data<T>(), *in[2]->data<T>(), ctx);
     });
     if (!ok) return UnsupportedType(in[0]->dtype(), node_);
@@ -227,28 +228,27 @@ class NonZeroKernel final : public engine::OpKernel {
 
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
-    switch (x->dtype()) {
-      case DataType::kFloat32:
-        return Run<float>(
-            *x, [](float v) { return v != 0.0f; }, ctx);
-      case DataType::kFloat64:
-        return Run<double>(
-            *x, [](double v) { return v != 0.0; }, ctx);
-      case DataType::kFloat16:
-      case DataType::kBFloat16:  // +-0 differ only in the sign bit
-        return Run<uint16_t>(
-            *x, [](uint16_t v) { return (v & 0x7fff) != 0; }, ctx);
-      default: {
-        absl::Status status = absl::OkStatus();
-        const bool ok = WithElementSize(engine::ElementSize(x->dtype()), [&](auto tag) {
-          using T = decltype(tag);
+    absl::Status status = absl::OkStatus();
+    if (Visit(FloatTypes{}, x->dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
           status = Run<T>(
-              *x, [](T v) { return v != 0; }, ctx);
-        });
-        if (!ok) return UnsupportedType(x->dtype(), node_);
-        return status;
-      }
+              *x, [](T v) { return v != T(0); }, ctx);
+        })) {
+      return status;
     }
+    if (x->dtype() == DataType::kFloat16 || x->dtype() == DataType::kBFloat16) {
+      // +-0 differ only in the sign bit.
+      return Run<uint16_t>(
+          *x, [](uint16_t v) { return (v & 0x7fff) != 0; }, ctx);
+    }
+    // Integers and bool compare their bits with 0: only the element size matters.
+    const bool ok = WithElementSize(engine::ElementSize(x->dtype()), [&](auto tag) {
+      using T = decltype(tag);
+      status = Run<T>(
+          *x, [](T v) { return v != 0; }, ctx);
+    });
+    if (!ok) return UnsupportedType(x->dtype(), node_);
+    return status;
   }
 
  private:
@@ -285,22 +285,20 @@ class NonZeroKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterShapeInfoKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ShapeInfoKernelDefs() {
   const auto& types = FixedSizeTypes();
   engine::KernelDef constant_of_shape = CpuDef(engine::kOnnxDomain, "ConstantOfShape", 9, kMaxOpset,
                                                types, FactoryOf<ConstantOfShapeKernel>());
   constant_of_shape.type_input = -1;  // keyed on the output's type (the value attribute's)
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "Shape", 1, 14, types, FactoryOf<ShapeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Shape", 15, kMaxOpset, types, FactoryOf<ShapeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Size", 1, kMaxOpset, types, FactoryOf<ShapeKernel>()),
-       std::move(constant_of_shape),
-       CpuDef(engine::kOnnxDomain, "Range", 11, kMaxOpset,
-              {DataType::kFloat32, DataType::kFloat64, DataType::kInt16, DataType::kInt32,
-               DataType::kInt64},
-              FactoryOf<RangeKernel>()),
-       CpuDef(engine::kOnnxDomain, "NonZero", 9, kMaxOpset, types, FactoryOf<NonZeroKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Shape", 1, 14, types, FactoryOf<ShapeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Shape", 15, kMaxOpset, types, FactoryOf<ShapeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Size", 1, kMaxOpset, types, FactoryOf<ShapeKernel>()),
+          std::move(constant_of_shape),
+          CpuDef(engine::kOnnxDomain, "Range", 11, kMaxOpset,
+                 {DataType::kFloat32, DataType::kFloat64, DataType::kInt16, DataType::kInt32,
+                  DataType::kInt64},
+                 FactoryOf<RangeKernel>()),
+          CpuDef(engine::kOnnxDomain, "NonZero", 9, kMaxOpset, types, FactoryOf<NonZeroKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

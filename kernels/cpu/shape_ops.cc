@@ -200,7 +200,7 @@ class ConcatKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterShapeKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ShapeKernelDefs() {
   // Reshape 1-4: shape attribute; 5-13: 0 always copies; 14+: allowzero (read at creation).
   std::vector<engine::KernelDef> defs = {
       CpuDef(engine::kOnnxDomain, "Reshape", 1, 4, FixedSizeTypes(), FactoryOf<ReshapeKernel>()),
@@ -210,7 +210,7 @@ absl::Status RegisterShapeKernels(engine::KernelRegistry& registry) {
       CpuDef(engine::kOnnxDomain, "Concat", 1, 3, FixedSizeTypes(), FactoryOf<ConcatKernel>()),
       CpuDef(engine::kOnnxDomain, "Concat", 4, kMaxOpset, FixedSizeTypes(),
              FactoryOf<ConcatKernel>())};
-  return RegisterAll(registry, std::move(defs));
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

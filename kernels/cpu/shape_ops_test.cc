@@ -12,11 +12,10 @@ namespace {
 
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::RunKernel;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
-using testing::NodeSpec;
-using testing::RunKernel;
-using testing::TestTensor;
 
 absl::StatusOr<Shape> Reshape(int opset, const Shape& in, const std::vector<int64_t>& target,
                               std::optional<int64_t> allowzero = std::nullopt) {
@@ -89,7 +88,7 @@ TEST(ReshapeTest, OutputAliasesTheInput) {
   // Through a context that honours aliases, the output points at the input's bytes.
   const auto data = TestTensor::Of<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6});
   const auto shape = TestTensor::Of<int64_t>({1}, {-1});
-  NodeSpec spec("Reshape", 14);
+  KernelTester spec("Reshape", 14);
   spec.Input(data).Input(shape, true, true);
   auto kernel = spec.Create(CpuRegistry());
   ASSERT_TRUE(kernel.ok()) << kernel.status();

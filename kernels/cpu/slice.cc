@@ -13,6 +13,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -128,12 +129,10 @@ class SliceKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterSliceKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> SliceKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "Slice", 1, 9, types, FactoryOf<SliceKernel>()),
-       CpuDef(engine::kOnnxDomain, "Slice", 10, kMaxOpset, types, FactoryOf<SliceKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Slice", 1, 9, types, FactoryOf<SliceKernel>()),
+          CpuDef(engine::kOnnxDomain, "Slice", 10, kMaxOpset, types, FactoryOf<SliceKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

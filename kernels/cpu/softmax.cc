@@ -183,7 +183,7 @@ class SoftmaxKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterSoftmaxKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> SoftmaxKernelDefs() {
   // One kernel class; the op type and the opset (read at creation) select the semantics.
   std::vector<engine::KernelDef> defs;
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
@@ -192,7 +192,7 @@ absl::Status RegisterSoftmaxKernels(engine::KernelRegistry& registry) {
     defs.push_back(CpuDef(engine::kOnnxDomain, op, 13, kMaxOpset, {DataType::kFloat32},
                           FactoryOf<SoftmaxKernel>()));
   }
-  return RegisterAll(registry, std::move(defs));
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

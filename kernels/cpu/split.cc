@@ -13,6 +13,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -113,13 +114,11 @@ class SplitKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterSplitKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> SplitKernelDefs() {
   const auto& types = FixedSizeTypes();
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "Split", 1, 1, types, FactoryOf<SplitKernel>()),
-       CpuDef(engine::kOnnxDomain, "Split", 2, 12, types, FactoryOf<SplitKernel>()),
-       CpuDef(engine::kOnnxDomain, "Split", 13, kMaxOpset, types, FactoryOf<SplitKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "Split", 1, 1, types, FactoryOf<SplitKernel>()),
+          CpuDef(engine::kOnnxDomain, "Split", 2, 12, types, FactoryOf<SplitKernel>()),
+          CpuDef(engine::kOnnxDomain, "Split", 13, kMaxOpset, types, FactoryOf<SplitKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -12,6 +12,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -131,17 +132,16 @@ class SqueezeKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterViewKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> ViewKernelDefs() {
   const auto& types = FixedSizeTypes();
   // Flatten: negative axes from 11 (accepted throughout); Squeeze/Unsqueeze: axes attribute up to
   // 12 (negative from 11), input from 13.
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "Flatten", 1, kMaxOpset, types, FactoryOf<FlattenKernel>()),
-       CpuDef(engine::kOnnxDomain, "Squeeze", 1, 12, types, FactoryOf<SqueezeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Squeeze", 13, kMaxOpset, types, FactoryOf<SqueezeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Unsqueeze", 1, 12, types, FactoryOf<SqueezeKernel>()),
-       CpuDef(engine::kOnnxDomain, "Unsqueeze", 13, kMaxOpset, types, FactoryOf<SqueezeKernel>())});
+  return {
+      CpuDef(engine::kOnnxDomain, "Flatten", 1, kMaxOpset, types, FactoryOf<FlattenKernel>()),
+      CpuDef(engine::kOnnxDomain, "Squeeze", 1, 12, types, FactoryOf<SqueezeKernel>()),
+      CpuDef(engine::kOnnxDomain, "Squeeze", 13, kMaxOpset, types, FactoryOf<SqueezeKernel>()),
+      CpuDef(engine::kOnnxDomain, "Unsqueeze", 1, 12, types, FactoryOf<SqueezeKernel>()),
+      CpuDef(engine::kOnnxDomain, "Unsqueeze", 13, kMaxOpset, types, FactoryOf<SqueezeKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

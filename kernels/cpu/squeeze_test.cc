@@ -11,11 +11,10 @@ namespace {
 
 using engine::Shape;
 using engine::testing::KernelTester;
+using engine::testing::RunKernel;
+using engine::testing::TestTensor;
 using engine::testing::Values;
 using testing::CpuRegistry;
-using testing::NodeSpec;
-using testing::RunKernel;
-using testing::TestTensor;
 
 std::vector<float> Iota(const Shape& s) {
   std::vector<float> v(s.NumElements());
@@ -119,7 +118,7 @@ TEST(ViewKernelsTest, OutputsAliasTheInput) {
   for (const Case& c : {Case{"Flatten", false, Shape{1, 6}}, Case{"Squeeze", true, Shape{2, 3}},
                         Case{"Unsqueeze", true, Shape{1, 1, 2, 3}}}) {
     SCOPED_TRACE(c.op);
-    NodeSpec spec(c.op, 13);
+    KernelTester spec(c.op, 13);
     spec.Input(data, /*shape_known=*/false);
     if (c.with_axes) spec.Input(axes, true, true);
     auto kernel = spec.Create(CpuRegistry());

@@ -16,6 +16,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/registration.h"
+#include "kernels/cpu/type_dispatch.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -175,19 +176,9 @@ class TopKKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(Tensor * values, ctx.MakeOutputTensor(0, x->dtype(), out_shape));
     INFERD_ASSIGN_OR_RETURN(Tensor * indices, ctx.MakeOutputTensor(1, DataType::kInt64, out_shape));
     if (values->NumElements() == 0) return absl::OkStatus();
-    switch (x->dtype()) {
-      case DataType::kFloat32:
-        return Run<float>(g, largest_, *x, *values, *indices, ctx);
-      case DataType::kFloat64:
-        return Run<double>(g, largest_, *x, *values, *indices, ctx);
-      case DataType::kInt32:
-        return Run<int32_t>(g, largest_, *x, *values, *indices, ctx);
-      case DataType::kInt64:
-        return Run<int64_t>(g, largest_, *x, *values, *indices, ctx);
-      default:
-        return node_.InvalidArgument(
-            absl::StrCat("element type ", engine::DataTypeName(x->dtype()), " is not supported"));
-    }
+    return Dispatch(ReduceTypes{}, x->dtype(), node_, [&](auto tag) {
+      return Run<typename decltype(tag)::type>(g, largest_, *x, *values, *indices, ctx);
+    });
   }
 
  private:
@@ -204,15 +195,12 @@ class TopKKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterTopKKernels(engine::KernelRegistry& registry) {
-  const std::vector<DataType> types = {DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
-                                       DataType::kInt64};
+std::vector<engine::KernelDef> TopKKernelDefs() {
+  const std::vector<DataType> types = TypesOf(ReduceTypes{});
   // 1-9: attribute k; 10: input K; 11+: largest, sorted, negative axes.
-  return RegisterAll(
-      registry,
-      {CpuDef(engine::kOnnxDomain, "TopK", 1, 9, types, FactoryOf<TopKKernel>()),
-       CpuDef(engine::kOnnxDomain, "TopK", 10, 10, types, FactoryOf<TopKKernel>()),
-       CpuDef(engine::kOnnxDomain, "TopK", 11, kMaxOpset, types, FactoryOf<TopKKernel>())});
+  return {CpuDef(engine::kOnnxDomain, "TopK", 1, 9, types, FactoryOf<TopKKernel>()),
+          CpuDef(engine::kOnnxDomain, "TopK", 10, 10, types, FactoryOf<TopKKernel>()),
+          CpuDef(engine::kOnnxDomain, "TopK", 11, kMaxOpset, types, FactoryOf<TopKKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

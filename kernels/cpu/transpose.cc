@@ -253,9 +253,9 @@ class TransposeKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterTransposeKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "Transpose", 1, kMaxOpset,
-                                       FixedSizeTypes(), FactoryOf<TransposeKernel>())});
+std::vector<engine::KernelDef> TransposeKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "Transpose", 1, kMaxOpset, FixedSizeTypes(),
+                 FactoryOf<TransposeKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

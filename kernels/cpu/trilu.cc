@@ -11,6 +11,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -85,9 +86,9 @@ class TriluKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterTriluKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry, {CpuDef(engine::kOnnxDomain, "Trilu", 14, kMaxOpset,
-                                       FixedSizeTypes(), FactoryOf<TriluKernel>())});
+std::vector<engine::KernelDef> TriluKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "Trilu", 14, kMaxOpset, FixedSizeTypes(),
+                 FactoryOf<TriluKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

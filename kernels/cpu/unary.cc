@@ -187,21 +187,25 @@ engine::KernelDef Def(const char* op, int since) {
 
 }  // namespace
 
-absl::Status RegisterUnaryKernels(engine::KernelRegistry& registry) {
+std::vector<engine::KernelDef> UnaryKernelDefs() {
   using Signed = SignedNumericTypes;
-  INFERD_RETURN_IF_ERROR(RegisterAll(
-      registry, {Def<NegFn, Signed>("Neg", 1), Def<AbsFn, NumericTypes>("Abs", 1),
-                 Def<SignFn, NumericTypes>("Sign", 9), Def<SqrtFn, FloatTypes>("Sqrt", 1),
-                 Def<ReciprocalFn, FloatTypes>("Reciprocal", 1), Def<ExpFn, FloatTypes>("Exp", 1),
-                 Def<LogFn, FloatTypes>("Log", 1), Def<ErfFn, FloatTypes>("Erf", 9),
-                 Def<TanhFn, FloatTypes>("Tanh", 1), Def<SigmoidFn, FloatTypes>("Sigmoid", 1),
-                 Def<SinFn, FloatTypes>("Sin", 7), Def<CosFn, FloatTypes>("Cos", 7),
-                 Def<FloorFn, FloatTypes>("Floor", 1), Def<CeilFn, FloatTypes>("Ceil", 1),
-                 Def<RoundFn, FloatTypes>("Round", 11),
-                 Def<IsNaNFn, TypeList<float, double, Float16>>("IsNaN", 9),
-                 Def<NotFn, TypeList<bool>>("Not", 1)}));
-  INFERD_RETURN_IF_ERROR(RegisterActivationKernels(registry));
-  return RegisterPassThroughKernels(registry);
+  return {Def<NegFn, Signed>("Neg", 1),
+          Def<AbsFn, NumericTypes>("Abs", 1),
+          Def<SignFn, NumericTypes>("Sign", 9),
+          Def<SqrtFn, FloatTypes>("Sqrt", 1),
+          Def<ReciprocalFn, FloatTypes>("Reciprocal", 1),
+          Def<ExpFn, FloatTypes>("Exp", 1),
+          Def<LogFn, FloatTypes>("Log", 1),
+          Def<ErfFn, FloatTypes>("Erf", 9),
+          Def<TanhFn, FloatTypes>("Tanh", 1),
+          Def<SigmoidFn, FloatTypes>("Sigmoid", 1),
+          Def<SinFn, FloatTypes>("Sin", 7),
+          Def<CosFn, FloatTypes>("Cos", 7),
+          Def<FloorFn, FloatTypes>("Floor", 1),
+          Def<CeilFn, FloatTypes>("Ceil", 1),
+          Def<RoundFn, FloatTypes>("Round", 11),
+          Def<IsNaNFn, TypeList<float, double, Float16>>("IsNaN", 9),
+          Def<NotFn, TypeList<bool>>("Not", 1)};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -56,10 +56,6 @@ class UnaryKernel final : public engine::OpKernel {
   const Fn fn_;
 };
 
-// Registration of the families in :unary_kernels (RegisterUnaryKernels calls them).
-absl::Status RegisterActivationKernels(engine::KernelRegistry& registry);   // activation.cc
-absl::Status RegisterPassThroughKernels(engine::KernelRegistry& registry);  // identity.cc
-
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_UNARY_KERNEL_H_

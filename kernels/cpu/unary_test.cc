@@ -262,23 +262,23 @@ TEST(UnaryTest, ClipForms) {
 }
 
 TEST(UnaryTest, IdentityAndDropoutAreAliases) {
-  const auto x = testing::TestTensor::Of<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const auto x = engine::testing::TestTensor::Of<float>({2, 3}, {1, 2, 3, 4, 5, 6});
   for (const char* op : {"Identity", "Dropout"}) {
-    testing::NodeSpec spec(op, 13);
+    engine::testing::KernelTester spec(op, 13);
     spec.Input(x);
     auto kernel = spec.Create(CpuRegistry());
     ASSERT_TRUE(kernel.ok()) << kernel.status();
     EXPECT_EQ((*kernel)->OutputAliases(), (std::vector<std::pair<int, int>>{{0, 0}})) << op;
-    auto out = testing::RunKernel(**kernel, {&x}, 1, 1);
+    auto out = engine::testing::RunKernel(**kernel, {&x}, 1, 1);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].values<float>(), x.values<float>());
   }
-  const auto ints = testing::TestTensor::Of<int64_t>({2}, {7, 8});
-  testing::NodeSpec spec("Identity", 16);
+  const auto ints = engine::testing::TestTensor::Of<int64_t>({2}, {7, 8});
+  engine::testing::KernelTester spec("Identity", 16);
   spec.Input(ints);
   auto kernel = spec.Create(CpuRegistry());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  auto out = testing::RunKernel(**kernel, {&ints}, 1, 1);
+  auto out = engine::testing::RunKernel(**kernel, {&ints}, 1, 1);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].values<int64_t>(), (std::vector<int64_t>{7, 8}));
 }

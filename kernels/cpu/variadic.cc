@@ -132,16 +132,15 @@ class VariadicKernel final : public engine::OpKernel {
 
 }  // namespace
 
-absl::Status RegisterVariadicKernels(engine::KernelRegistry& registry) {
-  return RegisterAll(registry,
-                     {CpuDef(engine::kOnnxDomain, "Sum", 1, kMaxOpset, TypesOf(SumTypes{}),
-                             FactoryOf<VariadicKernel<SumOp, SumTypes>>()),
-                      CpuDef(engine::kOnnxDomain, "Mean", 1, kMaxOpset, TypesOf(SumTypes{}),
-                             FactoryOf<VariadicKernel<SumOp, SumTypes, true>>()),
-                      CpuDef(engine::kOnnxDomain, "Max", 1, kMaxOpset, TypesOf(MinMaxTypes{}),
-                             FactoryOf<VariadicKernel<MaxOp, MinMaxTypes>>()),
-                      CpuDef(engine::kOnnxDomain, "Min", 1, kMaxOpset, TypesOf(MinMaxTypes{}),
-                             FactoryOf<VariadicKernel<MinOp, MinMaxTypes>>())});
+std::vector<engine::KernelDef> VariadicKernelDefs() {
+  return {CpuDef(engine::kOnnxDomain, "Sum", 1, kMaxOpset, TypesOf(SumTypes{}),
+                 FactoryOf<VariadicKernel<SumOp, SumTypes>>()),
+          CpuDef(engine::kOnnxDomain, "Mean", 1, kMaxOpset, TypesOf(SumTypes{}),
+                 FactoryOf<VariadicKernel<SumOp, SumTypes, true>>()),
+          CpuDef(engine::kOnnxDomain, "Max", 1, kMaxOpset, TypesOf(MinMaxTypes{}),
+                 FactoryOf<VariadicKernel<MaxOp, MinMaxTypes>>()),
+          CpuDef(engine::kOnnxDomain, "Min", 1, kMaxOpset, TypesOf(MinMaxTypes{}),
+                 FactoryOf<VariadicKernel<MinOp, MinMaxTypes>>())};
 }
 
 }  // namespace inferd::kernels::cpu

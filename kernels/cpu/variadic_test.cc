@@ -110,14 +110,14 @@ TEST(VariadicTest, IntegersAndFloat16) {
 }
 
 TEST(VariadicTest, OneInputIsAnAliasAndErrors) {
-  const auto x = testing::TestTensor::Of<float>({2}, {1.5f, -2.0f});
+  const auto x = engine::testing::TestTensor::Of<float>({2}, {1.5f, -2.0f});
   for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
-    testing::NodeSpec spec(op, 8);
+    engine::testing::KernelTester spec(op, 8);
     spec.Input(x);
     auto kernel = spec.Create(CpuRegistry());
     ASSERT_TRUE(kernel.ok()) << kernel.status();
     EXPECT_EQ((*kernel)->OutputAliases(), (std::vector<std::pair<int, int>>{{0, 0}})) << op;
-    auto out = testing::RunKernel(**kernel, {&x}, 1, 1);
+    auto out = engine::testing::RunKernel(**kernel, {&x}, 1, 1);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].values<float>(), x.values<float>()) << op;
   }

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "engine/kernel.h"
 #include "engine/tensor.h"
+#include "engine/testing/kernel_tester.h"
 #include "engine/thread_pool.h"
 #include "onnx/onnx_pb.h"
 
@@ -65,10 +66,10 @@ class BenchContext final : public engine::KernelContext {
   engine::ThreadPool& pool_;
 };
 
-// Node attributes.
-onnx::AttributeProto IntAttr(const std::string& name, int64_t v);
-onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& v);
-onnx::AttributeProto StringAttr(const std::string& name, const std::string& v);
+// Node attributes: the kernel tester's builders.
+using engine::testing::IntAttr;
+using engine::testing::IntsAttr;
+using engine::testing::StringAttr;
 
 }  // namespace inferd::kernels::cpu::testing
 
