@@ -30,6 +30,8 @@ ABSL_DECLARE_FLAG(inferd::RepeatedFlag, input_shape);
 ABSL_DECLARE_FLAG(std::string, fallback);
 ABSL_DECLARE_FLAG(bool, fallback_on_missing_device);
 ABSL_DECLARE_FLAG(bool, nodes);
+// ops.
+ABSL_DECLARE_FLAG(bool, json);
 // Client commands. --version is spelled so by the specs ("version=model_version"): Abseil's
 // usage library defines a flag named version.
 ABSL_DECLARE_FLAG(std::string, addr);

@@ -1,6 +1,7 @@
 // inferctl: inferd's command-line tool.
 //   inferctl run MODEL ...     run a model offline through the engine (see run_command.h)
 //   inferctl plan MODEL ...    print a model's partition plan (see plan_command.h)
+//   inferctl ops [--json]      list every kernel (operator, opsets, device, types)
 //   inferctl infer|models|load|unload|stats|trim|set-cap|reset-peak|report ...
 //                              talk to a running inferd (see client_commands.h)
 //
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "tools/inferctl/client_commands.h"
+#include "tools/inferctl/ops_command.h"
 #include "tools/inferctl/plan_command.h"
 #include "tools/inferctl/run_command.h"
 
@@ -35,6 +37,10 @@ int Plan(const std::string&, const std::vector<std::string>& args) {
   return inferd::tools::PlanCommand(args);
 }
 
+int Ops(const std::string&, const std::vector<std::string>& args) {
+  return inferd::tools::OpsCommand(args);
+}
+
 int Client(const std::string& name, const std::vector<std::string>& args) {
   return inferd::tools::RunClientCommand(name, args, std::cout, std::cerr);
 }
@@ -45,6 +51,8 @@ constexpr Subcommand kSubcommands[] = {
     {"plan",
      "  plan MODEL [...]  print the partition plan (devices, budgets, layers); runs nothing\n",
      Plan},
+    {"ops", "  ops [--json]      list every kernel: operator, opset range, device, element types\n",
+     Ops},
     // Against a running inferd; their lines are kClientCommandsUsage.
     {"infer", "", Client},
     {"models", "", Client},

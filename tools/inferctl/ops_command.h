@@ -9,12 +9,18 @@
 #define INFERD_TOOLS_INFERCTL_OPS_COMMAND_H_
 
 #include <ostream>
+#include <string>
+#include <vector>
 
 namespace inferd::tools {
 
 // Writes the listing to `out` (a table, or JSON when `json`), errors to `err`; returns the exit
 // code.
 int RunOpsCommand(std::ostream& out, std::ostream& err, bool json);
+
+// `inferctl ops [--json]` on the arguments after "ops": parses them (base/flags.h), answers
+// --help, and runs RunOpsCommand on stdout / stderr. 2 for a bad command line.
+int OpsCommand(const std::vector<std::string>& args);
 
 }  // namespace inferd::tools
 
