@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/device_copies.h"
-#include "engine/memory_planner.h"
+#include "memory/memory_planner.h"
 
 namespace inferd::engine {
 namespace {
@@ -260,7 +260,7 @@ void ExecutionPlan::PlanStatic() {
     values_[v].bytes = static_cast<size_t>(bytes);
   }
   // pass 2: lay out intermediates and workspaces per device.
-  std::vector<GreedyMemoryPlanner> planners(devices_.size());
+  std::vector<memory::GreedyMemoryPlanner> planners(devices_.size());
   std::vector<std::pair<int, int>> value_ids;  // (value, planner id)
   for (size_t v = 0; v < values_.size(); ++v) {
     ValuePlan& vp = values_[v];
@@ -297,7 +297,7 @@ void ExecutionPlan::PlanStatic() {
     value_ids.emplace_back(static_cast<int>(v),
                            planners[vp.device].AddBuffer(vp.bytes, vp.producer_step, last));
     devices_[vp.device].naive_bytes +=
-        (vp.bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+        (vp.bytes + memory::kPlanAlignment - 1) / memory::kPlanAlignment * memory::kPlanAlignment;
   }
   std::vector<std::vector<int>> workspace_ids(steps_.size());
   for (size_t k = 0; k < steps_.size(); ++k) {
@@ -306,7 +306,8 @@ void ExecutionPlan::PlanStatic() {
     for (const WorkspaceRequirement& w : step.workspaces) {
       workspace_ids[k].push_back(
           planners[step.device].AddBuffer(w.bytes, static_cast<int>(k), static_cast<int>(k)));
-      const size_t rounded = (w.bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+      const size_t rounded =
+          (w.bytes + memory::kPlanAlignment - 1) / memory::kPlanAlignment * memory::kPlanAlignment;
       devices_[step.device].naive_bytes += rounded;
       devices_[step.device].workspace_bytes += w.bytes;
     }

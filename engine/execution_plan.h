@@ -8,7 +8,8 @@
 //     sharing one buffer has one owner (its root);
 //   - the last use of every buffer, where the run returns it;
 //   - when every shape is known at load, the static plan: offsets of all intermediates and
-//     declared workspaces in one block per device (GreedyMemoryPlanner), next to the naive sum.
+//     declared workspaces in one block per device (memory::GreedyMemoryPlanner), next to the
+//     naive sum.
 // Immutable after Build; shared by all runs (thread-safe to read). Kernels are const.
 #ifndef INFERD_ENGINE_EXECUTION_PLAN_H_
 #define INFERD_ENGINE_EXECUTION_PLAN_H_

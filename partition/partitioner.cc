@@ -111,7 +111,7 @@ absl::Status Refuse(const ResourceAccountant& fb, const std::vector<DeviceSpec>&
 }  // namespace
 
 absl::StatusOr<PartitionResult> Partition(const engine::Graph& graph,
-                                          const engine::KernelRegistry& registry,
+                                          const engine::WorkspaceEstimator& estimator,
                                           const PartitionConfig& config) {
   const int num_nodes = static_cast<int>(graph.nodes.size());
   PlanInputs plan;
@@ -127,7 +127,7 @@ absl::StatusOr<PartitionResult> Partition(const engine::Graph& graph,
   accountants.reserve(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
     device_index[devices[d].name] = d;
-    accountants.emplace_back(graph, registry, devices[d].name, devices[d].budget_bytes);
+    accountants.emplace_back(graph, estimator, devices[d].name, devices[d].budget_bytes);
   }
   const size_t fb = device_index.at(fallback);
 
@@ -370,9 +370,8 @@ absl::Status ApplyPartition(const PartitionResult& result, engine::Graph& graph)
     // 1: the same name.
     std::optional<size_t> match = find(node.name);
     // 2: fused here, not there: "<original>/MatMulAddFusion" takes the original's device.
-    const size_t slash = node.name.rfind('/');
-    if (!match && slash != std::string::npos)
-      match = find(absl::string_view(node.name).substr(0, slash));
+    const absl::string_view original = engine::OriginalNodeName(node.name);
+    if (!match && !original.empty()) match = find(original);
     // 3: fused there, not here: the node that made one of its outputs there, or the fused node
     // named after it ("<name>/...").
     for (size_t k = 0; !match && k < node.outputs.size(); ++k) {
