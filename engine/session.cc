@@ -308,9 +308,8 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
       slot.values[v] = Tensor::Borrowed(in.type, in.shape, in.data);
       borrowed_.fetch_add(in.bytes, std::memory_order_relaxed);
     } else {
-      // Misaligned for its element type: staged in the IOArena of the fallback (host) device.
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
-                              devices_[staging_device_].io->Allocate(in.bytes));
+      // Misaligned for its element type: staged in the staging arena (the fallback device's).
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, staging_arena().Allocate(in.bytes));
       CopyPayload(h.data(), in.data, in.bytes);
       slot.values[v] = Tensor::Owned(in.type, in.shape, std::move(h));
       staged_.fetch_add(in.bytes, std::memory_order_relaxed);
