@@ -26,6 +26,7 @@
 #include "engine/graph.h"
 #include "engine/kernel.h"
 #include "engine/kernel_registry.h"
+#include "memory/memory_planner.h"
 
 namespace inferd::engine {
 
@@ -111,6 +112,16 @@ class ExecutionPlan {
   absl::Status BuildSubplans(const KernelRegistry& registry, int threads);
   void ComputeLiveness();
   void PlanStatic();
+  // PlanStatic's passes. False (dynamic_reason_ set) when some size is unknown at load.
+  bool SizeStaticBuffers(std::vector<std::vector<Shape>>& input_shapes);
+  // (value, planner id) of each intermediate placed in its device's block.
+  std::vector<std::pair<int, int>> AddValueBuffers(
+      std::vector<memory::GreedyMemoryPlanner>& planners);
+  // Planner ids of each step's declared workspaces.
+  std::vector<std::vector<int>> AddWorkspaceBuffers(
+      const std::vector<std::vector<Shape>>& input_shapes,
+      std::vector<memory::GreedyMemoryPlanner>& planners);
+  void AddSubgraphBlocks();
 
   const Graph* graph_ = nullptr;
   std::vector<PlanStep> steps_;

@@ -168,9 +168,10 @@ PlanReport BuildPlanReport(const PlanInputs& in) {
   return r;
 }
 
-std::string PlanReport::ToString() const {
-  std::string out = absl::StrCat("partition plan: ", mode, "; fallback ", fallback_device, "\n");
-  // devices
+namespace {
+
+// The device table, its legend and where the workspaces came from.
+std::string DevicesSection(const std::vector<DeviceReport>& devices) {
   std::vector<std::vector<std::string>> rows = {{"device", "nodes", "weights", "activations",
                                                  "act. peak", "workspace", "accounted", "budget",
                                                  "headroom"}};
@@ -186,7 +187,7 @@ std::string PlanReport::ToString() const {
                     d.budget_bytes ? FormatBytes(*d.budget_bytes) : "none",
                     headroom ? SignedBytes(*headroom) : "-"});
   }
-  absl::StrAppend(&out, Table(rows, "lrrrrrrrr", "  "));
+  std::string out = Table(rows, "lrrrrrrrr", "  ");
   absl::StrAppend(&out,
                   "  * fallback device. accounted = weights + activations (sum of node outputs) + "
                   "workspace: what budgets are checked against.\n"
@@ -202,67 +203,75 @@ std::string PlanReport::ToString() const {
   if (!sources.empty()) {
     absl::StrAppend(&out, "  workspace of nodes: ", absl::StrJoin(sources, "; "), "\n");
   }
-  // copies
-  if (copies.empty()) {
-    absl::StrAppend(&out, "boundary copies: none\n");
-  } else {
-    std::map<std::pair<std::string, std::string>, std::pair<int, uint64_t>> by_pair;
-    for (const BoundaryCopy& c : copies) {
-      auto& e = by_pair[{c.from, c.to}];
-      ++e.first;
-      e.second += c.bytes;
-    }
-    std::vector<std::string> parts;
-    for (const auto& [pair, e] : by_pair) {
-      parts.push_back(absl::StrCat(pair.first, " -> ", pair.second, ": ", e.first, " (",
-                                   FormatBytes(e.second), ")"));
-    }
-    absl::StrAppend(&out, "boundary copies: ", copies.size(), " (", absl::StrJoin(parts, ", "),
-                    ")\n");
-    std::vector<std::vector<std::string>> copy_rows;
-    for (size_t i = 0; i < copies.size() && i < kMaxCopiesListed; ++i) {
-      const BoundaryCopy& c = copies[i];
-      const std::string reader = static_cast<size_t>(c.first_reader) < nodes.size()
-                                     ? absl::StrCat("before '", nodes[c.first_reader].name, "'")
-                                     : "";
-      copy_rows.push_back({absl::StrCat(c.from, " -> ", c.to),
-                           c.bytes_known ? FormatBytes(c.bytes) : "? B",
-                           absl::StrCat("'", c.value_name, "'"), reader});
-    }
-    absl::StrAppend(&out, Table(copy_rows, "lrll", "  "));
-    if (copies.size() > kMaxCopiesListed) {
-      absl::StrAppend(&out, "  ... and ", copies.size() - kMaxCopiesListed, " more\n");
-    }
+  return out;
+}
+
+// Boundary copies: totals per device pair, then the first kMaxCopiesListed.
+std::string CopiesSection(const std::vector<BoundaryCopy>& copies,
+                          const std::vector<NodeReport>& nodes) {
+  if (copies.empty()) return "boundary copies: none\n";
+  std::map<std::pair<std::string, std::string>, std::pair<int, uint64_t>> by_pair;
+  for (const BoundaryCopy& c : copies) {
+    auto& e = by_pair[{c.from, c.to}];
+    ++e.first;
+    e.second += c.bytes;
   }
-  // layers
-  size_t named_layers = 0;
-  for (const LayerReport& l : layers) named_layers += l.layer.empty() ? 0 : 1;
-  if (named_layers == 0) {
-    absl::StrAppend(&out, "layers: none detected in node names\n");
-  } else {
-    absl::StrAppend(&out, "layers: ", named_layers, "\n");
-    std::vector<std::vector<std::string>> layer_rows = {{"layer", "device", "nodes", "bytes"}};
-    for (const LayerReport& l : layers) {
-      std::vector<std::string> devs;
-      for (const auto& [device, n] : l.devices) {
-        devs.push_back(l.devices.size() == 1 ? device : absl::StrCat(device, " (", n, ")"));
-      }
-      layer_rows.push_back({l.layer.empty() ? "(outside layers)" : l.layer,
-                            absl::StrJoin(devs, " + "), absl::StrCat(l.nodes),
-                            FormatBytes(l.bytes)});
-    }
-    absl::StrAppend(&out, Table(layer_rows, "llrr", "  "));
+  std::vector<std::string> parts;
+  for (const auto& [pair, e] : by_pair) {
+    parts.push_back(absl::StrCat(pair.first, " -> ", pair.second, ": ", e.first, " (",
+                                 FormatBytes(e.second), ")"));
   }
-  // notes and warnings
-  if (!notes.empty()) {
-    absl::StrAppend(&out, "notes:\n");
-    for (const std::string& n : notes) absl::StrAppend(&out, "  - ", n, "\n");
+  std::string out =
+      absl::StrCat("boundary copies: ", copies.size(), " (", absl::StrJoin(parts, ", "), ")\n");
+  std::vector<std::vector<std::string>> copy_rows;
+  for (size_t i = 0; i < copies.size() && i < kMaxCopiesListed; ++i) {
+    const BoundaryCopy& c = copies[i];
+    const std::string reader = static_cast<size_t>(c.first_reader) < nodes.size()
+                                   ? absl::StrCat("before '", nodes[c.first_reader].name, "'")
+                                   : "";
+    copy_rows.push_back({absl::StrCat(c.from, " -> ", c.to),
+                         c.bytes_known ? FormatBytes(c.bytes) : "? B",
+                         absl::StrCat("'", c.value_name, "'"), reader});
   }
-  if (!warnings.empty()) {
-    absl::StrAppend(&out, "warnings:\n");
-    for (const std::string& w : warnings) absl::StrAppend(&out, "  - ", w, "\n");
+  absl::StrAppend(&out, Table(copy_rows, "lrll", "  "));
+  if (copies.size() > kMaxCopiesListed) {
+    absl::StrAppend(&out, "  ... and ", copies.size() - kMaxCopiesListed, " more\n");
   }
   return out;
+}
+
+std::string LayersSection(const std::vector<LayerReport>& layers) {
+  size_t named_layers = 0;
+  for (const LayerReport& l : layers) named_layers += l.layer.empty() ? 0 : 1;
+  if (named_layers == 0) return "layers: none detected in node names\n";
+  std::string out = absl::StrCat("layers: ", named_layers, "\n");
+  std::vector<std::vector<std::string>> layer_rows = {{"layer", "device", "nodes", "bytes"}};
+  for (const LayerReport& l : layers) {
+    std::vector<std::string> devs;
+    for (const auto& [device, n] : l.devices) {
+      devs.push_back(l.devices.size() == 1 ? device : absl::StrCat(device, " (", n, ")"));
+    }
+    layer_rows.push_back({l.layer.empty() ? "(outside layers)" : l.layer,
+                          absl::StrJoin(devs, " + "), absl::StrCat(l.nodes), FormatBytes(l.bytes)});
+  }
+  absl::StrAppend(&out, Table(layer_rows, "llrr", "  "));
+  return out;
+}
+
+// "title:\n  - line\n..." or nothing.
+std::string ListSection(absl::string_view title, const std::vector<std::string>& lines) {
+  if (lines.empty()) return "";
+  std::string out = absl::StrCat(title, ":\n");
+  for (const std::string& l : lines) absl::StrAppend(&out, "  - ", l, "\n");
+  return out;
+}
+
+}  // namespace
+
+std::string PlanReport::ToString() const {
+  return absl::StrCat("partition plan: ", mode, "; fallback ", fallback_device, "\n",
+                      DevicesSection(devices), CopiesSection(copies, nodes), LayersSection(layers),
+                      ListSection("notes", notes), ListSection("warnings", warnings));
 }
 
 std::string PlanReport::NodesToString() const {
