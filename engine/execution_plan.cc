@@ -7,10 +7,14 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/device_copies.h"
-#include "engine/memory_planner.h"
+#include "memory/memory_planner.h"
 
 namespace inferd::engine {
 namespace {
+
+size_t RoundUpToPlanAlignment(size_t bytes) {
+  return (bytes + memory::kPlanAlignment - 1) / memory::kPlanAlignment * memory::kPlanAlignment;
+}
 
 std::string DeviceType(const std::string& device) {
   const size_t colon = device.find(':');
@@ -228,9 +232,31 @@ void ExecutionPlan::ComputeLiveness() {
 }
 
 void ExecutionPlan::PlanStatic() {
-  const Graph& g = *graph_;
   // pass 1: every execution-role buffer and every workspace must have a size known at load.
-  std::vector<std::vector<Shape>> input_shapes(steps_.size());
+  std::vector<std::vector<Shape>> input_shapes;
+  if (!SizeStaticBuffers(input_shapes)) return;
+  // pass 2: lay out intermediates and workspaces per device.
+  std::vector<memory::GreedyMemoryPlanner> planners(devices_.size());
+  const std::vector<std::pair<int, int>> value_ids = AddValueBuffers(planners);
+  const std::vector<std::vector<int>> workspace_ids = AddWorkspaceBuffers(input_shapes, planners);
+  for (auto& [v, id] : value_ids) {
+    values_[v].planned = true;
+    values_[v].offset = planners[values_[v].device].GetOffset(id);
+  }
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    for (int id : workspace_ids[k]) {
+      steps_[k].workspace_offsets.push_back(planners[steps_[k].device].GetOffset(id));
+    }
+  }
+  for (size_t d = 0; d < devices_.size(); ++d) devices_[d].block_bytes = planners[d].GetPeakBytes();
+  is_static_ = true;
+  // pass 3: the subgraphs' blocks (each branch has its own slot and block).
+  AddSubgraphBlocks();
+}
+
+bool ExecutionPlan::SizeStaticBuffers(std::vector<std::vector<Shape>>& input_shapes) {
+  const Graph& g = *graph_;
+  input_shapes.assign(steps_.size(), {});
   for (size_t k = 0; k < steps_.size(); ++k) {
     const Node& node = g.nodes[steps_[k].node];
     for (int v : node.inputs) {
@@ -242,7 +268,7 @@ void ExecutionPlan::PlanStatic() {
       if (!s) {
         dynamic_reason_ = absl::StrCat("value '", g.values[v].name, "' has shape ",
                                        g.values[v].shape.ToString(), " at load");
-        return;
+        return false;
       }
       input_shapes[k].push_back(*s);
     }
@@ -255,12 +281,16 @@ void ExecutionPlan::PlanStatic() {
     if (bytes < 0) {
       dynamic_reason_ = absl::StrCat("value '", g.values[v].name, "' has shape ",
                                      g.values[v].shape.ToString(), " at load");
-      return;
+      return false;
     }
     values_[v].bytes = static_cast<size_t>(bytes);
   }
-  // pass 2: lay out intermediates and workspaces per device.
-  std::vector<GreedyMemoryPlanner> planners(devices_.size());
+  return true;
+}
+
+std::vector<std::pair<int, int>> ExecutionPlan::AddValueBuffers(
+    std::vector<memory::GreedyMemoryPlanner>& planners) {
+  const Graph& g = *graph_;
   std::vector<std::pair<int, int>> value_ids;  // (value, planner id)
   for (size_t v = 0; v < values_.size(); ++v) {
     ValuePlan& vp = values_[v];
@@ -296,9 +326,14 @@ void ExecutionPlan::PlanStatic() {
     const int last = vp.last_use < 0 ? vp.producer_step : vp.last_use;
     value_ids.emplace_back(static_cast<int>(v),
                            planners[vp.device].AddBuffer(vp.bytes, vp.producer_step, last));
-    devices_[vp.device].naive_bytes +=
-        (vp.bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+    devices_[vp.device].naive_bytes += RoundUpToPlanAlignment(vp.bytes);
   }
+  return value_ids;
+}
+
+std::vector<std::vector<int>> ExecutionPlan::AddWorkspaceBuffers(
+    const std::vector<std::vector<Shape>>& input_shapes,
+    std::vector<memory::GreedyMemoryPlanner>& planners) {
   std::vector<std::vector<int>> workspace_ids(steps_.size());
   for (size_t k = 0; k < steps_.size(); ++k) {
     PlanStep& step = steps_[k];
@@ -306,23 +341,15 @@ void ExecutionPlan::PlanStatic() {
     for (const WorkspaceRequirement& w : step.workspaces) {
       workspace_ids[k].push_back(
           planners[step.device].AddBuffer(w.bytes, static_cast<int>(k), static_cast<int>(k)));
-      const size_t rounded = (w.bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
-      devices_[step.device].naive_bytes += rounded;
+      devices_[step.device].naive_bytes += RoundUpToPlanAlignment(w.bytes);
       devices_[step.device].workspace_bytes += w.bytes;
     }
   }
-  for (auto& [v, id] : value_ids) {
-    values_[v].planned = true;
-    values_[v].offset = planners[values_[v].device].GetOffset(id);
-  }
-  for (size_t k = 0; k < steps_.size(); ++k) {
-    for (int id : workspace_ids[k]) {
-      steps_[k].workspace_offsets.push_back(planners[steps_[k].device].GetOffset(id));
-    }
-  }
-  for (size_t d = 0; d < devices_.size(); ++d) devices_[d].block_bytes = planners[d].GetPeakBytes();
-  is_static_ = true;
-  // pass 3: the subgraphs' blocks (each branch has its own slot and block).
+  return workspace_ids;
+}
+
+void ExecutionPlan::AddSubgraphBlocks() {
+  const Graph& g = *graph_;
   for (PlanStep& step : steps_) {
     for (const auto& [attribute, sub] : step.subplans) {
       if (!sub->fully_static()) {

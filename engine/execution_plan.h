@@ -8,7 +8,8 @@
 //     sharing one buffer has one owner (its root);
 //   - the last use of every buffer, where the run returns it;
 //   - when every shape is known at load, the static plan: offsets of all intermediates and
-//     declared workspaces in one block per device (GreedyMemoryPlanner), next to the naive sum.
+//     declared workspaces in one block per device (memory::GreedyMemoryPlanner), next to the
+//     naive sum.
 // Immutable after Build; shared by all runs (thread-safe to read). Kernels are const.
 #ifndef INFERD_ENGINE_EXECUTION_PLAN_H_
 #define INFERD_ENGINE_EXECUTION_PLAN_H_
@@ -25,6 +26,7 @@
 #include "engine/graph.h"
 #include "engine/kernel.h"
 #include "engine/kernel_registry.h"
+#include "memory/memory_planner.h"
 
 namespace inferd::engine {
 
@@ -110,6 +112,16 @@ class ExecutionPlan {
   absl::Status BuildSubplans(const KernelRegistry& registry, int threads);
   void ComputeLiveness();
   void PlanStatic();
+  // PlanStatic's passes. False (dynamic_reason_ set) when some size is unknown at load.
+  bool SizeStaticBuffers(std::vector<std::vector<Shape>>& input_shapes);
+  // (value, planner id) of each intermediate placed in its device's block.
+  std::vector<std::pair<int, int>> AddValueBuffers(
+      std::vector<memory::GreedyMemoryPlanner>& planners);
+  // Planner ids of each step's declared workspaces.
+  std::vector<std::vector<int>> AddWorkspaceBuffers(
+      const std::vector<std::vector<Shape>>& input_shapes,
+      std::vector<memory::GreedyMemoryPlanner>& planners);
+  void AddSubgraphBlocks();
 
   const Graph* graph_ = nullptr;
   std::vector<PlanStep> steps_;

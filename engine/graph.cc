@@ -137,4 +137,13 @@ absl::Status Graph::Validate() const {
   return absl::OkStatus();
 }
 
+std::string FusedNodeName(absl::string_view original, absl::string_view fusion_suffix) {
+  return absl::StrCat(original, fusion_suffix);
+}
+
+absl::string_view OriginalNodeName(absl::string_view name) {
+  const size_t slash = name.rfind('/');
+  return slash == absl::string_view::npos ? absl::string_view() : name.substr(0, slash);
+}
+
 }  // namespace inferd::engine

@@ -80,6 +80,15 @@ class Graph {
   std::unordered_map<std::string, int> by_name_;
 };
 
+// Rewrites name a fused node after the node it replaces: "<original>/<Fusion>" (for example
+// "/m/layers.0/mm/MatMulAddFusion", engine/rewrites.h), so that name-based partition rules and
+// the partition of an unfused graph still find it. FusedNodeName makes such a name;
+// OriginalNodeName maps one back: the name up to its last '/' ("/m/layers.0/mm"), or "" when it
+// has none. Any name with a '/' has a candidate original; callers look it up among the nodes
+// they know and use it only when the node's own name is not among them.
+std::string FusedNodeName(absl::string_view original, absl::string_view fusion_suffix);
+absl::string_view OriginalNodeName(absl::string_view name);
+
 }  // namespace inferd::engine
 
 #endif  // INFERD_ENGINE_GRAPH_H_

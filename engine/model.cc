@@ -313,34 +313,26 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
   return BuildGraph(m.graph(), /*outer=*/nullptr, &graph_);
 }
 
-absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Graph* out) {
-  Graph& graph = *out;
-  const std::string where = absl::StrCat("model '", path_, "'", outer ? ", subgraph '" : "",
-                                         outer ? g.name() : "", outer ? "'" : "");
+namespace {
+
+bool IsConstantNode(const onnx::NodeProto& np) {
+  return np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty();
+}
+
+// A weight value for the tensor `w`, named `name`.
+Value WeightValue(const std::string& name, const Tensor* w) {
+  Value v;
+  v.name = name;
+  v.type = w->dtype();
+  v.shape = ShapeInfo::FromShape(w->shape());
+  v.initializer = w;
+  return v;
+}
+
+// Graph inputs the caller feeds (initializers listed as inputs excluded).
+absl::Status AddInputs(const onnx::GraphProto& g, const std::string& where, Graph& graph) {
   std::set<std::string> initializer_names;
   for (const auto& t : g.initializer()) initializer_names.insert(t.name());
-
-  // pass 4: values for weights, inputs, and the types / shapes inference found.
-  std::map<std::string, const onnx::TypeProto*> types;
-  for (const auto& vi : g.value_info()) types[vi.name()] = &vi.type();
-  for (const auto& vi : g.output()) types[vi.name()] = &vi.type();
-  for (const auto& t : g.initializer()) {
-    if (graph.FindValue(t.name()) >= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": initializer '", t.name(), "' is defined twice"));
-    }
-    INFERD_ASSIGN_OR_RETURN(const Tensor* w,
-                            weights_.Add(t, absl::StrCat("initializer '", t.name(), "'")));
-    Value v;
-    v.name = t.name();
-    v.type = w->dtype();
-    v.shape = ShapeInfo::FromShape(w->shape());
-    v.initializer = w;
-    graph.AddValue(std::move(v));
-  }
-  if (g.sparse_initializer_size() > 0) {
-    return absl::UnimplementedError(absl::StrCat(where, ": sparse initializers are not supported"));
-  }
   for (const auto& in : g.input()) {
     if (initializer_names.count(in.name())) continue;  // IR < 4 lists weights as inputs too
     if (!in.type().has_tensor_type()) {
@@ -359,100 +351,76 @@ absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Gr
     v.is_graph_input = true;
     graph.inputs.push_back(graph.AddValue(std::move(v)));
   }
-  if (outer != nullptr) {
-    // A subgraph reads values of its enclosing graphs by name: they enter it as outer-scope
-    // values, bound from the parent's run when the subgraph runs.
-    std::vector<std::string> outer_names;
-    CollectOuterNames(g, {}, outer_names);
-    for (const std::string& name : outer_names) {
-      const int pv = outer->FindValue(name);
-      if (pv < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, " reads '", name, "', which no enclosing graph defines"));
-      }
-      Value v;
-      v.name = name;
-      v.type = outer->values[pv].type;
-      v.shape = outer->values[pv].shape;
-      v.is_graph_input = true;
-      v.outer_scope = true;
-      graph.AddValue(std::move(v));
-    }
-  }
+  return absl::OkStatus();
+}
 
-  // pass 5: nodes. Constant nodes become weights.
-  std::set<std::string> node_names;
-  int generated = 0;
-  for (int k = 0; k < g.node_size(); ++k) {
-    const onnx::NodeProto& np = g.node(k);
-    if (np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty()) {
-      INFERD_ASSIGN_OR_RETURN(onnx::TensorProto t, ConstantValue(np));
-      if (np.output_size() != 1 || graph.FindValue(np.output(0)) >= 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": Constant node '", np.name(), "' must define one new output"));
-      }
-      t.set_name(np.output(0));
-      folded_.push_back(std::move(t));
-      INFERD_ASSIGN_OR_RETURN(
-          const Tensor* w,
-          weights_.Add(folded_.back(), absl::StrCat("Constant '", np.output(0), "'")));
-      Value v;
-      v.name = np.output(0);
-      v.type = w->dtype();
-      v.shape = ShapeInfo::FromShape(w->shape());
-      v.initializer = w;
-      graph.AddValue(std::move(v));
+// A subgraph reads values of its enclosing graphs by name: they enter it as outer-scope values,
+// bound from the parent's run when the subgraph runs.
+absl::Status AddOuterScopeValues(const onnx::GraphProto& g, const Graph& outer,
+                                 const std::string& where, Graph& graph) {
+  std::vector<std::string> outer_names;
+  CollectOuterNames(g, {}, outer_names);
+  for (const std::string& name : outer_names) {
+    const int pv = outer.FindValue(name);
+    if (pv < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " reads '", name, "', which no enclosing graph defines"));
+    }
+    Value v;
+    v.name = name;
+    v.type = outer.values[pv].type;
+    v.shape = outer.values[pv].shape;
+    v.is_graph_input = true;
+    v.outer_scope = true;
+    graph.AddValue(std::move(v));
+  }
+  return absl::OkStatus();
+}
+
+// A unique node name: the model's, or "<name or op>_<k>" when it has none or repeats one.
+std::string UniqueNodeName(const onnx::NodeProto& np, std::set<std::string>& node_names,
+                           int& generated) {
+  std::string name = np.name();
+  if (name.empty() || node_names.count(name)) {
+    do {
+      name = absl::StrCat(np.name().empty() ? np.op_type() : np.name(), "_", generated++);
+    } while (node_names.count(name));
+  }
+  node_names.insert(name);
+  return name;
+}
+
+// The node's output values, typed where inference found their types.
+absl::Status AddNodeOutputs(const onnx::NodeProto& np,
+                            const std::map<std::string, const onnx::TypeProto*>& types,
+                            const std::string& where, Node& node, Graph& graph) {
+  for (const std::string& out : np.output()) {
+    if (out.empty()) {
+      node.outputs.push_back(-1);
       continue;
     }
-    Node node;
-    node.name = np.name();
-    if (node.name.empty() || node_names.count(node.name)) {
-      do {
-        node.name = absl::StrCat(np.name().empty() ? np.op_type() : np.name(), "_", generated++);
-      } while (node_names.count(node.name));
+    if (graph.FindValue(out) >= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": value '", out, "' is produced twice (node '", node.name, "')"));
     }
-    node_names.insert(node.name);
-    node.op_type = np.op_type();
-    node.domain = NormalizeDomain(np.domain());
-    node.opset = opset(node.domain);
-    if (node.opset == 0 && opsets_.count(node.domain) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": node '", node.name,
-                                                     "' uses domain '", np.domain(),
-                                                     "', which the model does not import"));
+    Value v;
+    v.name = out;
+    auto t = types.find(out);
+    if (t != types.end() && t->second->has_tensor_type()) {
+      v.type = static_cast<DataType>(t->second->tensor_type().elem_type());
+      v.shape = ShapeInfoFromType(*t->second);
     }
-    node.attributes.assign(np.attribute().begin(), np.attribute().end());
-    for (const auto& a : np.attribute()) {
-      if (a.graphs_size() > 0) {
-        return absl::UnimplementedError(absl::StrCat(where, ": node '", node.name,
-                                                     "' has a list of graphs in attribute '",
-                                                     a.name(), "', which is not supported"));
-      }
-    }
-    node.metadata = NodeMetadata(np);
-    for (const std::string& out : np.output()) {
-      if (out.empty()) {
-        node.outputs.push_back(-1);
-        continue;
-      }
-      if (graph.FindValue(out) >= 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": value '", out, "' is produced twice (node '", node.name, "')"));
-      }
-      Value v;
-      v.name = out;
-      auto t = types.find(out);
-      if (t != types.end() && t->second->has_tensor_type()) {
-        v.type = static_cast<DataType>(t->second->tensor_type().elem_type());
-        v.shape = ShapeInfoFromType(*t->second);
-      }
-      node.outputs.push_back(graph.AddValue(std::move(v)));
-    }
-    graph.nodes.push_back(std::move(node));
+    node.outputs.push_back(graph.AddValue(std::move(v)));
   }
-  // Inputs are resolved after every output exists: files need not be sorted.
+  return absl::OkStatus();
+}
+
+// Each node's inputs and the outer-scope values its subgraphs read, once every output exists:
+// files need not be sorted.
+absl::Status ResolveNodeInputs(const onnx::GraphProto& g, const std::string& where, Graph& graph) {
   for (int k = 0, n = 0; k < g.node_size(); ++k) {
     const onnx::NodeProto& np = g.node(k);
-    if (np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty()) continue;
+    if (IsConstantNode(np)) continue;
     Node& node = graph.nodes[n++];
     for (const std::string& in : np.input()) {
       if (in.empty()) {
@@ -482,6 +450,10 @@ absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Gr
       node.implicit_inputs.push_back(v);
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status MarkGraphOutputs(const onnx::GraphProto& g, const std::string& where, Graph& graph) {
   for (const auto& out : g.output()) {
     const int v = graph.FindValue(out.name());
     if (v < 0) {
@@ -491,11 +463,102 @@ absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Gr
     graph.values[v].is_graph_output = true;
     graph.outputs.push_back(v);
   }
+  return absl::OkStatus();
+}
 
+}  // namespace
+
+absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Graph* out) {
+  Graph& graph = *out;
+  const std::string where = absl::StrCat("model '", path_, "'", outer ? ", subgraph '" : "",
+                                         outer ? g.name() : "", outer ? "'" : "");
+  // pass 4: values for weights, inputs, and the types / shapes inference found.
+  INFERD_RETURN_IF_ERROR(AddInitializers(g, where, graph));
+  INFERD_RETURN_IF_ERROR(AddInputs(g, where, graph));
+  if (outer != nullptr) INFERD_RETURN_IF_ERROR(AddOuterScopeValues(g, *outer, where, graph));
+  // pass 5: nodes (Constant nodes become weights), their inputs, the graph outputs.
+  INFERD_RETURN_IF_ERROR(AddNodes(g, where, graph));
+  INFERD_RETURN_IF_ERROR(ResolveNodeInputs(g, where, graph));
+  INFERD_RETURN_IF_ERROR(MarkGraphOutputs(g, where, graph));
   // pass 6: subgraphs (If branches), then topological order (exports are not always sorted).
+  INFERD_RETURN_IF_ERROR(BuildSubgraphs(g, graph));
+  INFERD_RETURN_IF_ERROR(graph.TopologicalSort());
+  return graph.Validate();
+}
+
+absl::Status Model::AddInitializers(const onnx::GraphProto& g, const std::string& where,
+                                    Graph& graph) {
+  for (const auto& t : g.initializer()) {
+    if (graph.FindValue(t.name()) >= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": initializer '", t.name(), "' is defined twice"));
+    }
+    INFERD_ASSIGN_OR_RETURN(const Tensor* w,
+                            weights_.Add(t, absl::StrCat("initializer '", t.name(), "'")));
+    graph.AddValue(WeightValue(t.name(), w));
+  }
+  if (g.sparse_initializer_size() > 0) {
+    return absl::UnimplementedError(absl::StrCat(where, ": sparse initializers are not supported"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Model::FoldConstant(const onnx::NodeProto& np, const std::string& where,
+                                 Graph& graph) {
+  INFERD_ASSIGN_OR_RETURN(onnx::TensorProto t, ConstantValue(np));
+  if (np.output_size() != 1 || graph.FindValue(np.output(0)) >= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": Constant node '", np.name(), "' must define one new output"));
+  }
+  t.set_name(np.output(0));
+  folded_.push_back(std::move(t));
+  INFERD_ASSIGN_OR_RETURN(
+      const Tensor* w, weights_.Add(folded_.back(), absl::StrCat("Constant '", np.output(0), "'")));
+  graph.AddValue(WeightValue(np.output(0), w));
+  return absl::OkStatus();
+}
+
+absl::Status Model::AddNodes(const onnx::GraphProto& g, const std::string& where, Graph& graph) {
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : g.value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g.output()) types[vi.name()] = &vi.type();
+  std::set<std::string> node_names;
+  int generated = 0;
+  for (int k = 0; k < g.node_size(); ++k) {
+    const onnx::NodeProto& np = g.node(k);
+    if (IsConstantNode(np)) {
+      INFERD_RETURN_IF_ERROR(FoldConstant(np, where, graph));
+      continue;
+    }
+    Node node;
+    node.name = UniqueNodeName(np, node_names, generated);
+    node.op_type = np.op_type();
+    node.domain = NormalizeDomain(np.domain());
+    node.opset = opset(node.domain);
+    if (node.opset == 0 && opsets_.count(node.domain) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": node '", node.name,
+                                                     "' uses domain '", np.domain(),
+                                                     "', which the model does not import"));
+    }
+    node.attributes.assign(np.attribute().begin(), np.attribute().end());
+    for (const auto& a : np.attribute()) {
+      if (a.graphs_size() > 0) {
+        return absl::UnimplementedError(absl::StrCat(where, ": node '", node.name,
+                                                     "' has a list of graphs in attribute '",
+                                                     a.name(), "', which is not supported"));
+      }
+    }
+    node.metadata = NodeMetadata(np);
+    INFERD_RETURN_IF_ERROR(AddNodeOutputs(np, types, where, node, graph));
+    graph.nodes.push_back(std::move(node));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Model::BuildSubgraphs(const onnx::GraphProto& g, Graph& graph) {
   for (int k = 0, n = 0; k < g.node_size(); ++k) {
     const onnx::NodeProto& np = g.node(k);
-    if (np.op_type() == "Constant" && NormalizeDomain(np.domain()).empty()) continue;
+    if (IsConstantNode(np)) continue;
     Node& node = graph.nodes[n++];
     for (const auto& a : np.attribute()) {
       if (!a.has_g()) continue;
@@ -504,8 +567,7 @@ absl::Status Model::BuildGraph(const onnx::GraphProto& g, const Graph* outer, Gr
       node.subgraphs[a.name()] = std::move(sub);
     }
   }
-  INFERD_RETURN_IF_ERROR(graph.TopologicalSort());
-  return graph.Validate();
+  return absl::OkStatus();
 }
 
 }  // namespace inferd::engine

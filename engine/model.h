@@ -62,6 +62,12 @@ class Model {
   absl::Status Build(const ModelLoadOptions& options);
   // The IR of `g`; `outer` is the enclosing graph of a subgraph (null for the main graph).
   absl::Status BuildGraph(const onnx::GraphProto& g, const Graph* outer, Graph* out);
+  // BuildGraph's steps: weights (initializers; Constant nodes), nodes, subgraphs. `where` names
+  // the graph in messages.
+  absl::Status AddInitializers(const onnx::GraphProto& g, const std::string& where, Graph& graph);
+  absl::Status FoldConstant(const onnx::NodeProto& np, const std::string& where, Graph& graph);
+  absl::Status AddNodes(const onnx::GraphProto& g, const std::string& where, Graph& graph);
+  absl::Status BuildSubgraphs(const onnx::GraphProto& g, Graph& graph);
 
   std::string path_;
   std::unique_ptr<onnx::ModelProto> proto_;  // owns the bytes that weights view

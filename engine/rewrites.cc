@@ -25,7 +25,7 @@ bool IsLastDimBias(const Value& bias, int64_t n) {
 
 Node Fused(const Node& first, const Node& second, absl::string_view op, absl::string_view suffix) {
   Node f;
-  f.name = absl::StrCat(first.name, suffix);
+  f.name = FusedNodeName(first.name, suffix);
   f.op_type = std::string(op);
   f.domain = kInferdDomain;
   f.opset = 1;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -10,8 +9,11 @@
 #include "base/status_macros.h"
 #include "engine/copy.h"
 #include "engine/device_copies.h"
+#include "engine/registry_workspace_estimator.h"
 #include "engine/rewrites.h"
 #include "memory/system_allocator.h"
+#include "partition/budget_recheck.h"
+#include "partition/partitioner.h"
 
 namespace inferd::engine {
 
@@ -125,8 +127,9 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
     if (options_.enable_fusions) INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry).status());
     costed = &max_graph;
   }
+  const RegistryWorkspaceEstimator estimator(registry);
   INFERD_ASSIGN_OR_RETURN(partition::PartitionResult result,
-                          partition::Partition(*costed, registry, config));
+                          partition::Partition(*costed, estimator, config));
   INFERD_RETURN_IF_ERROR(partition::ApplyPartition(result, graph_));
   partition_report_ = std::move(result.report);
   for (const partition::DeviceReport& d : partition_report_.devices) {
@@ -140,38 +143,17 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
 }
 
 void Session::RecheckBudgets() {
-  if (!plan_->is_static()) return;            // declared workspaces depend on run-time shapes
-  std::map<std::string, uint64_t> estimated;  // node name -> workspace the partition counted
-  for (const partition::NodeReport& n : partition_report_.nodes)
-    estimated[n.name] = n.cost.cost.workspace;
-  for (size_t d = 0; d < plan_->devices().size(); ++d) {
-    const DevicePlan& dp = plan_->devices()[d];
-    const partition::DeviceReport* report = partition_report_.FindDevice(dp.name);
-    if (report == nullptr || !report->budget_bytes) continue;
-    int64_t total = static_cast<int64_t>(report->accounted.total());
-    std::vector<std::string> grew;
-    for (const PlanStep& step : plan_->steps()) {
-      if (step.device != static_cast<int>(d)) continue;
-      uint64_t declared = 0;
-      for (const WorkspaceRequirement& w : step.workspaces) declared += w.bytes;
-      const std::string& name = graph_.nodes[step.node].name;
-      auto it = estimated.find(name);
-      const uint64_t before = it == estimated.end() ? 0 : it->second;
-      total += static_cast<int64_t>(declared) - static_cast<int64_t>(before);
-      if (declared > before) {
-        grew.push_back(absl::StrCat("'", name, "' (+", declared - before, " bytes)"));
-      }
-    }
-    if (total > static_cast<int64_t>(*report->budget_bytes)) {
-      if (grew.size() > 8) grew.resize(8);
-      partition_report_.warnings.push_back(absl::StrCat(
-          dp.name, ": with its kernels made, the device needs ", total, " bytes, ",
-          total - static_cast<int64_t>(*report->budget_bytes), " over its budget of ",
-          *report->budget_bytes,
-          "; workspaces that grew: ", grew.empty() ? "none" : absl::StrJoin(grew, ", "),
-          ". Runs may run out of memory on this device."));
-    }
+  if (!plan_->is_static()) return;  // declared workspaces depend on run-time shapes
+  std::vector<partition::DeclaredWorkspace> declared;
+  declared.reserve(plan_->steps().size());
+  for (const PlanStep& step : plan_->steps()) {
+    uint64_t bytes = 0;
+    for (const WorkspaceRequirement& w : step.workspaces) bytes += w.bytes;
+    declared.push_back(partition::DeclaredWorkspace{graph_.nodes[step.node].name,
+                                                    plan_->devices()[step.device].name, bytes});
   }
+  partition::RecheckResult recheck = partition::RecheckBudgets(partition_report_, declared);
+  for (std::string& w : recheck.warnings) partition_report_.warnings.push_back(std::move(w));
 }
 
 absl::Status Session::CheckBudgets() const {
@@ -326,9 +308,8 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
       slot.values[v] = Tensor::Borrowed(in.type, in.shape, in.data);
       borrowed_.fetch_add(in.bytes, std::memory_order_relaxed);
     } else {
-      // Misaligned for its element type: staged in the IOArena of the fallback (host) device.
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
-                              devices_[staging_device_].io->Allocate(in.bytes));
+      // Misaligned for its element type: staged in the staging arena (the fallback device's).
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, staging_arena().Allocate(in.bytes));
       CopyPayload(h.data(), in.data, in.bytes);
       slot.values[v] = Tensor::Owned(in.type, in.shape, std::move(h));
       staged_.fetch_add(in.bytes, std::memory_order_relaxed);

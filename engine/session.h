@@ -91,9 +91,13 @@ class Session {
   // Graph inputs the caller feeds and declared outputs, with what is known of their shapes.
   std::vector<const Value*> inputs() const;
   std::vector<const Value*> outputs() const;
-  // Arenas per device; thread-safe (caps, trims and stats may be changed while runs go on).
-  std::vector<DeviceArenas>& devices() { return devices_; }
-  const std::vector<DeviceArenas>& devices() const { return devices_; }
+  // Arenas per device, in plan order. The list is fixed at Create (run slots hold pointers into
+  // it); the arenas themselves are thread-safe: stats, caps and trims go through d.execution and
+  // d.io while runs go on.
+  absl::Span<const DeviceArenas> devices() const { return devices_; }
+  // The IOArena where inputs are staged (misaligned ones here; converted ones by the server):
+  // the fallback (host) device's. Thread-safe.
+  memory::IOArena& staging_arena() const { return *devices_[staging_device_].io; }
   SessionStats stats() const;
   int fused_nodes() const { return fused_nodes_; }
   // How the graph was split over devices and what each device holds (logged at load; served by

@@ -14,6 +14,7 @@
 #include "engine/copy.h"
 #include "engine/testing/model_builder.h"
 #include "memory/fake_system_allocator.h"
+#include "memory/testing/arena_inspector.h"
 
 namespace inferd::engine {
 namespace {
@@ -168,12 +169,12 @@ TEST_F(SessionTest, RoutesEachOutputSlotToItsArenaInBothOrders) {
       const memory::IOArena& io = *s->devices()[0].io;
       const void* declared = first_is_output ? g_rec.slot0[0] : g_rec.slot1[0];
       const void* intermediate = first_is_output ? g_rec.slot1[0] : g_rec.slot0[0];
-      EXPECT_TRUE(io.HoldsPointer(declared));
-      EXPECT_FALSE(exec.HoldsPointer(declared));
-      EXPECT_TRUE(exec.HoldsPointer(intermediate));
-      EXPECT_FALSE(io.HoldsPointer(intermediate));
-      EXPECT_TRUE(exec.HoldsPointer(g_rec.workspace[0]));
-      EXPECT_FALSE(io.HoldsPointer(g_rec.workspace[0]));
+      EXPECT_TRUE(memory::testing::HoldsPointer(io, declared));
+      EXPECT_FALSE(memory::testing::HoldsPointer(exec, declared));
+      EXPECT_TRUE(memory::testing::HoldsPointer(exec, intermediate));
+      EXPECT_FALSE(memory::testing::HoldsPointer(io, intermediate));
+      EXPECT_TRUE(memory::testing::HoldsPointer(exec, g_rec.workspace[0]));
+      EXPECT_FALSE(memory::testing::HoldsPointer(io, g_rec.workspace[0]));
       // Outputs are IOArena handles, with the right values.
       ASSERT_EQ(out->size(), 2u);
       EXPECT_EQ((*out)[0].buffer.data(), declared);
@@ -239,7 +240,7 @@ TEST_F(SessionTest, ViewOpsAliasInsteadOfCopying) {
   EXPECT_EQ(static_cast<const float*>((*out)[0].buffer.data())[5], 500.f);
   // y's buffer was made in the IOArena so that its view z can be returned without a copy.
   EXPECT_EQ((*out)[0].buffer.data(), g_rec.slot0[1]);
-  EXPECT_TRUE(s->devices()[0].io->HoldsPointer(g_rec.slot0[1]));
+  EXPECT_TRUE(memory::testing::HoldsPointer(*s->devices()[0].io, g_rec.slot0[1]));
 }
 
 TEST_F(SessionTest, InputValidationNamesTheProblem) {

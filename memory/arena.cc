@@ -17,6 +17,5 @@ void Arena::ResetPeak() { core_->ResetPeak(); }
 ArenaStats Arena::Stats() const { return core_->Stats(); }
 ArenaKind Arena::kind() const { return core_->kind(); }
 const std::string& Arena::device() const { return core_->device(); }
-bool Arena::HoldsPointer(const void* p) const { return core_->HoldsPointer(p); }
 
 }  // namespace inferd::memory

@@ -27,6 +27,9 @@
 namespace inferd::memory {
 
 class ArenaCore;
+namespace testing {
+class ArenaInspector;
+}  // namespace testing
 
 class Arena {
  public:
@@ -51,10 +54,9 @@ class Arena {
   const std::string& device() const;
   const void* id() const { return core_.get(); }
   bool Owns(const AllocationHandle& h) const { return h.valid() && h.arena_id() == id(); }
-  // True if `p` points into any buffer this arena holds. O(buffers); tests and diagnostics.
-  bool HoldsPointer(const void* p) const;
 
  protected:
+  friend class testing::ArenaInspector;  // memory/testing/arena_inspector.h (tests only)
   Arena(ArenaKind kind, std::shared_ptr<SystemAllocator> system);
   const std::shared_ptr<ArenaCore> core_;
 };

@@ -70,7 +70,7 @@ class ArenaCore : public std::enable_shared_from_this<ArenaCore> {
   // returned buffer goes straight back to the system.
   void Close();
   // True if `p` lies inside a buffer this arena holds (live, leased or retained). O(buffers);
-  // for tests and diagnostics.
+  // for tests (memory/testing/arena_inspector.h), not part of Arena's API.
   bool HoldsPointer(const void* p) const;
 
   ArenaKind kind() const { return kind_; }

@@ -11,6 +11,7 @@
 #include "memory/execution_arena.h"
 #include "memory/fake_system_allocator.h"
 #include "memory/io_arena.h"
+#include "memory/testing/arena_inspector.h"
 
 namespace inferd::memory {
 namespace {
@@ -37,8 +38,8 @@ TEST_F(ArenaInvariants, ABufferBelongsToExactlyOneArena) {
   EXPECT_FALSE(io_.Owns(e));
   EXPECT_TRUE(io_.Owns(i));
   EXPECT_FALSE(exec_.Owns(i));
-  EXPECT_TRUE(exec_.HoldsPointer(e.data()));
-  EXPECT_FALSE(io_.HoldsPointer(e.data()));
+  EXPECT_TRUE(testing::HoldsPointer(exec_, e.data()));
+  EXPECT_FALSE(testing::HoldsPointer(io_, e.data()));
   e.Release();  // goes back to its own arena only
   EXPECT_EQ(exec_.Stats().retained_buffers, 1u);
   EXPECT_EQ(io_.Stats().retained_buffers, 0u);
@@ -114,12 +115,12 @@ TEST_F(ArenaInvariants, BorrowedMemoryNeverEntersAFreeList) {
   for (int k = 0; k < 50; ++k) {
     AllocationHandle h = *exec_.Allocate(borrowed.size() * sizeof(float));
   }
-  EXPECT_FALSE(exec_.HoldsPointer(borrowed.data()));
-  EXPECT_FALSE(io_.HoldsPointer(borrowed.data()));
+  EXPECT_FALSE(testing::HoldsPointer(exec_, borrowed.data()));
+  EXPECT_FALSE(testing::HoldsPointer(io_, borrowed.data()));
   // A handle of one arena cannot be slipped into another's lease machinery either.
   AllocationHandle foreign = *exec_.Allocate(64);
   EXPECT_FALSE(io_.Export(std::move(foreign)).ok());
-  EXPECT_FALSE(io_.HoldsPointer(foreign.data()));
+  EXPECT_FALSE(testing::HoldsPointer(io_, foreign.data()));
 }
 
 // 7. Transferring an allocation between owners does not move or copy its bytes.

@@ -13,6 +13,7 @@
 #include "memory/fake_system_allocator.h"
 #include "memory/process_stats.h"
 #include "memory/size_classes.h"
+#include "memory/testing/arena_inspector.h"
 
 // Counts every global operator new in this test binary, to check that the arena allocates its
 // metadata when it grows and never per allocation.
@@ -97,9 +98,9 @@ TEST_F(ExecutionArenaTest, EvictsLeastRecentlyFreedBeyondTheCap) {
   EXPECT_EQ(s.retained_bytes, 3u * 1024);
   EXPECT_EQ(s.evictions, 1u);
   EXPECT_EQ(s.system_frees, 1u);
-  EXPECT_TRUE(arena_.HoldsPointer(pb));
-  EXPECT_TRUE(arena_.HoldsPointer(pc));
-  EXPECT_TRUE(arena_.HoldsPointer(pd));
+  EXPECT_TRUE(testing::HoldsPointer(arena_, pb));
+  EXPECT_TRUE(testing::HoldsPointer(arena_, pc));
+  EXPECT_TRUE(testing::HoldsPointer(arena_, pd));
 }
 
 TEST_F(ExecutionArenaTest, LoweringTheCapEvictsAtOnceOldestFirst) {
@@ -115,10 +116,10 @@ TEST_F(ExecutionArenaTest, LoweringTheCapEvictsAtOnceOldestFirst) {
   ArenaStats s = arena_.Stats();
   EXPECT_EQ(s.retained_bytes, 2u * 4096);
   EXPECT_EQ(s.evictions, 2u);
-  EXPECT_FALSE(arena_.HoldsPointer(ptrs[0]));
-  EXPECT_FALSE(arena_.HoldsPointer(ptrs[1]));
-  EXPECT_TRUE(arena_.HoldsPointer(ptrs[2]));
-  EXPECT_TRUE(arena_.HoldsPointer(ptrs[3]));
+  EXPECT_FALSE(testing::HoldsPointer(arena_, ptrs[0]));
+  EXPECT_FALSE(testing::HoldsPointer(arena_, ptrs[1]));
+  EXPECT_TRUE(testing::HoldsPointer(arena_, ptrs[2]));
+  EXPECT_TRUE(testing::HoldsPointer(arena_, ptrs[3]));
   EXPECT_EQ(arena_.retention_cap(), 2u * 4096);
 }
 

@@ -108,72 +108,15 @@ absl::Status Refuse(const ResourceAccountant& fb, const std::vector<DeviceSpec>&
   return absl::ResourceExhaustedError(msg);
 }
 
-}  // namespace
-
-absl::StatusOr<PartitionResult> Partition(const engine::Graph& graph,
-                                          const engine::KernelRegistry& registry,
-                                          const PartitionConfig& config) {
-  const int num_nodes = static_cast<int>(graph.nodes.size());
-  PlanInputs plan;
-  plan.graph = &graph;
-  plan.layers = LayerDetector(config.layer_prefixes);
-
-  // pass 1: devices, and the fallback among them.
-  std::vector<DeviceSpec>& devices = plan.devices;
-  std::string& fallback = plan.fallback_device;
-  if (absl::Status st = ResolveDevices(config, devices, fallback); !st.ok()) return st;
-  std::map<std::string, size_t> device_index;
-  std::vector<ResourceAccountant> accountants;
-  accountants.reserve(devices.size());
-  for (size_t d = 0; d < devices.size(); ++d) {
-    device_index[devices[d].name] = d;
-    accountants.emplace_back(graph, registry, devices[d].name, devices[d].budget_bytes);
-  }
-  const size_t fb = device_index.at(fallback);
-
-  // pass 2: parse the rules (one mode at most).
-  absl::StatusOr<LayeringIndex> index =
-      LayeringIndex::Create(config.name_rules, config.annotation_rules);
-  if (!index.ok()) return index.status();
-  const LayeringRules& rules = index->rules();
-
-  // pass 3: the device of each rule: it must exist, or fall back when allowed.
-  std::vector<size_t> rule_device(rules.rules.size());
-  for (size_t r = 0; r < rules.rules.size(); ++r) {
-    const std::string& name = rules.rules[r].device;
-    auto it = device_index.find(name);
-    const bool listed = it != device_index.end();
-    if (listed && devices[it->second].present) {
-      rule_device[r] = it->second;
-      continue;
-    }
-    const std::string why =
-        listed ? "does not exist on this machine" : "is not among the configured devices";
-    if (!config.fallback_on_missing_device) {
-      const std::string msg = absl::StrCat(
-          RuleModeName(index->mode()), " rules: rule ", r + 1, " (column ", rules.rules[r].column,
-          ") names device '", name, "', which ", why,
-          "; configure the device, or set fallback_on_missing_device to run its nodes on ",
-          fallback);
-      return listed ? absl::FailedPreconditionError(msg) : absl::InvalidArgumentError(msg);
-    }
-    plan.warnings.push_back(absl::StrCat("rule ", r + 1, " names device '", name, "', which ", why,
-                                         ": its nodes go to the fallback ", fallback));
-    rule_device[r] = fb;
+// One partitioning: the devices and their accountants, the rules and what each node got.
+struct Partitioning {
+  Partitioning(const engine::Graph& g, const PartitionConfig& c) : graph(g), config(c) {
+    plan.graph = &graph;
+    plan.layers = LayerDetector(config.layer_prefixes);
   }
 
-  // pass 4: index every node to its rule.
-  absl::StatusOr<std::vector<std::optional<PatternMatch>>> node_rule =
-      index->Assign(graph, config.subgraph_parent);
-  if (!node_rule.ok()) return node_rule.status();
-  plan.node_rule = *std::move(node_rule);
-
-  std::vector<std::string>& node_device = plan.node_device;
-  std::vector<NodeCost>& costs = plan.node_costs;
-  node_device.assign(num_nodes, "");
-  costs.assign(num_nodes, NodeCost());
   // Offers one node to device d; true when it took it. `need`: the node's cost there.
-  auto offer = [&](size_t d, int node, uint64_t* need) {
+  bool Offer(size_t d, int node, uint64_t* need) {
     NodeCost c = accountants[d].AddPending(node);
     *need = c.cost.total();
     if (!accountants[d].PendingFits()) {
@@ -181,176 +124,300 @@ absl::StatusOr<PartitionResult> Partition(const engine::Graph& graph,
       return false;
     }
     accountants[d].CommitPending();
-    node_device[node] = devices[d].name;
-    costs[node] = c;
+    plan.node_device[node] = plan.devices[d].name;
+    plan.node_costs[node] = c;
     return true;
-  };
-
-  bool budget_only = false;
-  for (size_t d = 0; d < devices.size(); ++d) {
-    budget_only |= d != fb && devices[d].budget_bytes.has_value();
   }
-  budget_only &= !index->has_rules();
+  int num_nodes() const { return static_cast<int>(graph.nodes.size()); }
 
-  if (index->has_rules()) {
-    // pass 5 (rules): each rule's nodes to its device, in rule order, until a budget stops it.
-    plan.mode = absl::StrCat(RuleModeName(index->mode()), " rules (", rules.rules.size(),
+  const engine::Graph& graph;
+  const PartitionConfig& config;
+  PlanInputs plan;  // devices, fallback, mode, node_device, node_costs, node_rule, notes, warnings
+  std::map<std::string, size_t> device_index;
+  std::vector<ResourceAccountant> accountants;  // by device index
+  size_t fb = 0;                                // the fallback's device index
+  std::optional<LayeringIndex> index;
+  std::vector<size_t> rule_device;  // by rule: device index
+};
+
+// pass 1: devices, and the fallback among them, each with its accountant.
+absl::Status SetUpDevices(Partitioning& p, const engine::WorkspaceEstimator& estimator) {
+  std::vector<DeviceSpec>& devices = p.plan.devices;
+  if (absl::Status st = ResolveDevices(p.config, devices, p.plan.fallback_device); !st.ok()) {
+    return st;
+  }
+  p.accountants.reserve(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) {
+    p.device_index[devices[d].name] = d;
+    p.accountants.emplace_back(p.graph, estimator, devices[d].name, devices[d].budget_bytes);
+  }
+  p.fb = p.device_index.at(p.plan.fallback_device);
+  p.plan.node_device.assign(p.num_nodes(), "");
+  p.plan.node_costs.assign(p.num_nodes(), NodeCost());
+  return absl::OkStatus();
+}
+
+// pass 3: the device of each rule: it must exist, or fall back when allowed.
+absl::Status ResolveRuleDevices(Partitioning& p) {
+  const LayeringRules& rules = p.index->rules();
+  const std::string& fallback = p.plan.fallback_device;
+  p.rule_device.assign(rules.rules.size(), p.fb);
+  for (size_t r = 0; r < rules.rules.size(); ++r) {
+    const std::string& name = rules.rules[r].device;
+    auto it = p.device_index.find(name);
+    const bool listed = it != p.device_index.end();
+    if (listed && p.plan.devices[it->second].present) {
+      p.rule_device[r] = it->second;
+      continue;
+    }
+    const std::string why =
+        listed ? "does not exist on this machine" : "is not among the configured devices";
+    if (!p.config.fallback_on_missing_device) {
+      const std::string msg = absl::StrCat(
+          RuleModeName(p.index->mode()), " rules: rule ", r + 1, " (column ", rules.rules[r].column,
+          ") names device '", name, "', which ", why,
+          "; configure the device, or set fallback_on_missing_device to run its nodes on ",
+          fallback);
+      return listed ? absl::FailedPreconditionError(msg) : absl::InvalidArgumentError(msg);
+    }
+    p.plan.warnings.push_back(absl::StrCat("rule ", r + 1, " names device '", name, "', which ",
+                                           why, ": its nodes go to the fallback ", fallback));
+  }
+  return absl::OkStatus();
+}
+
+// pass 5 (rules): each rule's nodes to its device, in rule order, until a budget stops it.
+void PlaceByRules(Partitioning& p) {
+  const LayeringRules& rules = p.index->rules();
+  const std::string& fallback = p.plan.fallback_device;
+  p.plan.mode = absl::StrCat(RuleModeName(p.index->mode()), " rules (", rules.rules.size(),
                              rules.rules.size() == 1 ? " rule, " : " rules, ", rules.num_patterns(),
                              rules.num_patterns() == 1 ? " pattern)" : " patterns)");
-    for (size_t r = 0; r < rules.rules.size(); ++r) {
-      const size_t d = rule_device[r];
-      if (d == fb) continue;                      // the fallback takes its nodes in pass 6
-      std::vector<std::pair<size_t, int>> order;  // (pattern, node)
-      for (int i = 0; i < num_nodes; ++i) {
-        if (plan.node_rule[i] && plan.node_rule[i]->rule == r) {
-          order.emplace_back(plan.node_rule[i]->pattern, i);
-        }
+  for (size_t r = 0; r < rules.rules.size(); ++r) {
+    const size_t d = p.rule_device[r];
+    if (d == p.fb) continue;                    // the fallback takes its nodes in pass 6
+    std::vector<std::pair<size_t, int>> order;  // (pattern, node)
+    for (int i = 0; i < p.num_nodes(); ++i) {
+      if (p.plan.node_rule[i] && p.plan.node_rule[i]->rule == r) {
+        order.emplace_back(p.plan.node_rule[i]->pattern, i);
       }
-      std::stable_sort(order.begin(), order.end());
-      ResourceAccountant& acct = accountants[d];
-      for (size_t k = 0; k < order.size(); ++k) {
-        if (acct.stopped()) {
-          plan.warnings.push_back(absl::StrCat(devices[d].name, " is full (budget reached): the ",
+    }
+    std::stable_sort(order.begin(), order.end());
+    ResourceAccountant& acct = p.accountants[d];
+    const std::string& device = p.plan.devices[d].name;
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (acct.stopped()) {
+        p.plan.warnings.push_back(absl::StrCat(device, " is full (budget reached): the ",
                                                order.size() - k, " nodes of rule ", r + 1,
                                                " go to ", fallback));
-          break;
-        }
-        const int node = order[k].second;
-        uint64_t need = 0;
-        if (offer(d, node, &need)) continue;
-        acct.Stop();
-        plan.warnings.push_back(absl::StrCat(
-            devices[d].name, ": budget of ", FormatBytes(*acct.budget_bytes()),
-            " reached at node '", graph.nodes[node].name, "' (rule ", r + 1, "), which needs ",
-            FormatBytes(need), " with ",
-            FormatBytes(*acct.budget_bytes() - acct.committed().total()), " left; it and the ",
-            order.size() - k - 1, " later nodes of rule ", r + 1, " go to ", fallback));
         break;
       }
-    }
-  } else if (budget_only) {
-    // pass 5 (budget only): units (whole layers; single nodes outside layers) in graph order,
-    // a contiguous run per device, most capable device first.
-    std::vector<std::vector<int>> units;
-    std::vector<std::string> unit_name;
-    std::unordered_map<std::string, size_t> unit_of_layer;
-    for (int i = 0; i < num_nodes; ++i) {
-      std::optional<LayerId> layer = plan.layers.Detect(graph.nodes[i].name);
-      if (!layer) {
-        units.push_back({i});
-        unit_name.push_back(absl::StrCat("node '", graph.nodes[i].name, "'"));
-        continue;
-      }
-      auto [it, inserted] = unit_of_layer.emplace(layer->key, units.size());
-      if (inserted) {
-        units.emplace_back();
-        unit_name.push_back(absl::StrCat("layer ", layer->key));
-      }
-      units[it->second].push_back(i);
-    }
-    std::vector<size_t> fill;
-    for (size_t d = 0; d < devices.size(); ++d) {
-      if (d == fb) continue;
-      if (!devices[d].budget_bytes) {
-        plan.warnings.push_back(
-            absl::StrCat(devices[d].name,
-                         " has no budget: budget-only mode places nodes only on devices "
-                         "with a budget, so it gets none"));
-      } else if (!devices[d].present) {
-        const std::string msg =
-            absl::StrCat(devices[d].name, " has a budget but does not exist on this machine");
-        if (!config.fallback_on_missing_device) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("partition: ", msg,
-                           "; remove it, or set fallback_on_missing_device to run its "
-                           "share on ",
-                           fallback));
-        }
-        plan.warnings.push_back(absl::StrCat(msg, ": its share goes to the fallback ", fallback));
-      } else {
-        fill.push_back(d);
-      }
-    }
-    std::stable_sort(fill.begin(), fill.end(), [&](size_t a, size_t b) {
-      return CapabilityRank(devices[a].name) < CapabilityRank(devices[b].name);
-    });
-    std::vector<std::string> order_names;
-    for (size_t d : fill) order_names.push_back(devices[d].name);
-    plan.mode = absl::StrCat("budget only (fills ", absl::StrJoin(order_names, ", then "),
-                             ", whole layers at a time)");
-    size_t next = 0;
-    for (size_t d : fill) {
-      ResourceAccountant& acct = accountants[d];
-      const size_t first = next;
-      std::string stop;  // why the device stopped, when it did
-      for (; next < units.size(); ++next) {
-        std::vector<NodeCost> unit_costs;
-        for (int i : units[next]) unit_costs.push_back(acct.AddPending(i));
-        const uint64_t need = acct.pending().total();
-        if (!acct.PendingFits()) {
-          acct.DiscardPending();
-          acct.Stop();
-          stop =
-              absl::StrCat(unit_name[next], ", which needs ", FormatBytes(need), " with ",
-                           FormatBytes(*acct.budget_bytes() - acct.committed().total()), " left");
-          break;
-        }
-        acct.CommitPending();
-        for (size_t k = 0; k < units[next].size(); ++k) {
-          node_device[units[next][k]] = devices[d].name;
-          costs[units[next][k]] = unit_costs[k];
-        }
-      }
-      if (next == first && !stop.empty()) {
-        plan.warnings.push_back(
-            absl::StrCat(devices[d].name, " takes nothing: it stops at once before ", stop));
-      } else if (next > first) {
-        plan.notes.push_back(absl::StrCat(
-            devices[d].name, " takes ", unit_name[first],
-            next - first > 1 ? absl::StrCat(" to ", unit_name[next - 1]) : "", " (",
-            FormatBytes(acct.committed().total()), " of ", FormatBytes(*acct.budget_bytes()), ")",
-            stop.empty() ? "" : absl::StrCat("; it stops before ", stop)));
-      }
-    }
-  } else {
-    plan.mode = "no rules or budgets: every node on the fallback";
-    for (size_t d = 0; d < devices.size(); ++d) {
-      if (d != fb) {
-        plan.warnings.push_back(
-            absl::StrCat(devices[d].name, " has neither rules nor a budget: it gets no nodes"));
-      }
+      const int node = order[k].second;
+      uint64_t need = 0;
+      if (p.Offer(d, node, &need)) continue;
+      acct.Stop();
+      p.plan.warnings.push_back(absl::StrCat(
+          device, ": budget of ", FormatBytes(*acct.budget_bytes()), " reached at node '",
+          p.graph.nodes[node].name, "' (rule ", r + 1, "), which needs ", FormatBytes(need),
+          " with ", FormatBytes(*acct.budget_bytes() - acct.committed().total()),
+          " left; it and the ", order.size() - k - 1, " later nodes of rule ", r + 1, " go to ",
+          fallback));
+      break;
     }
   }
+}
 
-  // pass 6: the fallback takes every node left, in graph order, and must hold them.
-  ResourceAccountant& fb_acct = accountants[fb];
-  for (int i = 0; i < num_nodes; ++i) {
-    if (!node_device[i].empty()) continue;
-    costs[i] = fb_acct.AddPending(i);
+// Budget-only units: whole layers, single nodes outside layers, in graph order.
+struct Units {
+  std::vector<std::vector<int>> nodes;
+  std::vector<std::string> names;  // "layer layers.5", "node 'x'"
+};
+
+Units LayerUnits(const Partitioning& p) {
+  Units units;
+  std::unordered_map<std::string, size_t> unit_of_layer;
+  for (int i = 0; i < p.num_nodes(); ++i) {
+    std::optional<LayerId> layer = p.plan.layers.Detect(p.graph.nodes[i].name);
+    if (!layer) {
+      units.nodes.push_back({i});
+      units.names.push_back(absl::StrCat("node '", p.graph.nodes[i].name, "'"));
+      continue;
+    }
+    auto [it, inserted] = unit_of_layer.emplace(layer->key, units.nodes.size());
+    if (inserted) {
+      units.nodes.emplace_back();
+      units.names.push_back(absl::StrCat("layer ", layer->key));
+    }
+    units.nodes[it->second].push_back(i);
+  }
+  return units;
+}
+
+// The devices budget-only mode fills, most capable first; warns about the others.
+absl::StatusOr<std::vector<size_t>> FillOrder(Partitioning& p) {
+  const std::vector<DeviceSpec>& devices = p.plan.devices;
+  const std::string& fallback = p.plan.fallback_device;
+  std::vector<size_t> fill;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (d == p.fb) continue;
+    if (!devices[d].budget_bytes) {
+      p.plan.warnings.push_back(
+          absl::StrCat(devices[d].name,
+                       " has no budget: budget-only mode places nodes only on devices "
+                       "with a budget, so it gets none"));
+    } else if (!devices[d].present) {
+      const std::string msg =
+          absl::StrCat(devices[d].name, " has a budget but does not exist on this machine");
+      if (!p.config.fallback_on_missing_device) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("partition: ", msg,
+                         "; remove it, or set fallback_on_missing_device to run its "
+                         "share on ",
+                         fallback));
+      }
+      p.plan.warnings.push_back(absl::StrCat(msg, ": its share goes to the fallback ", fallback));
+    } else {
+      fill.push_back(d);
+    }
+  }
+  std::stable_sort(fill.begin(), fill.end(), [&](size_t a, size_t b) {
+    return CapabilityRank(devices[a].name) < CapabilityRank(devices[b].name);
+  });
+  return fill;
+}
+
+// Device d takes units from `next` on until one does not fit; `next` moves past what it took.
+void FillDevice(Partitioning& p, size_t d, const Units& units, size_t& next) {
+  ResourceAccountant& acct = p.accountants[d];
+  const std::string& device = p.plan.devices[d].name;
+  const size_t first = next;
+  std::string stop;  // why the device stopped, when it did
+  for (; next < units.nodes.size(); ++next) {
+    std::vector<NodeCost> unit_costs;
+    for (int i : units.nodes[next]) unit_costs.push_back(acct.AddPending(i));
+    const uint64_t need = acct.pending().total();
+    if (!acct.PendingFits()) {
+      acct.DiscardPending();
+      acct.Stop();
+      stop = absl::StrCat(units.names[next], ", which needs ", FormatBytes(need), " with ",
+                          FormatBytes(*acct.budget_bytes() - acct.committed().total()), " left");
+      break;
+    }
+    acct.CommitPending();
+    for (size_t k = 0; k < units.nodes[next].size(); ++k) {
+      p.plan.node_device[units.nodes[next][k]] = device;
+      p.plan.node_costs[units.nodes[next][k]] = unit_costs[k];
+    }
+  }
+  if (next == first && !stop.empty()) {
+    p.plan.warnings.push_back(
+        absl::StrCat(device, " takes nothing: it stops at once before ", stop));
+  } else if (next > first) {
+    p.plan.notes.push_back(absl::StrCat(
+        device, " takes ", units.names[first],
+        next - first > 1 ? absl::StrCat(" to ", units.names[next - 1]) : "", " (",
+        FormatBytes(acct.committed().total()), " of ", FormatBytes(*acct.budget_bytes()), ")",
+        stop.empty() ? "" : absl::StrCat("; it stops before ", stop)));
+  }
+}
+
+// pass 5 (budget only): units (whole layers; single nodes outside layers) in graph order,
+// a contiguous run per device, most capable device first.
+absl::Status PlaceByBudget(Partitioning& p) {
+  const Units units = LayerUnits(p);
+  absl::StatusOr<std::vector<size_t>> fill = FillOrder(p);
+  if (!fill.ok()) return fill.status();
+  std::vector<std::string> order_names;
+  for (size_t d : *fill) order_names.push_back(p.plan.devices[d].name);
+  p.plan.mode = absl::StrCat("budget only (fills ", absl::StrJoin(order_names, ", then "),
+                             ", whole layers at a time)");
+  size_t next = 0;
+  for (size_t d : *fill) FillDevice(p, d, units, next);
+  return absl::OkStatus();
+}
+
+// pass 5 (neither rules nor budgets).
+void PlaceNothing(Partitioning& p) {
+  p.plan.mode = "no rules or budgets: every node on the fallback";
+  for (size_t d = 0; d < p.plan.devices.size(); ++d) {
+    if (d != p.fb) {
+      p.plan.warnings.push_back(absl::StrCat(p.plan.devices[d].name,
+                                             " has neither rules nor a budget: it gets no nodes"));
+    }
+  }
+}
+
+// pass 6: the fallback takes every node left, in graph order, and must hold them.
+absl::Status PlaceRestOnFallback(Partitioning& p) {
+  ResourceAccountant& fb_acct = p.accountants[p.fb];
+  for (int i = 0; i < p.num_nodes(); ++i) {
+    if (!p.plan.node_device[i].empty()) continue;
+    p.plan.node_costs[i] = fb_acct.AddPending(i);
     fb_acct.CommitPending();
-    node_device[i] = fallback;
+    p.plan.node_device[i] = p.plan.fallback_device;
   }
   if (fb_acct.budget_bytes() && fb_acct.committed().total() > *fb_acct.budget_bytes()) {
-    return Refuse(fb_acct, devices, accountants, node_device, costs);
+    return Refuse(fb_acct, p.plan.devices, p.accountants, p.plan.node_device, p.plan.node_costs);
   }
+  return absl::OkStatus();
+}
 
-  // pass 7: the report.
+// pass 7: the report.
+PartitionResult MakeResult(Partitioning& p) {
   std::vector<int> unknown;
-  for (int i = 0; i < num_nodes; ++i) {
-    if (costs[i].shapes_unknown) unknown.push_back(i);
+  for (int i = 0; i < p.num_nodes(); ++i) {
+    if (p.plan.node_costs[i].shapes_unknown) unknown.push_back(i);
   }
   if (!unknown.empty()) {
-    plan.warnings.push_back(absl::StrCat(
+    p.plan.warnings.push_back(absl::StrCat(
         unknown.size(),
-        " nodes have outputs of unknown shape, counted as 0 bytes: ", SomeNames(graph, unknown),
+        " nodes have outputs of unknown shape, counted as 0 bytes: ", SomeNames(p.graph, unknown),
         "; give the largest input shapes (max_input_shapes; inferctl plan --input-shape) so "
         "that budgets see every activation"));
   }
   PartitionResult result;
-  result.report = BuildPlanReport(plan);
-  result.node_device = std::move(plan.node_device);
-  result.node_costs = std::move(plan.node_costs);
+  result.report = BuildPlanReport(p.plan);
+  result.node_device = std::move(p.plan.node_device);
+  result.node_costs = std::move(p.plan.node_costs);
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<PartitionResult> Partition(const engine::Graph& graph,
+                                          const engine::WorkspaceEstimator& estimator,
+                                          const PartitionConfig& config) {
+  Partitioning p(graph, config);
+  // pass 1: devices, and the fallback among them.
+  if (absl::Status st = SetUpDevices(p, estimator); !st.ok()) return st;
+  // pass 2: parse the rules (one mode at most).
+  absl::StatusOr<LayeringIndex> index =
+      LayeringIndex::Create(config.name_rules, config.annotation_rules);
+  if (!index.ok()) return index.status();
+  p.index = *std::move(index);
+  // pass 3: the device of each rule.
+  if (absl::Status st = ResolveRuleDevices(p); !st.ok()) return st;
+  // pass 4: index every node to its rule.
+  absl::StatusOr<std::vector<std::optional<PatternMatch>>> node_rule =
+      p.index->Assign(graph, config.subgraph_parent);
+  if (!node_rule.ok()) return node_rule.status();
+  p.plan.node_rule = *std::move(node_rule);
+  // pass 5: the devices other than the fallback take their nodes.
+  bool budget_only = false;
+  for (size_t d = 0; d < p.plan.devices.size(); ++d) {
+    budget_only |= d != p.fb && p.plan.devices[d].budget_bytes.has_value();
+  }
+  if (p.index->has_rules()) {
+    PlaceByRules(p);
+  } else if (budget_only) {
+    if (absl::Status st = PlaceByBudget(p); !st.ok()) return st;
+  } else {
+    PlaceNothing(p);
+  }
+  // pass 6: the fallback takes the rest.
+  if (absl::Status st = PlaceRestOnFallback(p); !st.ok()) return st;
+  // pass 7: the report.
+  return MakeResult(p);
 }
 
 absl::Status ApplyPartition(const PartitionResult& result, engine::Graph& graph) {
@@ -370,9 +437,8 @@ absl::Status ApplyPartition(const PartitionResult& result, engine::Graph& graph)
     // 1: the same name.
     std::optional<size_t> match = find(node.name);
     // 2: fused here, not there: "<original>/MatMulAddFusion" takes the original's device.
-    const size_t slash = node.name.rfind('/');
-    if (!match && slash != std::string::npos)
-      match = find(absl::string_view(node.name).substr(0, slash));
+    const absl::string_view original = engine::OriginalNodeName(node.name);
+    if (!match && !original.empty()) match = find(original);
     // 3: fused there, not here: the node that made one of its outputs there, or the fused node
     // named after it ("<name>/...").
     for (size_t k = 0; !match && k < node.outputs.size(); ++k) {

@@ -22,13 +22,14 @@
 // names a device which is not listed or not present fails the load, unless
 // fallback_on_missing_device (then a warning, and its nodes go to the fallback).
 //
-// Pure function of its inputs; thread-safe for distinct graphs (the registry is only read).
+// Workspace estimates come from `estimator` (the engine's: engine::RegistryWorkspaceEstimator).
+// Pure function of its inputs; thread-safe for distinct graphs (the estimator is only read).
 //
 // Example:
 //   PartitionConfig config;
 //   config.devices = {{"cpu:1", 200 << 10}, {"cpu:0", std::nullopt}};
 //   config.name_rules = "cpu:1(layers.[0-15]/); cpu:0(layers.[16-31]/)";
-//   absl::StatusOr<PartitionResult> r = Partition(graph, registry, config);
+//   absl::StatusOr<PartitionResult> r = Partition(graph, estimator, config);
 //   if (!r.ok()) return r.status();           // readable: which device, how many bytes short
 //   INFERD_RETURN_IF_ERROR(ApplyPartition(*r, graph));   // sets Node::device
 #ifndef INFERD_PARTITION_PARTITIONER_H_
@@ -40,7 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/graph.h"
-#include "engine/kernel_registry.h"
+#include "engine/workspace_estimate.h"
 #include "partition/device.h"
 #include "partition/layering_index.h"
 #include "partition/plan_report.h"
@@ -67,7 +68,7 @@ struct PartitionResult {
 };
 
 absl::StatusOr<PartitionResult> Partition(const engine::Graph& graph,
-                                          const engine::KernelRegistry& registry,
+                                          const engine::WorkspaceEstimator& estimator,
                                           const PartitionConfig& config);
 
 // Sets Node::device of every node of `graph` from `result`, matching nodes by name, so that the

@@ -4,18 +4,15 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
-#include <set>
-#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/memory_planner.h"
+#include "memory/memory_planner.h"
 
 namespace inferd::partition {
 namespace {
 
 constexpr size_t kMaxCopiesListed = 10;
-constexpr size_t kMaxGrownListed = 5;
 
 // Columns padded to their widest cell; `align[c]` is 'r' for right-aligned columns (others left).
 std::string Table(const std::vector<std::vector<std::string>>& rows, absl::string_view align,
@@ -50,7 +47,7 @@ void PlanActivations(const PlanInputs& in, const std::vector<BoundaryCopy>& copi
                      DeviceReport& dev) {
   const engine::Graph& g = *in.graph;
   const int end = static_cast<int>(g.nodes.size());
-  engine::GreedyMemoryPlanner planner;
+  memory::GreedyMemoryPlanner planner;
   uint64_t naive = 0;
   bool unknown = false;
   for (int i = 0; i < end; ++i) {
@@ -171,9 +168,10 @@ PlanReport BuildPlanReport(const PlanInputs& in) {
   return r;
 }
 
-std::string PlanReport::ToString() const {
-  std::string out = absl::StrCat("partition plan: ", mode, "; fallback ", fallback_device, "\n");
-  // devices
+namespace {
+
+// The device table, its legend and where the workspaces came from.
+std::string DevicesSection(const std::vector<DeviceReport>& devices) {
   std::vector<std::vector<std::string>> rows = {{"device", "nodes", "weights", "activations",
                                                  "act. peak", "workspace", "accounted", "budget",
                                                  "headroom"}};
@@ -189,7 +187,7 @@ std::string PlanReport::ToString() const {
                     d.budget_bytes ? FormatBytes(*d.budget_bytes) : "none",
                     headroom ? SignedBytes(*headroom) : "-"});
   }
-  absl::StrAppend(&out, Table(rows, "lrrrrrrrr", "  "));
+  std::string out = Table(rows, "lrrrrrrrr", "  ");
   absl::StrAppend(&out,
                   "  * fallback device. accounted = weights + activations (sum of node outputs) + "
                   "workspace: what budgets are checked against.\n"
@@ -205,67 +203,75 @@ std::string PlanReport::ToString() const {
   if (!sources.empty()) {
     absl::StrAppend(&out, "  workspace of nodes: ", absl::StrJoin(sources, "; "), "\n");
   }
-  // copies
-  if (copies.empty()) {
-    absl::StrAppend(&out, "boundary copies: none\n");
-  } else {
-    std::map<std::pair<std::string, std::string>, std::pair<int, uint64_t>> by_pair;
-    for (const BoundaryCopy& c : copies) {
-      auto& e = by_pair[{c.from, c.to}];
-      ++e.first;
-      e.second += c.bytes;
-    }
-    std::vector<std::string> parts;
-    for (const auto& [pair, e] : by_pair) {
-      parts.push_back(absl::StrCat(pair.first, " -> ", pair.second, ": ", e.first, " (",
-                                   FormatBytes(e.second), ")"));
-    }
-    absl::StrAppend(&out, "boundary copies: ", copies.size(), " (", absl::StrJoin(parts, ", "),
-                    ")\n");
-    std::vector<std::vector<std::string>> copy_rows;
-    for (size_t i = 0; i < copies.size() && i < kMaxCopiesListed; ++i) {
-      const BoundaryCopy& c = copies[i];
-      const std::string reader = static_cast<size_t>(c.first_reader) < nodes.size()
-                                     ? absl::StrCat("before '", nodes[c.first_reader].name, "'")
-                                     : "";
-      copy_rows.push_back({absl::StrCat(c.from, " -> ", c.to),
-                           c.bytes_known ? FormatBytes(c.bytes) : "? B",
-                           absl::StrCat("'", c.value_name, "'"), reader});
-    }
-    absl::StrAppend(&out, Table(copy_rows, "lrll", "  "));
-    if (copies.size() > kMaxCopiesListed) {
-      absl::StrAppend(&out, "  ... and ", copies.size() - kMaxCopiesListed, " more\n");
-    }
+  return out;
+}
+
+// Boundary copies: totals per device pair, then the first kMaxCopiesListed.
+std::string CopiesSection(const std::vector<BoundaryCopy>& copies,
+                          const std::vector<NodeReport>& nodes) {
+  if (copies.empty()) return "boundary copies: none\n";
+  std::map<std::pair<std::string, std::string>, std::pair<int, uint64_t>> by_pair;
+  for (const BoundaryCopy& c : copies) {
+    auto& e = by_pair[{c.from, c.to}];
+    ++e.first;
+    e.second += c.bytes;
   }
-  // layers
-  size_t named_layers = 0;
-  for (const LayerReport& l : layers) named_layers += l.layer.empty() ? 0 : 1;
-  if (named_layers == 0) {
-    absl::StrAppend(&out, "layers: none detected in node names\n");
-  } else {
-    absl::StrAppend(&out, "layers: ", named_layers, "\n");
-    std::vector<std::vector<std::string>> layer_rows = {{"layer", "device", "nodes", "bytes"}};
-    for (const LayerReport& l : layers) {
-      std::vector<std::string> devs;
-      for (const auto& [device, n] : l.devices) {
-        devs.push_back(l.devices.size() == 1 ? device : absl::StrCat(device, " (", n, ")"));
-      }
-      layer_rows.push_back({l.layer.empty() ? "(outside layers)" : l.layer,
-                            absl::StrJoin(devs, " + "), absl::StrCat(l.nodes),
-                            FormatBytes(l.bytes)});
-    }
-    absl::StrAppend(&out, Table(layer_rows, "llrr", "  "));
+  std::vector<std::string> parts;
+  for (const auto& [pair, e] : by_pair) {
+    parts.push_back(absl::StrCat(pair.first, " -> ", pair.second, ": ", e.first, " (",
+                                 FormatBytes(e.second), ")"));
   }
-  // notes and warnings
-  if (!notes.empty()) {
-    absl::StrAppend(&out, "notes:\n");
-    for (const std::string& n : notes) absl::StrAppend(&out, "  - ", n, "\n");
+  std::string out =
+      absl::StrCat("boundary copies: ", copies.size(), " (", absl::StrJoin(parts, ", "), ")\n");
+  std::vector<std::vector<std::string>> copy_rows;
+  for (size_t i = 0; i < copies.size() && i < kMaxCopiesListed; ++i) {
+    const BoundaryCopy& c = copies[i];
+    const std::string reader = static_cast<size_t>(c.first_reader) < nodes.size()
+                                   ? absl::StrCat("before '", nodes[c.first_reader].name, "'")
+                                   : "";
+    copy_rows.push_back({absl::StrCat(c.from, " -> ", c.to),
+                         c.bytes_known ? FormatBytes(c.bytes) : "? B",
+                         absl::StrCat("'", c.value_name, "'"), reader});
   }
-  if (!warnings.empty()) {
-    absl::StrAppend(&out, "warnings:\n");
-    for (const std::string& w : warnings) absl::StrAppend(&out, "  - ", w, "\n");
+  absl::StrAppend(&out, Table(copy_rows, "lrll", "  "));
+  if (copies.size() > kMaxCopiesListed) {
+    absl::StrAppend(&out, "  ... and ", copies.size() - kMaxCopiesListed, " more\n");
   }
   return out;
+}
+
+std::string LayersSection(const std::vector<LayerReport>& layers) {
+  size_t named_layers = 0;
+  for (const LayerReport& l : layers) named_layers += l.layer.empty() ? 0 : 1;
+  if (named_layers == 0) return "layers: none detected in node names\n";
+  std::string out = absl::StrCat("layers: ", named_layers, "\n");
+  std::vector<std::vector<std::string>> layer_rows = {{"layer", "device", "nodes", "bytes"}};
+  for (const LayerReport& l : layers) {
+    std::vector<std::string> devs;
+    for (const auto& [device, n] : l.devices) {
+      devs.push_back(l.devices.size() == 1 ? device : absl::StrCat(device, " (", n, ")"));
+    }
+    layer_rows.push_back({l.layer.empty() ? "(outside layers)" : l.layer,
+                          absl::StrJoin(devs, " + "), absl::StrCat(l.nodes), FormatBytes(l.bytes)});
+  }
+  absl::StrAppend(&out, Table(layer_rows, "llrr", "  "));
+  return out;
+}
+
+// "title:\n  - line\n..." or nothing.
+std::string ListSection(absl::string_view title, const std::vector<std::string>& lines) {
+  if (lines.empty()) return "";
+  std::string out = absl::StrCat(title, ":\n");
+  for (const std::string& l : lines) absl::StrAppend(&out, "  - ", l, "\n");
+  return out;
+}
+
+}  // namespace
+
+std::string PlanReport::ToString() const {
+  return absl::StrCat("partition plan: ", mode, "; fallback ", fallback_device, "\n",
+                      DevicesSection(devices), CopiesSection(copies, nodes), LayersSection(layers),
+                      ListSection("notes", notes), ListSection("warnings", warnings));
 }
 
 std::string PlanReport::NodesToString() const {
@@ -281,93 +287,6 @@ std::string PlanReport::NodesToString() const {
   }
   return absl::StrCat(Table(rows, "rllrrrll", "  "),
                       "  (h) = 1.5x heuristic, no kernel estimate\n");
-}
-
-RecheckResult RecheckAfterRewrites(const PlanReport& report, const engine::Graph& rewritten,
-                                   const engine::KernelRegistry& registry) {
-  RecheckResult result;
-  // pass 1: devices, in report order, then any the rewritten graph adds.
-  auto device_of = [&](const engine::Node& n) -> const std::string& {
-    return n.device.empty() ? report.fallback_device : n.device;
-  };
-  for (const DeviceReport& d : report.devices) {
-    result.devices.push_back(DeviceRecheck{d.device, d.budget_bytes, d.accounted.total(), 0});
-  }
-  auto find = [&](const std::string& device) -> DeviceRecheck& {
-    for (DeviceRecheck& d : result.devices) {
-      if (d.device == device) return d;
-    }
-    result.devices.push_back(DeviceRecheck{device, std::nullopt, 0, 0});
-    return result.devices.back();
-  };
-  // pass 2: re-estimate every node on its device, in graph order (weights count once per device).
-  std::map<std::string, ResourceAccountant> accountants;
-  std::vector<uint64_t> cost(rewritten.nodes.size(), 0);
-  for (size_t i = 0; i < rewritten.nodes.size(); ++i) {
-    const std::string& device = device_of(rewritten.nodes[i]);
-    auto it = accountants.find(device);
-    if (it == accountants.end()) {
-      it = accountants.emplace(device, ResourceAccountant(rewritten, registry, device, {})).first;
-    }
-    cost[i] = it->second.AddPending(static_cast<int>(i)).cost.total();
-    it->second.CommitPending();
-    find(device).after += cost[i];
-  }
-  // pass 3: where a device is over its budget, name the nodes that grew. A rewritten node's
-  // origins are the report's node of the same name, else the report's nodes that produced its
-  // outputs and the node its name derives from ("<original>/MatMulAddFusion").
-  std::unordered_map<std::string, size_t> by_name, producer_of;
-  for (size_t i = 0; i < report.nodes.size(); ++i) {
-    by_name.emplace(report.nodes[i].name, i);
-    for (const std::string& v : report.nodes[i].outputs) producer_of.emplace(v, i);
-  }
-  for (const DeviceRecheck& d : result.devices) {
-    if (!d.budget_bytes || d.after <= *d.budget_bytes) continue;
-    std::vector<std::pair<int64_t, std::string>> grown;  // (growth, name)
-    for (size_t i = 0; i < rewritten.nodes.size(); ++i) {
-      const engine::Node& node = rewritten.nodes[i];
-      if (device_of(node) != d.device) continue;
-      std::set<size_t> origins;
-      if (auto it = by_name.find(node.name); it != by_name.end()) {
-        origins.insert(it->second);
-      } else {
-        for (int v : node.outputs) {
-          if (v < 0) continue;
-          if (auto p = producer_of.find(rewritten.values[v].name); p != producer_of.end()) {
-            origins.insert(p->second);
-          }
-        }
-        const size_t slash = node.name.rfind('/');
-        if (slash != std::string::npos) {
-          if (auto it = by_name.find(node.name.substr(0, slash)); it != by_name.end()) {
-            origins.insert(it->second);
-          }
-        }
-      }
-      uint64_t before = 0;
-      for (size_t o : origins) before += report.nodes[o].cost.cost.total();
-      if (cost[i] > before) {
-        grown.emplace_back(static_cast<int64_t>(cost[i] - before), node.name);
-      }
-    }
-    std::stable_sort(grown.begin(), grown.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::vector<std::string> names;
-    for (size_t k = 0; k < grown.size() && k < kMaxGrownListed; ++k) {
-      names.push_back(absl::StrCat("'", grown[k].second, "' (+", FormatBytes(grown[k].first), ")"));
-    }
-    if (grown.size() > kMaxGrownListed) {
-      names.push_back(absl::StrCat("and ", grown.size() - kMaxGrownListed, " more"));
-    }
-    result.warnings.push_back(absl::StrCat(
-        d.device, ": after rewrites the estimate is ", FormatBytes(d.after), " (", d.after,
-        " bytes), over its budget of ", FormatBytes(*d.budget_bytes), " by ",
-        FormatBytes(d.after - *d.budget_bytes), " (", FormatBytes(d.before),
-        " at partitioning); nodes that grew: ",
-        names.empty() ? "none (weights moved between nodes)" : absl::StrJoin(names, ", "),
-        ". A workspace estimate was too optimistic; runs may fail for memory"));
-  }
-  return result;
 }
 
 }  // namespace inferd::partition

@@ -4,20 +4,16 @@
 //
 // Per device: nodes; *accounted* bytes, which budgets are checked against (weights +
 // activations, the sum of the node outputs + workspace, estimated or 1.5x heuristic); the
-// *activation peak*, the liveness-planned peak (engine::GreedyMemoryPlanner over the device's
+// *activation peak*, the liveness-planned peak (memory::GreedyMemoryPlanner over the device's
 // node outputs and incoming copies, each live from its producer or copy to its last reader) or,
 // when some shape is unknown, the naive sum of the known sizes (said so); budget and headroom.
 // Per layer (LayerDetector): devices and accounted bytes. Boundary copies. Warnings.
 //
-// RecheckAfterRewrites re-estimates a partitioned graph after rewrites (fusions change nodes and
-// their workspace estimates) and returns warnings for devices whose total now exceeds the budget,
-// naming the overrun and the nodes that grew. It only warns: the engine logs them. Call it before
-// boundary copies become nodes of the graph: copy nodes are not in the report and would all look
-// new.
+// The budget re-check once kernels are made is partition/budget_recheck.h.
 // Plain data and pure functions; thread-compatible.
 //
 // Example:
-//   absl::StatusOr<PartitionResult> r = Partition(graph, registry, config);
+//   absl::StatusOr<PartitionResult> r = Partition(graph, estimator, config);
 //   std::puts(r->report.ToString().c_str());
 #ifndef INFERD_PARTITION_PLAN_REPORT_H_
 #define INFERD_PARTITION_PLAN_REPORT_H_
@@ -30,7 +26,6 @@
 
 #include "absl/strings/string_view.h"
 #include "engine/graph.h"
-#include "engine/kernel_registry.h"
 #include "partition/boundary_copies.h"
 #include "partition/device.h"
 #include "partition/layering_index.h"
@@ -105,24 +100,6 @@ struct PlanInputs {
 };
 
 PlanReport BuildPlanReport(const PlanInputs& in);
-
-struct DeviceRecheck {
-  std::string device;
-  std::optional<uint64_t> budget_bytes;
-  uint64_t before = 0;  // accounted at partitioning
-  uint64_t after = 0;   // re-estimated on the rewritten graph
-};
-
-struct RecheckResult {
-  std::vector<DeviceRecheck> devices;
-  std::vector<std::string> warnings;  // one per device over its budget
-};
-
-// `rewritten`: the partitioned graph after rewrites, each node's device in Node::device (empty:
-// the report's fallback device), as engine::ApplyFusions leaves it (a fused node keeps the
-// device of the node it replaces).
-RecheckResult RecheckAfterRewrites(const PlanReport& report, const engine::Graph& rewritten,
-                                   const engine::KernelRegistry& registry);
 
 // "512 B", "200.0 KiB", "6.00 GiB".
 std::string FormatBytes(uint64_t bytes);

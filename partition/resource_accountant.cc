@@ -4,26 +4,9 @@
 #include <vector>
 
 #include "engine/data_type.h"
-#include "engine/kernel.h"
 #include "engine/shape.h"
-#include "partition/device.h"
 
 namespace inferd::partition {
-namespace {
-
-engine::KernelIoInfo IoInfo(const engine::Graph& graph, int value, bool with_constant) {
-  engine::KernelIoInfo io;
-  if (value < 0) return io;
-  const engine::Value& v = graph.values[value];
-  io.name = v.name;
-  io.present = true;
-  io.type = v.type;
-  io.shape = v.shape;
-  if (with_constant) io.constant = v.initializer;
-  return io;
-}
-
-}  // namespace
 
 ResourceCost ComputeNodeCostForBudget(const ResourceCost& base,
                                       std::optional<uint64_t> workspace_estimate) {
@@ -44,37 +27,10 @@ std::optional<uint64_t> StaticValueBytes(const engine::Value& value) {
   return static_cast<uint64_t>(*n) * element;
 }
 
-std::optional<uint64_t> EstimateNodeWorkspace(const engine::Graph& graph, const engine::Node& node,
-                                              const engine::KernelRegistry& registry,
-                                              absl::string_view device_type) {
-  std::vector<engine::DataType> in_types, out_types;
-  std::vector<engine::KernelIoInfo> ins, outs;
-  for (int v : node.inputs) {
-    ins.push_back(IoInfo(graph, v, /*with_constant=*/true));
-    in_types.push_back(ins.back().type);
-  }
-  for (int v : node.outputs) {
-    outs.push_back(IoInfo(graph, v, /*with_constant=*/false));
-    out_types.push_back(outs.back().type);
-  }
-  const engine::KernelDef* def =
-      registry.Find(node.domain, node.op_type, node.opset, device_type, in_types, out_types);
-  if (def == nullptr || !def->estimate_workspace) return std::nullopt;
-  engine::KernelInfo info(node.name, node.op_type, node.domain, node.opset, &node.attributes,
-                          std::move(ins), std::move(outs));
-  absl::StatusOr<size_t> bytes = def->estimate_workspace(info);
-  if (!bytes.ok()) return std::nullopt;
-  return static_cast<uint64_t>(*bytes);
-}
-
 ResourceAccountant::ResourceAccountant(const engine::Graph& graph,
-                                       const engine::KernelRegistry& registry, std::string device,
-                                       std::optional<uint64_t> budget_bytes)
-    : graph_(&graph),
-      registry_(&registry),
-      device_(std::move(device)),
-      device_type_(DeviceType(device_)),
-      budget_(budget_bytes) {}
+                                       const engine::WorkspaceEstimator& estimator,
+                                       std::string device, std::optional<uint64_t> budget_bytes)
+    : graph_(&graph), estimator_(&estimator), device_(std::move(device)), budget_(budget_bytes) {}
 
 NodeCost ResourceAccountant::AddPending(int node_index) {
   const engine::Node& node = graph_->nodes[node_index];
@@ -97,7 +53,7 @@ NodeCost ResourceAccountant::AddPending(int node_index) {
   for (int v : node.inputs) read_weight(v);
   for (int v : node.implicit_inputs) read_weight(v);
   const std::optional<uint64_t> workspace =
-      EstimateNodeWorkspace(*graph_, node, *registry_, device_type_);
+      estimator_->EstimateWorkspace(*graph_, node_index, device_);
   out.workspace_estimated = workspace.has_value();
   out.cost = ComputeNodeCostForBudget(base, workspace);
   pending_ += out.cost;

@@ -5,17 +5,17 @@
 //   weights:     bytes of the initializers it reads that are not yet counted on this device (an
 //                initializer shared by several nodes counts once per device, on every device
 //                that uses it, since each device holds its own copy);
-//   workspace:   the kernel's estimate (KernelDef::estimate_workspace of the kernel registered
-//                for this device type) where there is one, else the heuristic: the whole cost
-//                is 1.5x the base (ComputeNodeCostForBudget).
+//   workspace:   the kernel's estimate for this device (engine::WorkspaceEstimator; the engine's
+//                asks the kernel registered for the device's type) where there is one, else the
+//                heuristic: the whole cost is 1.5x the base (ComputeNodeCostForBudget).
 // Weights of a node on offer are *pending* until the caller commits them (the node was
 // accepted) or discards them (rejected), so a rejected node's weights are never counted.
 //
-// One accountant per device; it reads the graph and registry, which must outlive it. Not
+// One accountant per device; it reads the graph and the estimator, which must outlive it. Not
 // thread-safe (used by one partitioning pass).
 //
 // Example:
-//   ResourceAccountant acct(graph, registry, "cuda:0", /*budget=*/6ull << 30);
+//   ResourceAccountant acct(graph, estimator, "cuda:0", /*budget=*/6ull << 30);
 //   NodeCost c = acct.AddPending(node_index);
 //   if (acct.PendingFits()) acct.CommitPending(); else acct.DiscardPending();
 #ifndef INFERD_PARTITION_RESOURCE_ACCOUNTANT_H_
@@ -28,7 +28,7 @@
 
 #include "absl/strings/string_view.h"
 #include "engine/graph.h"
-#include "engine/kernel_registry.h"
+#include "engine/workspace_estimate.h"
 
 namespace inferd::partition {
 
@@ -63,15 +63,9 @@ struct NodeCost {
 // size that does not fit in 64 bits).
 std::optional<uint64_t> StaticValueBytes(const engine::Value& value);
 
-// The workspace estimate of the kernel registered for `node` on `device_type` ("cpu", "cuda"),
-// or nullopt: no such kernel, no estimate function, or the estimate failed (shapes unknown).
-std::optional<uint64_t> EstimateNodeWorkspace(const engine::Graph& graph, const engine::Node& node,
-                                              const engine::KernelRegistry& registry,
-                                              absl::string_view device_type);
-
 class ResourceAccountant {
  public:
-  ResourceAccountant(const engine::Graph& graph, const engine::KernelRegistry& registry,
+  ResourceAccountant(const engine::Graph& graph, const engine::WorkspaceEstimator& estimator,
                      std::string device, std::optional<uint64_t> budget_bytes);
   ResourceAccountant(const ResourceAccountant&) = delete;
   ResourceAccountant& operator=(const ResourceAccountant&) = delete;
@@ -98,9 +92,8 @@ class ResourceAccountant {
  private:
   // Constant after construction.
   const engine::Graph* graph_;
-  const engine::KernelRegistry* registry_;
+  const engine::WorkspaceEstimator* estimator_;
   std::string device_;
-  std::string device_type_;
   std::optional<uint64_t> budget_;
 
   ResourceCost committed_, pending_;

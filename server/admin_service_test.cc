@@ -52,7 +52,7 @@ class AdminServiceTest : public ::testing::Test {
     delete registry_;
   }
 
-  static std::vector<engine::DeviceArenas>& Devices(const std::string& model) {
+  static absl::Span<const engine::DeviceArenas> Devices(const std::string& model) {
     return repo_->Find(model)->session()->devices();
   }
   static memory::Arena& Cpu0Io() { return *Devices("mlp")[0].io; }
@@ -207,7 +207,7 @@ TEST_F(AdminServiceTest, TrimReleasesRetainedBytes) {
   uint64_t retained = 0;
   int arenas = 0;
   for (const char* model : {"mlp", "split"}) {
-    for (engine::DeviceArenas& d : Devices(model)) {
+    for (const engine::DeviceArenas& d : Devices(model)) {
       retained += d.execution->Stats().retained_bytes + d.io->Stats().retained_bytes;
       arenas += 2;
     }

@@ -75,7 +75,7 @@ class InferCall final : public WorkItem {
         continue;
       }
       memory::IOArena* arena = nullptr;
-      for (engine::DeviceArenas& d : session.devices()) {
+      for (const engine::DeviceArenas& d : session.devices()) {
         if (d.io->Owns(out.buffer)) arena = d.io.get();
       }
       if (arena == nullptr) {
@@ -167,7 +167,7 @@ grpc::ServerUnaryReactor* HandleModelInfer(ModelRepository& repository,
   }
   absl::StatusOr<LoadedModel::Ref> ref = model->Acquire();
   if (!ref.ok()) return Reject(reactor, ref.status(), stats);
-  absl::Status bound = (*req)->Bind((*ref)->signature(), *(*ref)->session_ref().devices()[0].io);
+  absl::Status bound = (*req)->Bind((*ref)->signature(), (*ref)->session_ref().staging_arena());
   stats->input_bytes_borrowed.fetch_add((*req)->borrowed_bytes(), std::memory_order_relaxed);
   stats->input_bytes_staged.fetch_add((*req)->staged_bytes(), std::memory_order_relaxed);
   if (!bound.ok()) return Reject(reactor, bound, stats);

@@ -86,7 +86,7 @@ class MetricsTest : public ::testing::Test {
   }
 
   static memory::IOArena& Io(const std::string& device) {
-    for (engine::DeviceArenas& d : repo_->Find("mlp")->session()->devices()) {
+    for (const engine::DeviceArenas& d : repo_->Find("mlp")->session()->devices()) {
       if (d.device == device) return *d.io;
     }
     std::abort();

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "memory/testing/arena_inspector.h"
 #include "server/testing/wire.h"
 
 namespace inferd::server {
@@ -154,8 +155,8 @@ TEST_F(RequestReaderTest, StagesEntriesSplitAcrossSlicesAndMisalignedOnes) {
   EXPECT_EQ((*req)->borrowed_bytes(), 3u + 4 + 2);
   EXPECT_EQ(std::memcmp((*req)->inputs()[0].data, p.x.data(), 32), 0);
   EXPECT_EQ(std::memcmp((*req)->inputs()[1].data, p.ids.data(), 16), 0);
-  EXPECT_TRUE(io_.HoldsPointer((*req)->inputs()[0].data));
-  EXPECT_TRUE(io_.HoldsPointer((*req)->inputs()[1].data));
+  EXPECT_TRUE(memory::testing::HoldsPointer(io_, (*req)->inputs()[0].data));
+  EXPECT_TRUE(memory::testing::HoldsPointer(io_, (*req)->inputs()[1].data));
   EXPECT_EQ(reinterpret_cast<uintptr_t>((*req)->inputs()[1].data) % 8, 0u);
   EXPECT_GT(io_.Stats().live_bytes, 0u);
   req->reset();

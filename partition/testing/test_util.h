@@ -1,38 +1,60 @@
-// Test helpers for partition/: fake kernel definitions with a chosen workspace estimate, and a
-// hand-built graph IR whose costs are easy to compute by hand. Tests only.
+// Test helpers for partition/: a fake workspace estimator whose kernels have a chosen workspace
+// estimate, and a hand-built graph IR whose costs are easy to compute by hand. Tests only.
 #ifndef INFERD_PARTITION_TESTING_TEST_UTIL_H_
 #define INFERD_PARTITION_TESTING_TEST_UTIL_H_
 
+#include <cstdint>
 #include <deque>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "engine/graph.h"
-#include "engine/kernel_registry.h"
 #include "engine/tensor.h"
+#include "engine/workspace_estimate.h"
+#include "partition/device.h"
+#include "partition/plan_report.h"
+#include "partition/resource_accountant.h"
 
 namespace inferd::partition::testing {
 
-// A kernel for (default domain, `op`, any opset and type) on `device_type`, never instantiated;
-// its workspace estimate returns `estimate` bytes, or there is none.
-inline engine::KernelDef FakeDef(const std::string& op, const std::string& device_type,
-                                 std::optional<size_t> estimate) {
-  engine::KernelDef def;
-  def.op_type = op;
-  def.device_type = device_type;
-  def.create = [](const engine::KernelInfo&) -> absl::StatusOr<std::unique_ptr<engine::OpKernel>> {
-    return absl::UnimplementedError("fake kernel");
-  };
-  if (estimate) {
-    const size_t bytes = *estimate;
-    def.estimate_workspace = [bytes](const engine::KernelInfo&) -> absl::StatusOr<size_t> {
-      return bytes;
-    };
-  }
-  return def;
+// A kernel for (`op`, any domain, opset and type) on `device_type` ("cpu", "cuda"); its
+// workspace estimate is `estimate` bytes, or there is none (nullopt: the 1.5x heuristic).
+struct FakeKernel {
+  std::string op;
+  std::string device_type;
+  std::optional<uint64_t> estimate;
+};
+
+inline FakeKernel FakeDef(const std::string& op, const std::string& device_type,
+                          std::optional<uint64_t> estimate) {
+  return FakeKernel{op, device_type, estimate};
 }
+
+// Estimates from the fake kernels registered, by (op, device type); nullopt for any other node.
+class FakeEstimator : public engine::WorkspaceEstimator {
+ public:
+  absl::Status Register(const FakeKernel& k) {
+    if (!kernels_.emplace(std::make_pair(k.op, k.device_type), k.estimate).second) {
+      return absl::AlreadyExistsError(absl::StrCat(k.op, " on ", k.device_type, " twice"));
+    }
+    return absl::OkStatus();
+  }
+  std::optional<uint64_t> EstimateWorkspace(const engine::Graph& graph, int node,
+                                            absl::string_view device) const override {
+    auto it = kernels_.find({graph.nodes[node].op_type, DeviceType(device)});
+    if (it == kernels_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::optional<uint64_t>> kernels_;
+};
 
 // Builds an engine::Graph directly. Values are float32; a dim of -1 is unknown. Weights are
 // views with no data (only their size matters here); the builder owns them, so it must outlive
@@ -95,6 +117,30 @@ class GraphBuilder {
   engine::Graph graph_;
   std::deque<engine::Tensor> weights_;
 };
+
+// Costs of every node on its device, in graph order, as the partitioner accounts them.
+inline PlanInputs Inputs(const engine::Graph& g, const testing::FakeEstimator& registry,
+                         const std::vector<DeviceSpec>& devices,
+                         const std::vector<std::string>& dev) {
+  PlanInputs in;
+  in.graph = &g;
+  in.devices = devices;
+  in.fallback_device = "cpu:0";
+  in.mode = "test";
+  in.node_device = dev;
+  std::vector<std::unique_ptr<ResourceAccountant>> accts;
+  for (const DeviceSpec& d : devices) {
+    accts.push_back(std::make_unique<ResourceAccountant>(g, registry, d.name, d.budget_bytes));
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (devices[d].name != dev[i]) continue;
+      in.node_costs.push_back(accts[d]->AddPending(static_cast<int>(i)));
+      accts[d]->CommitPending();
+    }
+  }
+  return in;
+}
 
 }  // namespace inferd::partition::testing
 

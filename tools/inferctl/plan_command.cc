@@ -15,6 +15,7 @@
 #include "base/flags.h"
 #include "base/status_macros.h"
 #include "engine/model.h"
+#include "engine/registry_workspace_estimator.h"
 #include "engine/rewrites.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "partition/partitioner.h"
@@ -135,7 +136,9 @@ absl::StatusOr<std::string> MakePlan(const PlanArgs& args) {
   config.annotation_rules = args.annotation_rules;
   config.fallback_device = args.fallback;
   config.fallback_on_missing_device = args.fallback_on_missing_device;
-  absl::StatusOr<partition::PartitionResult> result = partition::Partition(graph, registry, config);
+  const engine::RegistryWorkspaceEstimator estimator(registry);
+  absl::StatusOr<partition::PartitionResult> result =
+      partition::Partition(graph, estimator, config);
   if (!result.ok()) return result.status();
   std::string out = absl::StrCat("model: ", args.model, " (", graph.nodes.size(), " nodes",
                                  args.fusions ? absl::StrCat(" after ", fused, " fusions") : "",

@@ -1,9 +1,9 @@
-#include "engine/memory_planner.h"
+#include "memory/memory_planner.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace inferd::engine {
+namespace inferd::memory {
 
 int MemoryPlanner::AddBuffer(size_t bytes, int first_use, int last_use) {
   const size_t rounded = (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
@@ -69,4 +69,4 @@ void LinearMemoryPlanner::Plan(std::vector<Buffer>& buffers) {
   }
 }
 
-}  // namespace inferd::engine
+}  // namespace inferd::memory

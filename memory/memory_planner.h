@@ -14,13 +14,13 @@
 //   size_t peak = planner.GetPeakBytes();            // 4096
 //   size_t off_b = planner.GetOffset(b);             // 0
 // Thread-compatible.
-#ifndef INFERD_ENGINE_MEMORY_PLANNER_H_
-#define INFERD_ENGINE_MEMORY_PLANNER_H_
+#ifndef INFERD_MEMORY_MEMORY_PLANNER_H_
+#define INFERD_MEMORY_MEMORY_PLANNER_H_
 
 #include <cstddef>
 #include <vector>
 
-namespace inferd::engine {
+namespace inferd::memory {
 
 inline constexpr size_t kPlanAlignment = 64;
 
@@ -61,6 +61,6 @@ class LinearMemoryPlanner final : public MemoryPlanner {
   void Plan(std::vector<Buffer>& buffers) override;
 };
 
-}  // namespace inferd::engine
+}  // namespace inferd::memory
 
-#endif  // INFERD_ENGINE_MEMORY_PLANNER_H_
+#endif  // INFERD_MEMORY_MEMORY_PLANNER_H_

@@ -1,11 +1,11 @@
-#include "engine/memory_planner.h"
+#include "memory/memory_planner.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <vector>
 
-namespace inferd::engine {
+namespace inferd::memory {
 namespace {
 
 struct Spec {
@@ -81,4 +81,4 @@ TEST(LinearMemoryPlanner, IsTheNaiveSum) {
 }
 
 }  // namespace
-}  // namespace inferd::engine
+}  // namespace inferd::memory
