@@ -1,7 +1,7 @@
 // The kernel interface: what a kernel sees when it is created (KernelInfo), what it sees when it
 // runs (KernelContext), and what it implements (OpKernel).
 //
-// Memory contract (../shared/seeds/buffer-reuse-arenas.rst, "Target output-slot contract"): a
+// Memory contract (docs/arenas.md, "The output-slot contract"): a
 // kernel asks for output *slot* N with MakeOutputTensor(N, type, shape); the runtime, not the
 // kernel, decides the arena from the slot's planned role (declared graph output -> IOArena,
 // intermediate -> ExecutionArena or its offset in the static plan). Temporaries and declared

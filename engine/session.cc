@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/device_name.h"
 #include "base/status_macros.h"
 #include "engine/copy.h"
 #include "engine/device_copies.h"
@@ -103,7 +104,7 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
                                      std::vector<std::string>* devices) {
   partition::PartitionConfig config = options_.partition;
   for (partition::DeviceSpec& d : config.devices) {
-    INFERD_ASSIGN_OR_RETURN(d.name, partition::NormalizeDeviceName(d.name));
+    INFERD_ASSIGN_OR_RETURN(d.name, NormalizeDeviceName(d.name));
     d.present = partition::IsHostDevice(d.name);  // this build has CPU kernels only
   }
   // Dynamic models are budgeted at their largest shapes: a second view of the model with

@@ -110,7 +110,8 @@ class Session {
   absl::Status Init(const KernelRegistry& registry);
   absl::Status PartitionGraph(const KernelRegistry& registry, std::vector<std::string>* devices);
   // Warns (in the partition report) where a device's exact needs, with its kernels made,
-  // exceed its budget: the post-rewrite re-check of the partition (its Level 2).
+  // exceed its budget: the post-rewrite re-check of the partition (its Level 2,
+  // docs/partitioner.md).
   void RecheckBudgets();
   absl::Status CheckBudgets() const;
   absl::Status PreAllocate();

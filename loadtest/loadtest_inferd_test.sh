@@ -1,7 +1,7 @@
 #!/bin/bash
 # End-to-end against the real daemon: inferd serving the Identity model on free loopback ports,
 # loadtest with --verify echo and the admin API: the steady part after a warm-up frees nothing
-# and allocates nothing new (but the one IO buffer per stream the seed allows), and a Trim
+# and allocates nothing new (but the one IO buffer per stream docs/arenas.md allows), and a Trim
 # afterwards empties the arenas. Also the `loadtest admin` commands. Bounded by request counts:
 # a few seconds.
 set -euo pipefail

@@ -7,7 +7,7 @@ Markdown report. Run through loadtest/scenarios.sh (which builds the binaries fi
 Scenarios (loadtest/README.md explains every figure):
   transport  inferd serving an Identity model vs echo_server (zero-copy and copy variants),
              payloads 16 B, 64 KiB, 4 MiB, 64 MiB, concurrency 1 and 16.
-  memory     the buffer-reuse seed's scenarios over the network, read from the admin API and
+  memory     the arena scenarios of docs/arenas.md over the network, read from the admin API and
              /proc/<pid>: responses consumed at once, responses in flight (slow readers), large
              intermediates with a small output, alternating shapes, one large request then Trim.
   engine     tools/ort_compare/run.sh (engine vs ONNX Runtime), when it exists.

@@ -1,7 +1,8 @@
-// arena_bench: the seed's allocation scenarios, arena versus plain malloc + first touch.
-// Prints, per scenario, nanoseconds per operation for both, and after one warm-up round the
-// number of system allocations, system frees and minor page faults (getrusage) of the arena path.
-// Expected: 0 / 0 / 0 for the first three scenarios; resident memory back down after the trim.
+// arena_bench: the allocation scenarios of docs/arenas.md ("Benchmarks"), arena versus plain malloc
+// + first touch. Prints, per scenario, nanoseconds per operation for both, and after one warm-up
+// round the number of system allocations, system frees and minor page faults (getrusage) of the
+// arena path. Expected: 0 / 0 / 0 for the first three scenarios; resident memory back down after
+// the trim.
 //
 // Usage: arena_bench [--rounds N]
 #include <chrono>
@@ -165,10 +166,10 @@ void TrimAfterOneOff(ExecutionArena& exec, IOArena& io) {
 }
 
 int Main(int argc, char** argv) {
-  const std::vector<std::string> args =
-      ParseCommandLine(argc, argv,
-                       "usage: arena_bench [--rounds N]\n\nThe seed's allocation scenarios, arena "
-                       "versus malloc + first touch.");
+  const std::vector<std::string> args = ParseCommandLine(
+      argc, argv,
+      "usage: arena_bench [--rounds N]\n\nThe allocation scenarios (docs/arenas.md), arena "
+      "versus malloc + first touch.");
   if (!args.empty()) {
     std::fprintf(stderr, "arena_bench: unexpected argument '%s'\n", args[0].c_str());
     return 1;

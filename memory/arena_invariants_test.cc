@@ -1,5 +1,5 @@
 // One test per correctness invariant of the buffer-reuse design
-// (../shared/seeds/buffer-reuse-arenas.rst, "Correctness invariants").
+// (docs/arenas.md, "Correctness invariants").
 #include <gtest/gtest.h>
 
 #include <cstdint>

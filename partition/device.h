@@ -23,11 +23,6 @@ struct DeviceSpec {
   bool present = true;                   // exists on this machine (the engine decides)
 };
 
-// "cpu" -> "cpu:0"; "cpu:N" and "cuda:N" -> themselves without leading zeros ("cpu:01" ->
-// "cpu:1"). INVALID_ARGUMENT naming the text otherwise. base/device_name.h's, under the name
-// partition's callers use.
-using ::inferd::NormalizeDeviceName;
-
 // "cuda:1" -> "cuda", "cpu:0" -> "cpu": the device type kernels are registered for.
 std::string DeviceType(absl::string_view device);
 

@@ -14,7 +14,7 @@ SubstringMatcher Make(absl::string_view rules) {
   return SubstringMatcher(*r);
 }
 
-// The seed's priority table.
+// The priority examples of docs/partitioner.md ("Matching").
 TEST(SubstringMatcherTest, SingleMatch) {
   SubstringMatcher m = Make("cuda:0(layers.0/); cpu(embed_tokens)");
   EXPECT_EQ(m.Match("/model/layers.0/self_attn/q_proj/MatMul"), 0u);

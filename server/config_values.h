@@ -18,13 +18,8 @@
 
 namespace inferd::server {
 
-// Byte sizes: a plain integer, or a number with B, KiB, MiB, GiB, TiB (1024-based) or KB, MB,
-// GB, TB (1000-based); fractions when they come to whole bytes.
-using ::inferd::ParseByteSize;
 // Durations as absl::ParseDuration reads them ("250ms", "1m30s"); negative and infinite refused.
 absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text);
-// "cpu" -> "cpu:0"; "cpu:N", "cuda:N" without leading zeros; anything else INVALID_ARGUMENT.
-using ::inferd::NormalizeDeviceName;
 
 struct Address {
   std::string host;  // without brackets; empty for unix sockets

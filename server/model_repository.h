@@ -13,7 +13,7 @@
 //   for (const std::shared_ptr<LoadedModel>& m : repo.Snapshot()) {
 //     m->name(); m->version(); m->state(); m->reason();
 //     if (std::shared_ptr<engine::Session> s = m->session()) {   // null unless loaded
-//       for (engine::DeviceArenas& d : s->devices()) d.io->Stats();   // arenas: thread-safe
+//       for (const engine::DeviceArenas& d : s->devices()) d.io->Stats();  // thread-safe
 //       s->stats();                                                   // borrowed / staged bytes
 //     }
 //     const ModelStats& st = m->stats();   // requests by code, latency histograms: atomics

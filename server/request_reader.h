@@ -18,7 +18,7 @@
 //   absl::StatusOr<std::unique_ptr<InferRequest>> req = InferRequest::Parse(*byte_buffer);
 //   if (!req.ok()) return req.status();
 //   ... find the model named by (*req)->header().model_name() ...
-//   INFERD_RETURN_IF_ERROR((*req)->Bind(signature, *session->devices()[0].io));
+//   INFERD_RETURN_IF_ERROR((*req)->Bind(signature, session->staging_arena()));
 //   session->Run((*req)->inputs(), (*req)->requested_outputs());
 //
 // Thread-compatible: one thread at a time (the request moves from a gRPC thread to a worker).

@@ -125,7 +125,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  inferd::memory::IOArena& io = *g_model->session->devices()[0].io;
+  inferd::memory::IOArena& io = g_model->session->staging_arena();
   {
     const grpc::ByteBuffer buffer = Slices(data[0], data + 1, size - 1);
     absl::StatusOr<std::unique_ptr<InferRequest>> req = InferRequest::Parse(buffer);
