@@ -2,6 +2,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/duration.h"
 
 namespace inferd::loadtest {
 
@@ -11,12 +12,7 @@ absl::StatusOr<absl::Duration> ParseSeconds(absl::string_view text) {
     if (seconds < 0) return absl::InvalidArgumentError(absl::StrCat("negative duration ", text));
     return absl::Seconds(seconds);
   }
-  absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad duration '", text, "': expected e.g. 10s, 250ms, 2m or 1.5"));
-  }
-  return d;
+  return ParseDuration(text);
 }
 
 bool AbslParseFlag(absl::string_view text, Seconds* flag, std::string* error) {

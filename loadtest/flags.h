@@ -19,7 +19,8 @@
 
 namespace inferd::loadtest {
 
-// "10s", "250ms", "1m30s", or a plain number of seconds ("1.5"); negative refused.
+// A plain number of seconds ("1.5"), else base/duration.h's ParseDuration ("10s", "250ms",
+// "1m30s"); negative refused.
 absl::StatusOr<absl::Duration> ParseSeconds(absl::string_view text);
 
 // A duration flag read by ParseSeconds.

@@ -15,17 +15,6 @@
 
 namespace inferd::server {
 
-absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text) {
-  const absl::string_view s = absl::StripAsciiWhitespace(text);
-  absl::Duration d;
-  if (s.empty() || !absl::ParseDuration(s, &d) || d < absl::ZeroDuration() ||
-      d == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected a duration such as 250ms, 10s or 2m, got '", text, "'"));
-  }
-  return d;
-}
-
 // "host:port", "[v6]:port" or (allow_unix) "unix:/path".
 absl::StatusOr<Address> ParseAddress(absl::string_view text, bool allow_unix) {
   Address a;

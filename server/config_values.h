@@ -15,11 +15,9 @@
 #include "absl/time/time.h"
 #include "base/byte_size.h"
 #include "base/device_name.h"
+#include "base/duration.h"
 
 namespace inferd::server {
-
-// Durations as absl::ParseDuration reads them ("250ms", "1m30s"); negative and infinite refused.
-absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text);
 
 struct Address {
   std::string host;  // without brackets; empty for unix sockets

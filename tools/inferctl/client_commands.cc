@@ -16,13 +16,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/byte_size.h"
+#include "base/duration.h"
 #include "base/flags.h"
 #include "base/npy.h"
 #include "base/status_macros.h"
 #include "partition/plan_report.h"
 #include "proto/admin.grpc.pb.h"
 #include "proto/inference.grpc.pb.h"
-#include "server/config.h"
 #include "server/kserve_types.h"
 #include "tools/inferctl/inferctl_flags.h"
 #include "tools/inferctl/npy_tensor.h"
@@ -568,7 +568,7 @@ absl::StatusOr<ClientArgs> ParseClientArgs(const std::string& command,
   if (const char* env = std::getenv("INFERD_ADMIN_TOKEN")) a.token = env;
   if (parsed->given.count("token")) a.token = absl::GetFlag(FLAGS_token);
   a.ca_cert = absl::GetFlag(FLAGS_ca_cert);
-  absl::StatusOr<absl::Duration> timeout = server::ParseDuration(absl::GetFlag(FLAGS_timeout));
+  absl::StatusOr<absl::Duration> timeout = ParseDuration(absl::GetFlag(FLAGS_timeout));
   if (!timeout.ok() || *timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--timeout takes a duration such as 30s or 500ms");
   }

@@ -1,11 +1,9 @@
-// The config's value formats (config_values.cc). Byte sizes and device names are base's and
-// tested there (base/byte_size_test.cc, base/device_name_test.cc).
-#include "server/config_values.h"
+#include "base/duration.h"
 
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 
-namespace inferd::server {
+namespace inferd {
 namespace {
 
 TEST(ParseDurationTest, AcceptsAndRefuses) {
@@ -25,4 +23,4 @@ TEST(ParseDurationTest, AcceptsAndRefuses) {
 }
 
 }  // namespace
-}  // namespace inferd::server
+}  // namespace inferd
