@@ -5,21 +5,7 @@
 namespace inferd::partition {
 namespace {
 
-TEST(DeviceTest, Normalizes) {
-  EXPECT_EQ(*NormalizeDeviceName("cpu"), "cpu:0");
-  EXPECT_EQ(*NormalizeDeviceName("cpu:0"), "cpu:0");
-  EXPECT_EQ(*NormalizeDeviceName("cpu:01"), "cpu:1");
-  EXPECT_EQ(*NormalizeDeviceName("cuda:3"), "cuda:3");
-}
-
-TEST(DeviceTest, RejectsOtherNames) {
-  for (const char* bad : {"", "gpu:0", "cuda", "cuda:", "cuda:x", "cpu:-1", "cpu:1234567", "CPU"}) {
-    absl::StatusOr<std::string> d = NormalizeDeviceName(bad);
-    ASSERT_FALSE(d.ok()) << bad;
-    EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(d.status().message().find("expected cpu, cpu:N or cuda:N"), std::string::npos);
-  }
-}
+// NormalizeDeviceName is base/device_name.h's, tested in base/device_name_test.cc.
 
 TEST(DeviceTest, TypeAndHost) {
   EXPECT_EQ(DeviceType("cuda:1"), "cuda");
