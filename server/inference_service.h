@@ -6,8 +6,8 @@
 // RepositoryModelLoad / Unload block (a load, a drain of in-flight requests), so they run on
 // threads of their own, never on gRPC's; the destructor joins them.
 //
-// Errors (docs/protocol.md, "Errors"): unknown model or version NOT_FOUND; model not ready UNAVAILABLE;
-// malformed request INVALID_ARGUMENT; full queue RESOURCE_EXHAUSTED.
+// Errors (docs/protocol.md, "Errors"): unknown model or version NOT_FOUND; model not ready
+// UNAVAILABLE; malformed request INVALID_ARGUMENT; full queue RESOURCE_EXHAUSTED.
 //
 // Thread-safe.
 #ifndef INFERD_SERVER_INFERENCE_SERVICE_H_
