@@ -153,16 +153,16 @@ grpc::ServerUnaryReactor* HandleModelInfer(ModelRepository& repository,
     for (const auto& m : repository.Snapshot()) names.push_back(m->name());
     return Reject(
         reactor,
-        absl::NotFoundError(absl::StrCat("unknown model '", header.model_name(),
-                                         "'; the repository has: ", absl::StrJoin(names, ", "))),
+        absl::NotFoundError(absl::StrCat("unknown model ", QuoteName(header.model_name()),
+                                         "; the repository has: ", absl::StrJoin(names, ", "))),
         nullptr);
   }
   ModelStats* stats = &model->stats();
   if (!header.model_version().empty() && header.model_version() != model->version()) {
     return Reject(reactor,
-                  absl::NotFoundError(absl::StrCat("model '", model->name(), "' has no version '",
-                                                   header.model_version(), "'; it has version '",
-                                                   model->version(), "'")),
+                  absl::NotFoundError(absl::StrCat("model '", model->name(), "' has no version ",
+                                                   QuoteName(header.model_version()),
+                                                   "; it has version '", model->version(), "'")),
                   stats);
   }
   absl::StatusOr<LoadedModel::Ref> ref = model->Acquire();

@@ -17,12 +17,14 @@
 #include <grpcpp/support/server_callback.h>
 
 #include "absl/status/status.h"
+#include "server/kserve_types.h"
 #include "server/model_repository.h"
 
 namespace inferd::server {
 
+// The status a client sees; the message bounded (kserve_types.h: BoundMessage).
 inline grpc::Status ToGrpcStatus(const absl::Status& s) {
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), BoundMessage(s.message()));
 }
 
 // Handles one ModelInfer call; returns the call's reactor (finished now or later by a worker).

@@ -136,23 +136,23 @@ absl::StatusOr<int64_t> CheckInputShape(const std::string& name, const std::stri
   for (int64_t d : dims) {
     if (d < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "input '", name, "': shape ", DimsToString(dims), " has a negative dimension"));
+          "input ", QuoteName(name), ": shape ", DimsToString(dims), " has a negative dimension"));
     }
   }
   if (!spec.shape.Matches(shape)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("input '", name, "': expected shape ", spec.shape.ToString(), " (",
+        absl::StrCat("input ", QuoteName(name), ": expected shape ", spec.shape.ToString(), " (",
                      KServeDataTypeName(spec.type), "), got ", DimsToString(dims)));
   }
   const size_t element_size = engine::ElementSize(type);
   if (element_size == 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("input '", name, "': ", datatype, " tensors are not supported"));
+        absl::StrCat("input ", QuoteName(name), ": ", datatype, " tensors are not supported"));
   }
   const std::optional<int64_t> elements = engine::CheckedNumElements(dims, element_size);
   if (!elements) {
     return absl::InvalidArgumentError(
-        absl::StrCat("input '", name, "': shape ", DimsToString(dims), " is too large"));
+        absl::StrCat("input ", QuoteName(name), ": shape ", DimsToString(dims), " is too large"));
   }
   return *elements;
 }
@@ -163,12 +163,12 @@ absl::Status CheckRawEntry(const std::string& name, const std::vector<std::strin
                            size_t raw_size, size_t bytes, DataType type,
                            const std::vector<int64_t>& dims) {
   if (!typed.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("input '", name,
-                                                   "' has both raw_input_contents and contents.",
+    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name),
+                                                   " has both raw_input_contents and contents.",
                                                    typed[0], "; send the data in one of them"));
   }
   if (raw_size != bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': expected ",
+    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name), ": expected ",
                                                    Describe(type, dims), " (", bytes,
                                                    " bytes), got ", raw_size, " bytes"));
   }
@@ -183,23 +183,24 @@ absl::StatusOr<TypedField> CheckTypedContents(const std::string& name,
                                               const std::vector<std::string>& typed) {
   const TypedField field = FieldFor(type, contents);
   if (field.name == nullptr || type == DataType::kString) {
-    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ", datatype,
+    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name), ": ", datatype,
                                                    " data can only be sent in raw_input_contents"));
   }
   for (const std::string& f : typed) {
     if (f != field.name) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ", datatype,
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name), ": ", datatype,
                                                      " data goes in contents.", field.name,
                                                      ", got contents.", f));
     }
   }
   if (field.count != elements) {
     if (field.count == 0 && elements > 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", name, "' has no data; send raw_input_contents or contents.", field.name));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", QuoteName(name),
+                       " has no data; send raw_input_contents or contents.", field.name));
     }
     return absl::InvalidArgumentError(
-        absl::StrCat("input '", name, "': expected ", Describe(type, dims), " (", elements,
+        absl::StrCat("input ", QuoteName(name), ": expected ", Describe(type, dims), " (", elements,
                      " elements) in contents.", field.name, ", got ", field.count, " elements"));
   }
   return field;
@@ -373,33 +374,34 @@ absl::Status InferRequest::Bind(const ModelSignature& model, memory::IOArena& st
     int k = 0;
     while (k < static_cast<int>(model.inputs.size()) && model.inputs[k].name != in.name()) ++k;
     if (k == static_cast<int>(model.inputs.size())) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown input '", in.name(), "'; model '",
-                                                     model.name,
+      return absl::InvalidArgumentError(absl::StrCat("unknown input ", QuoteName(in.name()),
+                                                     "; model '", model.name,
                                                      "' has inputs: ", Names(model.inputs)));
     }
     if (seen[k]) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "' is given twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", QuoteName(in.name()), " is given twice"));
     }
     seen[k] = true;
     const TensorSpec& spec = model.inputs[k];
     const std::optional<DataType> type = DataTypeFromKServe(in.datatype());
     if (!type) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "': unknown datatype '",
-                                                     in.datatype(), "'; expected one of ",
-                                                     KServeDataTypeList()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", QuoteName(in.name()), ": unknown datatype ",
+                       QuoteName(in.datatype()), "; expected one of ", KServeDataTypeList()));
     }
     if (*type != spec.type) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "': expected datatype ",
-                                                     KServeDataTypeName(spec.type), ", got ",
-                                                     in.datatype()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", QuoteName(in.name()), ": expected datatype ",
+                       KServeDataTypeName(spec.type), ", got ", in.datatype()));
     }
     const std::vector<int64_t> dims(in.shape().begin(), in.shape().end());
     INFERD_RETURN_IF_ERROR(BindOne(i, spec, *type, dims, staging));
   }
   for (size_t k = 0; k < model.inputs.size(); ++k) {
     if (!seen[k]) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", model.inputs[k].name,
-                                                     "' is missing; model '", model.name,
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(model.inputs[k].name),
+                                                     " is missing; model '", model.name,
                                                      "' needs: ", Names(model.inputs)));
     }
   }
@@ -408,13 +410,13 @@ absl::Status InferRequest::Bind(const ModelSignature& model, memory::IOArena& st
     bool known = false;
     for (const TensorSpec& s : model.outputs) known = known || s.name == out.name();
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown output '", out.name(), "'; model '",
-                                                     model.name,
+      return absl::InvalidArgumentError(absl::StrCat("unknown output ", QuoteName(out.name()),
+                                                     "; model '", model.name,
                                                      "' has outputs: ", Names(model.outputs)));
     }
     if (!asked.insert(out.name()).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("output '", out.name(), "' is requested twice"));
+          absl::StrCat("output ", QuoteName(out.name()), " is requested twice"));
     }
     outputs_.push_back(out.name());
   }
@@ -466,8 +468,8 @@ absl::Status InferRequest::BindOne(int index, const TensorSpec& spec, DataType t
     INFERD_ASSIGN_OR_RETURN(void* dst, Stage(bytes, staging));
     int bad = -1;
     if (!ConvertTyped(type, in.contents(), dst, &bad)) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", name, "': contents.", field.name,
-                                                     "[", bad, "] does not fit in ",
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name), ": contents.",
+                                                     field.name, "[", bad, "] does not fit in ",
                                                      in.datatype()));
     }
     tensor.data = dst;
