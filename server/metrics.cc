@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "memory/arena.h"
 #include "partition/plan_report.h"
 #include "server/arena_selection.h"
@@ -31,6 +32,14 @@ using prometheus::MetricType;
 using Labels = std::vector<ClientMetric::Label>;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// civetweb serves a connection on one thread until its request is read and answered: with 2
+// threads, two idle connections (a half-open scraper, a port scan) stalled every scrape for
+// civetweb's default 30 s request timeout. Enough threads for a few stray connections, and a
+// short timeout for the rest: a client that has not sent its request within it is dropped
+// (a scrape sends it at once).
+constexpr int kExporterThreads = 8;
+constexpr absl::Duration kRequestTimeout = absl::Seconds(2);
 
 // Families in a fixed order; Take() drops the ones without samples.
 class Builder {
@@ -323,7 +332,11 @@ absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
   std::unique_ptr<MetricsExporter> m(new MetricsExporter());
   m->collector_ = std::make_shared<MetricsCollector>(repository);
   try {
-    m->exposer_ = std::make_unique<prometheus::Exposer>(bind, /*num_threads=*/2);
+    m->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", bind, "num_threads", std::to_string(kExporterThreads),
+        "request_timeout_ms", std::to_string(absl::ToInt64Milliseconds(kRequestTimeout)),
+        "keep_alive_timeout_ms", std::to_string(absl::ToInt64Milliseconds(kRequestTimeout)),
+        "enable_keep_alive", "no"});
   } catch (const std::exception& e) {
     return absl::UnavailableError(
         absl::StrCat("cannot serve metrics on ", address, " (address in use?): ", e.what()));

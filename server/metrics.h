@@ -2,7 +2,8 @@
 // whose Collect() walks the repository (model_repository.h's reader contract) and reads each
 // arena's Stats(), each model's ModelStats atomics and each session's partition report. Nothing
 // is pushed per request. MetricsExporter serves it over HTTP (prometheus-cpp's Exposer,
-// civetweb) at http://<config.server.metrics_address>/metrics.
+// civetweb) at http://<config.server.metrics_address>/metrics, on 8 threads; a connection that
+// has not sent its request within 2 s is dropped, so idle connections cannot starve scrapes.
 //
 // Families (all prefixed inferd_; label sets in braces):
 //   arena {model, device, arena="execution"|"io"}:
