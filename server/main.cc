@@ -4,8 +4,15 @@
 //   inferd --version | --help
 //
 // Reads the config (a bad file is refused with file, line and reason), sets up logging (spdlog
-// to stderr; JSON lines with log_json), starts InferdServer and serves until SIGTERM or SIGINT,
-// then stops accepting calls, drains in-flight requests (at most drain_timeout) and exits 0.
+// to stderr; JSON lines with log_json), starts InferdServer and serves.
+//
+// Signals (docs/signals.md):
+//   SIGTERM, SIGINT, SIGQUIT: stop accepting calls, drain in-flight requests (at most
+//     drain_timeout), exit 0. During start-up loading: no further model loads; a model still
+//     loading 1 s later is not waited for (exit 0 at once: nothing was served ready).
+//   SIGHUP: re-read the model repository (server/repository_reload.h): changed models reload,
+//     new ones load, removed ones unload; calls in flight are unaffected. The main config file
+//     is not re-read (server settings need a restart).
 // --port-file writes the bound gRPC port (useful with port 0) once the server is ready.
 #include <grpc/grpc.h>
 #include <signal.h>
@@ -13,16 +20,21 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/time/time.h"
 #include "base/flags.h"
 #include "server/config.h"
 #include "server/server.h"
@@ -156,17 +168,112 @@ Options ParseOptions(int argc, char** argv) {
   return o;
 }
 
-// Starts the server, writes the port file, serves until SIGTERM or SIGINT, drains. Returns the
-// exit status.
+// What the signal thread tells the main thread. Lives for the whole process (the signal thread
+// may still read it while main returns).
+struct SignalState {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::atomic<bool> stop{false};  // also polled by start-up loading and reloads
+  // Protected by mu.
+  int stop_signal = 0;   // the first SIGTERM / SIGINT / SIGQUIT
+  int reloads = 0;       // SIGHUPs not handled yet (several in a row make one reload)
+  bool started = false;  // InferdServer::Start has returned
+  bool exiting = false;  // the signal thread's next wake-up ends it
+};
+
+const char* SignalName(int sig) {
+  switch (sig) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGHUP:
+      return "SIGHUP";
+  }
+  return "a signal";
+}
+
+// How long a stop signal during start-up waits for the model being loaded before inferd exits
+// without it (a load cannot be cut short, and nothing was served ready yet).
+constexpr absl::Duration kStartupStopGrace = absl::Seconds(1);
+
+// The signal thread: sigwait()s for `signals` (blocked in every thread) and hands them to the
+// main thread through `state`. A stop signal while Start is still loading a model exits the
+// process after kStartupStopGrace.
+void HandleSignals(const sigset_t signals, SignalState* state) {
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0) continue;
+    std::unique_lock<std::mutex> lock(state->mu);
+    if (state->exiting) return;
+    if (sig == SIGHUP) {
+      if (!state->started) {
+        spdlog::info("SIGHUP during start-up: the repository is re-read once loading ends");
+      }
+      ++state->reloads;
+      state->cv.notify_all();
+      continue;
+    }
+    if (state->stop_signal != 0) {
+      spdlog::info("received {} again: already stopping", SignalName(sig));
+      continue;
+    }
+    state->stop_signal = sig;
+    state->stop.store(true);
+    state->cv.notify_all();
+    if (state->started) {
+      spdlog::info("received {}", SignalName(sig));
+      continue;
+    }
+    spdlog::info("received {} during start-up: loading no further models", SignalName(sig));
+    if (!state->cv.wait_for(lock, absl::ToChronoSeconds(kStartupStopGrace),
+                            [state] { return state->started; })) {
+      spdlog::warn(
+          "a model is still loading {} after {}: exiting without waiting for it (inferd was "
+          "never ready)",
+          absl::FormatDuration(kStartupStopGrace), SignalName(sig));
+      spdlog::shutdown();  // flushes
+      std::_Exit(0);
+    }
+  }
+}
+
+// Serves until a stop signal; handles SIGHUPs meanwhile (repository reloads, on this thread).
+void ServeUntilStopped(inferd::server::InferdServer& server, SignalState& state) {
+  std::unique_lock<std::mutex> lock(state.mu);
+  for (;;) {
+    state.cv.wait(lock, [&state] { return state.stop_signal != 0 || state.reloads > 0; });
+    if (state.stop_signal != 0) return;
+    state.reloads = 0;
+    lock.unlock();
+    server.ReloadRepository(&state.stop);  // logs what it did
+    lock.lock();
+  }
+}
+
+// Starts the server, writes the port file, serves until SIGTERM, SIGINT or SIGQUIT (SIGHUP:
+// reload the model repository), drains. Returns the exit status.
 int Serve(const std::shared_ptr<const inferd::server::Config>& config,
           const std::string& port_file) {
-  // The main thread waits for the signals; block them before any thread starts (threads
-  // inherit the mask; one that did not block them would be killed by SIGTERM's default action).
+  // Block the signals before any thread starts (threads inherit the mask; one that did not
+  // block them would be killed by their default action), then take them on a thread of their
+  // own, so that they are handled while the models load.
   sigset_t signals;
   sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
+  for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) sigaddset(&signals, sig);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  static SignalState* const state = new SignalState();  // outlives the signal thread
+  std::thread signal_thread(HandleSignals, signals, state);
+  const auto end_signal_thread = [&signal_thread] {
+    {
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->exiting = true;
+    }
+    pthread_kill(signal_thread.native_handle(), SIGHUP);
+    signal_thread.join();
+  };
 
   // Hold gRPC's library for the life of the process: when ~Server drops the last reference,
   // grpc_shutdown may wait up to 10 s for an idle executor thread's poll to time out.
@@ -174,21 +281,31 @@ int Serve(const std::shared_ptr<const inferd::server::Config>& config,
 
   spdlog::info("{} {} starting with {}", inferd::server::kInferdName,
                inferd::server::kInferdVersion, config->file);
+  inferd::server::InferdServerOptions options;
+  options.stop = &state->stop;
   absl::StatusOr<std::unique_ptr<inferd::server::InferdServer>> server =
-      inferd::server::InferdServer::Start(config);
+      inferd::server::InferdServer::Start(config, options);
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    state->started = true;
+  }
+  state->cv.notify_all();
   if (!server.ok()) {
     spdlog::error("cannot start: {}", std::string(server.status().message()));
+    end_signal_thread();
     return 1;
   }
-  if (!port_file.empty() && !WritePortFile(port_file, (*server)->grpc_port())) {
-    spdlog::error("cannot write --port-file {}", port_file);
-    return 1;
+  if (!(*server)->interrupted()) {
+    if (!port_file.empty() && !WritePortFile(port_file, (*server)->grpc_port())) {
+      spdlog::error("cannot write --port-file {}", port_file);
+      end_signal_thread();
+      return 1;
+    }
+    ServeUntilStopped(**server, *state);
   }
-  int sig = 0;
-  sigwait(&signals, &sig);
-  spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   (*server)->Shutdown(config->server.drain_timeout);
   server->reset();
+  end_signal_thread();
   spdlog::info("bye");
   spdlog::shutdown();
   return 0;

@@ -1,13 +1,21 @@
 #include "server/server.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/support/server_interceptor.h>
+#include <netdb.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -27,6 +35,106 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Serve
   INFERD_ASSIGN_OR_RETURN(std::string key, ReadWholeFile(s.tls->key_file));
   ssl.pem_key_cert_pairs.push_back({std::move(key), std::move(cert)});
   return grpc::SslServerCredentials(ssl);
+}
+
+// gRPC 1.51's callback handlers answer a request whose bytes do not parse with UNIMPLEMENTED and
+// an empty message (CallbackUnaryHandler::RunHandler drops the parse error), which reads as "no
+// such method". The interceptor sees the failed parse (POST_RECV_MESSAGE without a message) and
+// rewrites the status the call then sends.
+class ParseErrorInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit ParseErrorInterceptor(std::string method) : method_(std::move(method)) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        methods->GetRecvMessage() == nullptr) {
+      unparsed_ = true;
+    }
+    if (unparsed_ && methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+      methods->ModifySendStatus(grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          absl::StrCat("the request to ", method_,
+                       " could not be parsed: its bytes are not a serialized request message")));
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const std::string method_;
+  bool unparsed_ = false;  // hooks of one call run one at a time
+};
+
+class ParseErrorInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    // Only unary calls: in a stream, a missing message also means the stream's end. ModelInfer
+    // is a raw method (its bytes always "parse"; the request reader checks them).
+    if (info->type() != grpc::experimental::ServerRpcInfo::Type::UNARY ||
+        absl::EndsWith(info->method(), "/ModelInfer")) {
+      return nullptr;
+    }
+    return new ParseErrorInterceptor(info->method());
+  }
+};
+
+// What every gRPC listener of inferd is built with: exclusive ports, parse errors reported.
+void ConfigureBuilder(grpc::ServerBuilder& builder) {
+  // gRPC sets SO_REUSEPORT by default: a second process (or a second listener of ours, e.g.
+  // localhost:P next to 127.0.0.1:P) binds the same port and the kernel splits the
+  // connections between them.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(std::make_unique<ParseErrorInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(creators));
+}
+
+// UNAVAILABLE "cannot listen on ADDR: address in use" when some address that `address` ("host:
+// port", "[v6]:port") resolves to has its port taken; OK when all are free, or when there is
+// nothing to check (port 0, a unix: address, a name that does not resolve: the listener itself
+// reports those). gRPC binds every address a name resolves to and serves when only some bind
+// (localhost:P where 127.0.0.1:P is taken gets only [::1]:P), so this checks them one by one.
+absl::Status CheckPortFree(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  int port = 0;
+  if (absl::StartsWith(address, "unix:") || colon == std::string::npos ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port == 0) {
+    return absl::OkStatus();
+  }
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found) != 0) {
+    return absl::OkStatus();
+  }
+  bool in_use = false;
+  for (addrinfo* a = found; a != nullptr && !in_use; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;  // as the listeners set it: a port in TIME_WAIT is not "in use"
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    in_use = bind(fd, a->ai_addr, a->ai_addrlen) != 0 && errno == EADDRINUSE;
+    close(fd);
+  }
+  freeaddrinfo(found);
+  if (in_use)
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", address, ": address in use"));
+  return absl::OkStatus();
+}
+
+// Why a listener on `address` did not start.
+absl::Status ListenError(const std::string& address) {
+  INFERD_RETURN_IF_ERROR(CheckPortFree(address));
+  return absl::UnavailableError(absl::StrCat(
+      "cannot listen on ", address, ": not an address of this host, or not allowed to bind it"));
 }
 
 }  // namespace
@@ -52,25 +160,27 @@ absl::Status InferdServer::Init(const InferdServerOptions& options) {
   INFERD_RETURN_IF_ERROR(kernels::cpu::RegisterCpuKernels(*registry_));
   repository_ = std::make_unique<ModelRepository>(config_, *registry_);
   service_ = std::make_unique<InferenceService>(*repository_);
+  reloader_ = std::make_unique<RepositoryReloader>(*repository_);
 
   // pass 1: the KServe listener, serving (live, not ready) before the models load.
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   INFERD_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(sc));
+  INFERD_RETURN_IF_ERROR(CheckPortFree(sc.grpc_address));
   grpc::ServerBuilder builder;
+  ConfigureBuilder(builder);
   builder.AddListeningPort(sc.grpc_address, creds, &grpc_port_);
   const int max_bytes = static_cast<int>(std::min<uint64_t>(sc.max_message_bytes, INT_MAX));
   builder.SetMaxReceiveMessageSize(max_bytes);
   builder.SetMaxSendMessageSize(max_bytes);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
-  if (server_ == nullptr || grpc_port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", sc.grpc_address, " (address in use or not local?)"));
-  }
+  if (server_ == nullptr || grpc_port_ == 0) return ListenError(sc.grpc_address);
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   health->SetServingStatus("", false);
-  repository_->SetStateListener([health](const std::string& name, ModelState state) {
+  RepositoryReloader* reloader = reloader_.get();
+  repository_->SetStateListener([health, reloader](const std::string& name, ModelState state) {
+    reloader->OnStateChange(name, state);
     health->SetServingStatus(name, state == ModelState::kReady);
   });
   spdlog::info(
@@ -83,23 +193,40 @@ absl::Status InferdServer::Init(const InferdServerOptions& options) {
   INFERD_RETURN_IF_ERROR(AddOpsServices(options));
 
   // pass 3: the start-up models; a failure is reported, the others serve.
-  if (options.load_startup_models) {
-    const std::vector<std::string> names = repository_->StartupModels();
-    spdlog::info("model repository {}: loading {} model(s): {}", sc.model_repository, names.size(),
-                 absl::StrJoin(names, ", "));
-    repository_->LoadStartupModels();
-  }
+  if (options.load_startup_models) LoadStartupModels(options.stop);
   for (const std::string& line : Summary()) spdlog::info("  {}", line);
+  if (interrupted_) return absl::OkStatus();  // never ready; the caller shuts it down
   service_->SetReady(true);
   health->SetServingStatus("", true);
   spdlog::info("ready");
   return absl::OkStatus();
 }
 
+void InferdServer::LoadStartupModels(const std::atomic<bool>* stop) {
+  const std::vector<std::string> names = repository_->StartupModels();
+  spdlog::info("model repository {}: loading {} model(s): {}", config_->server.model_repository,
+               names.size(), absl::StrJoin(names, ", "));
+  // One by one (as ModelRepository::LoadStartupModels does), so that a stop request is seen
+  // between two models.
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (stop != nullptr && stop->load()) {
+      interrupted_ = true;
+      spdlog::info("start-up loading interrupted after {} of {} model(s)", i, names.size());
+      return;
+    }
+    (void)repository_->Load(names[i]);  // a failure is logged and shown in the index
+  }
+}
+
+RepositoryReloader::Summary InferdServer::ReloadRepository(const std::atomic<bool>* stop) {
+  return reloader_->Reload(stop);
+}
+
 absl::Status InferdServer::AddOpsServices(const InferdServerOptions& options) {
   const ServerConfig& sc = config_->server;
   // The metrics exporter reads the repository at scrape time.
   if (options.serve_metrics) {
+    INFERD_RETURN_IF_ERROR(CheckPortFree(sc.metrics_address));
     INFERD_ASSIGN_OR_RETURN(metrics_, MetricsExporter::Start(sc.metrics_address, *repository_));
     metrics_port_ = metrics_->port();
     spdlog::info("Prometheus metrics on {} (port {}): /metrics", sc.metrics_address, metrics_port_);
@@ -112,13 +239,13 @@ absl::Status InferdServer::AddOpsServices(const InferdServerOptions& options) {
   }
   if (services.empty()) return absl::OkStatus();
   INFERD_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(sc));
+  INFERD_RETURN_IF_ERROR(CheckPortFree(sc.admin_address));
   grpc::ServerBuilder builder;
+  ConfigureBuilder(builder);
   builder.AddListeningPort(sc.admin_address, creds, &admin_port_);
   for (grpc::Service* s : services) builder.RegisterService(s);
   admin_server_ = builder.BuildAndStart();
-  if (admin_server_ == nullptr || admin_port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", sc.admin_address));
-  }
+  if (admin_server_ == nullptr || admin_port_ == 0) return ListenError(sc.admin_address);
   spdlog::info(
       "admin API listening on {} (port {}){}", sc.admin_address, admin_port_,
       admin_service_ != nullptr && !sc.admin_token.empty() ? ", bearer token required" : "");

@@ -3,7 +3,12 @@
 // grpc.health.v1.Health ("" and one entry per model: SERVING while READY) and server reflection.
 //
 // Start binds the port, starts serving (ServerLive true, ServerReady false), loads the start-up
-// models (a model that fails is reported, the others serve), then turns ready. Shutdown stops
+// models (a model that fails is reported, the others serve), then turns ready. Every listener
+// binds its port exclusively (no SO_REUSEPORT): a port that another process or another of our
+// listeners holds, even on one of the addresses a name resolves to, refuses the start with
+// "cannot listen on ADDR: address in use". Start-up loading stops between models once
+// InferdServerOptions::stop is set; Start then returns a server that is not ready
+// (interrupted()), to be shut down. Shutdown stops
 // accepting calls, lets in-flight requests finish within the drain timeout (then cancels the
 // rest), and unloads every model; responses still being sent keep their buffers through their
 // leases.
@@ -25,6 +30,7 @@
 #ifndef INFERD_SERVER_SERVER_H_
 #define INFERD_SERVER_SERVER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -41,6 +47,7 @@
 #include "server/inference_service.h"
 #include "server/metrics.h"  // ops
 #include "server/model_repository.h"
+#include "server/repository_reload.h"
 
 namespace inferd::server {
 
@@ -55,6 +62,9 @@ struct InferdServerOptions {
   bool serve_metrics = true;
   // Load the start-up models before Start returns (default). Tests may turn it off.
   bool load_startup_models = true;
+  // When set (e.g. by a signal thread), start-up loading stops before the next model. Not owned;
+  // must outlive Start.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 class InferdServer {
@@ -70,6 +80,11 @@ class InferdServer {
   void Shutdown(absl::Duration drain_timeout);
   // Blocks until Shutdown has completed.
   void Wait();
+  // SIGHUP: re-reads the model repository (server/repository_reload.h); stops between models
+  // once `*stop` is true. Returns the summary it logged.
+  RepositoryReloader::Summary ReloadRepository(const std::atomic<bool>* stop = nullptr);
+  // True when Start's loading was cut short by InferdServerOptions::stop (never ready).
+  bool interrupted() const { return interrupted_; }
 
   // The ports actually bound (useful with port 0); 0 for a listener that is not running.
   int grpc_port() const { return grpc_port_; }
@@ -87,12 +102,16 @@ class InferdServer {
   // ops: starts the admin listener (AdminService and options.admin_services) and the metrics
   // exporter, as the options ask.
   absl::Status AddOpsServices(const InferdServerOptions& options);
+  // Loads the start-up models one by one until all are done or *stop is set.
+  void LoadStartupModels(const std::atomic<bool>* stop);
 
   // Constant after Start.
   const std::shared_ptr<const Config> config_;
   std::unique_ptr<engine::KernelRegistry> registry_;
   std::unique_ptr<ModelRepository> repository_;
   std::unique_ptr<InferenceService> service_;
+  std::unique_ptr<RepositoryReloader> reloader_;
+  bool interrupted_ = false;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<grpc::Server> admin_server_;
   int grpc_port_ = 0;
