@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -88,7 +89,7 @@ absl::StatusOr<std::unique_ptr<InferdProcess>> InferdProcess::Start(const std::s
     const std::string log = p->Log();
     const bool port_taken =
         absl::StrContains(log, "cannot listen") || absl::StrContains(log, "cannot serve metrics");
-    if (!port_taken || attempt == kStartAttempts) return s;
+    if (!port_taken || !options.retry_taken_ports || attempt == kStartAttempts) return s;
   }
 }
 
@@ -108,12 +109,14 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
     fs::create_directories((repo / path).parent_path());
     std::ofstream(repo / path) << contents;
   }
-  const int admin_port = PickFreePort(options.admin_host);
-  metrics_port_ = PickFreePort();
+  repository_ = repo.string();
+  const int admin_port =
+      options.admin_port != 0 ? options.admin_port : PickFreePort(options.admin_host);
+  metrics_port_ = options.metrics_port != 0 ? options.metrics_port : PickFreePort();
   admin_address_ = absl::StrCat("127.0.0.1:", admin_port);
   const std::string config = (fs::path(dir_) / "inferd.yaml").string();
   std::ofstream(config) << "server:\n"
-                        << "  grpc_address: 127.0.0.1:0\n"
+                        << "  grpc_address: " << options.grpc_address << "\n"
                         << "  admin_address: " << options.admin_host << ":" << admin_port << "\n"
                         << "  metrics_address: 127.0.0.1:" << metrics_port_ << "\n"
                         << "  model_repository: models\n"
@@ -123,7 +126,10 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
   log_path_ = (fs::path(dir_) / "inferd.log").string();
 
   // pass 2: spawn inferd, its stdout and stderr appended to the log.
-  const std::string binary = engine::testing::Runfile("server/inferd");
+  const char* override_binary = std::getenv("INFERD_BINARY");
+  const std::string binary = override_binary != nullptr && *override_binary != '\0'
+                                 ? std::string(override_binary)
+                                 : engine::testing::Runfile("server/inferd");
   std::vector<std::string> args = {
       binary, "--config", config, "--log-level", options.log_level, "--port-file", port_file};
   std::vector<std::string> env;
@@ -144,9 +150,11 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
     return absl::InternalError(absl::StrCat("cannot start ", binary, ": ", rc));
   }
 
-  // pass 3: ready once it has written the gRPC port it bound.
+  // pass 3: ready once it has written the gRPC port it bound (or logged what the test waits for).
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (!fs::exists(port_file)) {
+  const bool wait_log = !options.started_when_logged.empty();
+  while (wait_log ? !absl::StrContains(Log(), options.started_when_logged)
+                  : !fs::exists(port_file)) {
     if (!running()) {
       return absl::InternalError(absl::StrCat("inferd exited with ", exit_status_.value_or(-1),
                                               " before it was ready; log:\n", Log()));
@@ -156,7 +164,7 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
     }
     absl::SleepFor(absl::Milliseconds(20));
   }
-  address_ = absl::StrCat("127.0.0.1:", std::stoi(ReadAll(port_file)));
+  if (!wait_log) address_ = absl::StrCat("127.0.0.1:", std::stoi(ReadAll(port_file)));
   return absl::OkStatus();
 }
 
@@ -230,5 +238,14 @@ std::optional<int> InferdProcess::Wait(absl::Duration timeout) {
 }
 
 std::string InferdProcess::Log() const { return ReadAll(log_path_); }
+
+bool InferdProcess::WaitForLog(const std::string& text, absl::Duration timeout) const {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!absl::StrContains(Log(), text)) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return true;
+}
 
 }  // namespace inferd::testing

@@ -2,8 +2,9 @@
 // model repository of symlinks to generated models; the harness of the end-to-end, ops (admin
 // API, metrics) and inferctl tests. inferd binds its gRPC port itself (127.0.0.1:0, reported
 // through --port-file); the admin and metrics ports are picked free just before the start (a
-// start that loses the race for one is retried). Its stdout and stderr go to a log file the test
-// can read. The destructor kills it if it still runs.
+// start that loses the race for one is retried). $INFERD_BINARY, when set, is run instead of
+// //server:inferd (to check a test against another build). Its stdout and stderr go to a log file
+// the test can read. The destructor kills it if it still runs.
 //
 // Example:
 //   InferdProcess::Options o;
@@ -52,6 +53,17 @@ class InferdProcess {
     // Added to the environment of inferd (e.g. the admin token).
     std::vector<std::pair<std::string, std::string>> env;
     std::string log_level = "info";
+    // The gRPC listener's address (port 0: inferd picks one), and the admin and metrics ports
+    // (0: picked free before the start).
+    std::string grpc_address = "127.0.0.1:0";
+    int admin_port = 0;
+    int metrics_port = 0;
+    // Empty: Start returns once inferd is ready (its port file). Else once its log holds this
+    // text (e.g. while it is still loading); address() is then empty.
+    std::string started_when_logged;
+    // Start again (fresh ports) when the admin or metrics port was taken meanwhile; off for
+    // tests of what a taken port does.
+    bool retry_taken_ports = true;
   };
 
   // Starts inferd and waits until it is ready; its log in the error when it is not.
@@ -74,6 +86,9 @@ class InferdProcess {
   std::optional<int> Wait(absl::Duration timeout);
   bool running();
   std::string Log() const;  // everything it has logged so far
+  // Waits until the log holds `text`; false after `timeout`.
+  bool WaitForLog(const std::string& text, absl::Duration timeout) const;
+  const std::string& repository() const { return repository_; }  // the model repository folder
 
  private:
   InferdProcess() = default;
@@ -85,6 +100,7 @@ class InferdProcess {
   std::optional<int> exit_status_;
   std::string dir_;
   std::string log_path_;
+  std::string repository_;
   std::string address_;
   std::string admin_address_;
   int metrics_port_ = 0;
