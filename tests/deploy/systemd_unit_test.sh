@@ -14,6 +14,8 @@ tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 # The unit runs /usr/local/bin/inferd; verify checks that it exists and is executable.
 grep -q '^ExecStart=/usr/local/bin/inferd --config /etc/inferd/inferd.yaml$' "$unit" ||
   { echo "FAIL: ExecStart is not '/usr/local/bin/inferd --config /etc/inferd/inferd.yaml'" >&2; exit 1; }
+grep -q '^ExecReload=/bin/kill -HUP $MAINPID$' "$unit" ||
+  { echo "FAIL: ExecReload is not '/bin/kill -HUP \$MAINPID' (inferd reloads its repository on SIGHUP)" >&2; exit 1; }
 sed "s|^ExecStart=/usr/local/bin/inferd |ExecStart=$(readlink -f "$inferd") |" "$unit" > "$tmp/inferd.service"
 
 echo "== systemd-analyze verify inferd.service"
