@@ -234,7 +234,8 @@ void HandleSignals(const sigset_t signals, SignalState* state) {
           "a model is still loading {} after {}: exiting without waiting for it (inferd was "
           "never ready)",
           absl::FormatDuration(kStartupStopGrace), SignalName(sig));
-      spdlog::shutdown();  // flushes
+      // Flush, but keep the logger: the loading thread may still log until the process ends.
+      spdlog::default_logger()->flush();
       std::_Exit(0);
     }
   }

@@ -176,6 +176,19 @@ TEST(SignalTest, SighupReloadsAChangedModelLoadsANewOneAndUnloadsARemovedOne) {
   EXPECT_TRUE((*inferd)->running());
 }
 
+TEST(SignalTest, SigquitDrainsAndExitsZeroLikeSigterm) {
+  InferdProcess::Options o;
+  o.models = {{"mlp", "tools/models/mlp"}};
+  auto inferd = InferdProcess::Start("sigquit", o);
+  ASSERT_TRUE(inferd.ok()) << inferd.status();
+  (*inferd)->Signal(SIGQUIT);
+  std::optional<int> exit_status = (*inferd)->Wait(absl::Seconds(30));
+  ASSERT_TRUE(exit_status.has_value()) << (*inferd)->Log();
+  EXPECT_EQ(*exit_status, 0) << (*inferd)->Log();
+  EXPECT_THAT((*inferd)->Log(), HasSubstr("received SIGQUIT"));
+  EXPECT_THAT((*inferd)->Log(), HasSubstr("shut down in"));
+}
+
 // ---- case 10: SIGTERM during start-up loading ----
 
 TEST(SignalTest, SigtermDuringStartupLoadingExitsWithinTwoSeconds) {
