@@ -125,8 +125,9 @@ absl::Status CheckPortFree(const std::string& address) {
     close(fd);
   }
   freeaddrinfo(found);
-  if (in_use)
+  if (in_use) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", address, ": address in use"));
+  }
   return absl::OkStatus();
 }
 
