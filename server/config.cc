@@ -54,8 +54,7 @@ std::optional<uint64_t> ResourceLimits::DefaultHostMemory() {
 
 std::string QuoteForMessage(absl::string_view s, size_t max_bytes) {
   if (s.size() <= max_bytes) return absl::StrCat("'", absl::CEscape(s), "'");
-  return absl::StrCat("'", absl::CEscape(s.substr(0, max_bytes)), "...' (", s.size(),
-                      " bytes)");
+  return absl::StrCat("'", absl::CEscape(s.substr(0, max_bytes)), "...' (", s.size(), " bytes)");
 }
 
 absl::Status ValidateModelName(absl::string_view name) {
@@ -65,15 +64,15 @@ absl::Status ValidateModelName(absl::string_view name) {
                   });
   if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      "invalid model name ", QuoteForMessage(name), ": a model name is 1 to ",
-      kMaxModelNameLength, " letters, digits, '_', '-' or '.', not starting with '.'"));
+      "invalid model name ", QuoteForMessage(name), ": a model name is 1 to ", kMaxModelNameLength,
+      " letters, digits, '_', '-' or '.', not starting with '.'"));
 }
 
 absl::Status ValidateAdminToken(absl::string_view token) {
   if (token.empty()) return absl::InvalidArgumentError("the admin token is empty");
   if (token.size() > static_cast<size_t>(kMaxAdminTokenBytes)) {
-    return absl::InvalidArgumentError(absl::StrCat("the admin token is ", token.size(),
-                                                   " bytes; at most ", kMaxAdminTokenBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the admin token is ", token.size(), " bytes; at most ", kMaxAdminTokenBytes));
   }
   // Visible ASCII only: what an HTTP/2 header value carries unchanged; a token of (or with)
   // spaces is trimmed or mangled on the way and a spaces-only one is no secret.
@@ -115,10 +114,9 @@ struct Environment {
 // server:
 
 constexpr absl::string_view kServerKeys[] = {
-    "grpc_address",      "admin_address", "metrics_address", "tls",
-    "max_message_bytes", "admin_token",   "admin_token_env", "model_repository",
-    "drain_timeout",     "log_level",     "log_json",        "load_all_models",
-    "model_control",     "limits"};
+    "grpc_address", "admin_address",   "metrics_address",  "tls",           "max_message_bytes",
+    "admin_token",  "admin_token_env", "model_repository", "drain_timeout", "log_level",
+    "log_json",     "load_all_models", "model_control",    "limits"};
 constexpr absl::string_view kTlsKeys[] = {"cert_file", "key_file"};
 constexpr absl::string_view kLimitsKeys[] = {"max_loaded_models", "host_memory"};
 
@@ -351,9 +349,9 @@ absl::Status ResolveServer(const Reader& r, const ServerLines& lines, const Envi
                                   value == nullptr ? "not set" : "empty"));
     }
     if (absl::Status s = ValidateAdminToken(value); !s.ok()) {
-      return r.Error(lines.token_env, "server.admin_token_env",
-                     absl::StrCat("environment variable ", out->admin_token_env, ": ",
-                                  s.message()));
+      return r.Error(
+          lines.token_env, "server.admin_token_env",
+          absl::StrCat("environment variable ", out->admin_token_env, ": ", s.message()));
     }
     out->admin_token = value;
   }

@@ -88,10 +88,12 @@
 //   ("[::1]:8001"): unquoted, YAML reads a bracket as a list.
 //
 // Paths: a model's folder is <model_repository>/<name>: a name cannot leave the repository. The
-// folder may be a symlink (it is the operator's entry in the repository), but the files loaded
-// from it (config.yaml, the model file it names, the default model.onnx) must resolve, after
-// symlinks, to regular files inside the folder. A `path` in the main config is the operator's
-// own and may be absolute or relative to the repository (it may point anywhere).
+// folder may be a symlink (it is the operator's entry in the repository). Its config.yaml and
+// the model file that config.yaml's `path` names must resolve, after symlinks, to regular files
+// inside the folder (a config.yaml's content shows in its errors; a FIFO must not block
+// loading). The default <name>/model.onnx must be a regular file and may be a link (Bazel's
+// runfiles, a shared model store); its external data stays beside the file it resolves to. A
+// `path` in the main config is the operator's own: absolute, or relative to the repository.
 //
 // Paths: ParseConfig keeps them as written. LoadConfig resolves relative model_repository and tls
 // paths against the config file's directory, resolves admin_token_env from the environment (an
@@ -258,9 +260,9 @@ std::string QuoteForMessage(absl::string_view s, size_t max_bytes = 64);
 // OK, or INVALID_ARGUMENT saying what is wrong with the admin token (never echoing it).
 absl::Status ValidateAdminToken(absl::string_view token);
 
-const char* LogLevelName(LogLevel level);  // "trace", ..., "error"
+const char* LogLevelName(LogLevel level);            // "trace", ..., "error"
 const char* ModelControlName(ModelControl control);  // "none", "explicit"
-const char* WhenBusyName(WhenBusy when);   // "wait", "fail_fast"
+const char* WhenBusyName(WhenBusy when);             // "wait", "fail_fast"
 
 }  // namespace inferd::server
 

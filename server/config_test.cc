@@ -236,8 +236,8 @@ TEST(ConfigAdminTokenTest, TokenMustBeVisibleAscii) {
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_token: \"ab\\tcd\"\n"),
             "inferd.yaml:3: server.admin_token: the admin token has a control or non-ASCII byte "
             "at offset 2; use visible ASCII characters only (no whitespace)");
-  EXPECT_EQ(ErrorOf(absl::StrCat("server:\n  model_repository: m\n  admin_token: ",
-                                 std::string(4097, 'a'), "\n")),
+  EXPECT_EQ(ErrorOf(absl::StrCat(
+                "server:\n  model_repository: m\n  admin_token: ", std::string(4097, 'a'), "\n")),
             "inferd.yaml:3: server.admin_token: the admin token is 4097 bytes; at most 4096");
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_token: \"a-Z_0.9~+/=\"\n"), "");
 }

@@ -273,10 +273,10 @@ absl::Status ParseModels(const Reader& r, const YAML::Node& node, int line,
   const auto check_name = [&](const std::string& name, const YAML::Node& at, int name_line,
                               absl::string_view name_path) -> absl::Status {
     if (IsModelName(name)) return absl::OkStatus();
-    return r.Error(name_line, name_path,
-                   absl::StrCat("expected a model name (1 to ", kMaxModelNameLength,
-                                " letters, digits, '_', '-', '.'; not starting with '.'), got ",
-                                Got(at)));
+    return r.Error(
+        name_line, name_path,
+        absl::StrCat("expected a model name (1 to ", kMaxModelNameLength,
+                     " letters, digits, '_', '-', '.'; not starting with '.'), got ", Got(at)));
   };
 
   if (node.IsNull()) return absl::OkStatus();

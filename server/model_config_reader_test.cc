@@ -43,9 +43,10 @@ models:
             "inferd.yaml:5: models[2].name: duplicate model name 'mlp' (first defined at line 3)");
   EXPECT_EQ(ErrorOf("server: {model_repository: m}\nmodels:\n  - threads: 2\n"),
             "inferd.yaml:3: models[0]: missing required key 'name'");
-  EXPECT_EQ(ErrorOf("server: {model_repository: m}\nmodels:\n  - name: my model\n"),
-            "inferd.yaml:3: models[0].name: expected a model name (1 to 128 letters, digits, '_', '-', "
-            "'.'; not starting with '.'), got 'my model'");
+  EXPECT_EQ(
+      ErrorOf("server: {model_repository: m}\nmodels:\n  - name: my model\n"),
+      "inferd.yaml:3: models[0].name: expected a model name (1 to 128 letters, digits, '_', '-', "
+      "'.'; not starting with '.'), got 'my model'");
   EXPECT_EQ(ErrorOf("server: {model_repository: m}\nmodels:\n  mlp: {name: x}\n"),
             "inferd.yaml:3: models.mlp.name: not allowed here: the map key names the model");
 }
@@ -220,8 +221,7 @@ TEST(ModelBoundsTest, CountsAreBounded) {
   EXPECT_EQ(m.status().message(), "config.yaml:1: threads: at most 256, got 100000");
   absl::StatusOr<ModelConfig> dir = ParseModelConfig("threads: 64\n", "a/config.yaml", "a");
   ASSERT_TRUE(dir.ok()) << dir.status();
-  const std::shared_ptr<const Config> main =
-      MustParse(head + "    max_concurrent_runs: 128\n");
+  const std::shared_ptr<const Config> main = MustParse(head + "    max_concurrent_runs: 128\n");
   m = MergeModelConfig(main->models[0], *dir);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().message(),
