@@ -49,6 +49,9 @@ TEST(ConfigTest, FullExampleParses) {
   EXPECT_EQ(c.server.log_level, LogLevel::kInfo);
   EXPECT_TRUE(c.server.log_json);
   EXPECT_TRUE(c.server.load_all_models);
+  EXPECT_EQ(c.server.model_control, ModelControl::kExplicit);
+  EXPECT_EQ(c.server.limits.max_loaded_models, 32);
+  EXPECT_EQ(c.server.limits.host_memory_bytes, 48 * kGiB);
 
   ASSERT_EQ(c.models.size(), 3u);
   const ModelConfig& mlp = c.models[0];
@@ -68,7 +71,7 @@ TEST(ConfigTest, FullExampleParses) {
   EXPECT_EQ(mlp.retention_caps.at("cpu:0").execution_bytes, 64 * kMiB);
   EXPECT_EQ(mlp.retention_caps.at("cpu:0").io_bytes, 256 * kMiB);
   EXPECT_TRUE(mlp.enable_fusions);
-  EXPECT_EQ(mlp.source, "inferd.yaml:22");
+  EXPECT_EQ(mlp.source, "inferd.yaml:29");
 
   const ModelConfig& decoder = c.models[1];
   EXPECT_EQ(decoder.name, "decoder");
@@ -398,6 +401,7 @@ TEST_F(LoadConfigTest, MissingRepositoryTlsOrFile) {
 TEST(NamesTest, EnumNames) {
   EXPECT_STREQ(LogLevelName(LogLevel::kWarn), "warn");
   EXPECT_STREQ(WhenBusyName(WhenBusy::kFailFast), "fail_fast");
+  EXPECT_STREQ(ModelControlName(ModelControl::kExplicit), "explicit");
 }
 
 }  // namespace

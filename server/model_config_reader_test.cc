@@ -159,7 +159,7 @@ TEST(ModelConfigTest, MainConfigWinsKeyByKey) {
   EXPECT_EQ(m->retention_caps.size(), 2u);                // main's map, whole
   EXPECT_EQ(m->retention_caps.at("cpu:0").io_bytes, 1 * kGiB);
   EXPECT_FALSE(m->enable_fusions);  // main
-  EXPECT_EQ(m->source, "inferd.yaml:34 + models/decoder/config.yaml");
+  EXPECT_EQ(m->source, "inferd.yaml:41 + models/decoder/config.yaml");
 
   // A model the main config does not list: the directory's settings over the defaults.
   m = MergeModelConfig(DefaultModelConfig("decoder"), *dir);

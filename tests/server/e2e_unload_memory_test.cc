@@ -89,10 +89,11 @@ TEST(UnloadMemoryTest, LoadUnloadCyclesReturnTheirMemory) {
   const int64_t after = ResidentBytes(inferd.pid());
   stop = true;
   client.join();
-  std::printf("VmRSS: %.1f MiB before any load, %.1f MiB after %d cycles, %.1f MiB after %d; "
-              "mlp: %d served, %d failed\n",
-              before_any / double(kMiB), after_warmup / double(kMiB), kWarmup, after / double(kMiB),
-              kCycles, served.load(), failed.load());
+  std::printf(
+      "VmRSS: %.1f MiB before any load, %.1f MiB after %d cycles, %.1f MiB after %d; "
+      "mlp: %d served, %d failed\n",
+      before_any / double(kMiB), after_warmup / double(kMiB), kWarmup, after / double(kMiB),
+      kCycles, served.load(), failed.load());
   ASSERT_GT(after_warmup, 0);
   EXPECT_LE(after, after_warmup + 8 * kMiB) << "load/unload cycles grow resident memory";
   EXPECT_LT(after, before_any + 32 * kMiB) << "an unloaded model's weights stayed resident";
