@@ -167,7 +167,8 @@ class ModelRepository {
 
   // The model's current entry (any state), or null.
   std::shared_ptr<LoadedModel> Find(absl::string_view name) const;
-  // Every model that was ever loaded or tried, by name (the entry the repository holds now).
+  // Every model loaded or tried, by name (the entry the repository holds now), less those
+  // unloaded after leaving the repository and the config.
   std::vector<std::shared_ptr<LoadedModel>> Snapshot() const;
 
   struct IndexEntry {
