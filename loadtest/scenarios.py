@@ -2,7 +2,8 @@
 """inferd load scenarios: start servers on free loopback ports, load them with loadtest, write a
 Markdown report. Run through loadtest/scenarios.sh (which builds the binaries first).
 
-    scenarios.py transport|memory|engine|soak|all [--quick] [--out DIR] [--soak-duration S]
+    scenarios.py transport|memory|engine|soak|unload|all [--quick] [--out DIR]
+                 [--soak-duration S] [--unload-cycles N]
 
 Scenarios (loadtest/README.md explains every figure):
   transport  inferd serving an Identity model vs echo_server (zero-copy and copy variants),
@@ -13,6 +14,9 @@ Scenarios (loadtest/README.md explains every figure):
   engine     tools/ort_compare/run.sh (engine vs ONNX Runtime), when it exists.
   soak       several models, mixed sizes, concurrency 32, admin trims and cap changes every 2 s;
              zero errors, every response verified, VmRSS bounded by caps + live data + transport.
+  unload     500 RepositoryModelLoad/Unload cycles of a model with 32 MiB of weights while
+             identity and mlp_dynamic serve under load: VmRSS after the cycles within 5 MiB of
+             VmRSS after the first 20 (warm-up), zero failed requests.
 
 Every process this script starts is stopped by it (SIGTERM, then SIGKILL by pid); every load run
 is bounded by a request count and a duration.
@@ -119,6 +123,7 @@ class Env:
         self.loadtest = os.path.join(self.bin, "loadtest", "loadtest")
         self.echo = os.path.join(self.bin, "loadtest", "echo_server")
         self.inferd = os.path.join(self.bin, "server", "inferd")
+        self.inferctl = os.path.join(self.bin, "tools", "inferctl", "inferctl")
         self.models = os.path.join(self.bin, "tools", "models")
         for b in (self.loadtest, self.echo, self.inferd):
             if not os.access(b, os.X_OK):
@@ -138,13 +143,15 @@ class Env:
 class Inferd:
     """inferd on free loopback ports with a repository of symlinks to generated models."""
 
-    def __init__(self, env, name, models, models_yaml, server_yaml=""):
+    def __init__(self, env, name, models, models_yaml, server_yaml="", extra_dirs=None):
         self.dir = env.path("inferd_" + name)
         shutil.rmtree(self.dir, ignore_errors=True)
         repo = os.path.join(self.dir, "models")
         os.makedirs(repo)
         for m in models:
             os.symlink(env.model_dir(m), os.path.join(repo, m))
+        for m, d in (extra_dirs or {}).items():  # name -> model directory outside bazel-bin
+            os.symlink(d, os.path.join(repo, m))
         config = os.path.join(self.dir, "inferd.yaml")
         with open(config, "w") as f:
             f.write("server:\n  grpc_address: 127.0.0.1:0\n  admin_address: 127.0.0.1:0\n"
@@ -598,6 +605,118 @@ def soak(env):
     return "\n".join(md)
 
 
+def make_heavy_model(env):
+    """weights_32m: W [8192, 1024] fp32, 32 MiB of weights; small inputs and output."""
+    heavy = env.path("weights_32m")
+    if not os.path.exists(os.path.join(heavy, "model.onnx")):
+        subprocess.check_call(["/usr/bin/python3",
+                               os.path.join(ROOT, "tools", "models", "gen_wide_bottleneck.py"),
+                               "--out", heavy, "--rows", "4", "--cols", "8192",
+                               "--features", "1024"], stdout=subprocess.DEVNULL)
+    return heavy
+
+
+def load_unload(env, srv, model, i):
+    """One cycle: `inferctl load` then `inferctl unload` of `model`."""
+    for verb in ("load", "unload"):
+        r = subprocess.run([env.inferctl, verb, "--model", model, "--addr", srv.address],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError("cycle %d: inferctl %s: %s" % (i, verb, r.stderr.strip()))
+
+
+UNLOAD_WORKLOADS = [
+    ("identity", ["--model", "identity", "--shape", "x:16384", "--verify", "echo"]),
+    ("mlp_dynamic", ["--model", "mlp_dynamic", "--shape", "x:64,64"]),
+]
+
+
+def unload_soak(env):
+    """Load/unload cycles of a 32 MiB-weights model while two models serve; VmRSS before/after."""
+    cycles = env.args.unload_cycles or (60 if env.quick else 500)
+    warmup, probe = 20, 3
+    if not os.access(env.inferctl, os.X_OK):
+        raise RuntimeError("missing %s: run loadtest/scenarios.sh (it builds)" % env.inferctl)
+    srv = Inferd(env, "unload", ["identity", "mlp_dynamic"],
+                 "  - name: identity\n  - name: mlp_dynamic\n",
+                 "  model_control: explicit\n  load_all_models: false\n",
+                 extra_dirs={"heavy": make_heavy_model(env)})
+    procs, results, f = [], {}, {}
+    try:
+        f["rss_start"] = read_rss(srv.pid)
+        t0 = time.time()
+        for i in range(probe):
+            load_unload(env, srv, "heavy", i)
+        # The serving load outlasts the cycles (it ends on its duration), so every VmRSS figure
+        # below is taken under the same load.
+        duration = int((time.time() - t0) / probe * cycles * 1.5) + 10
+        for name, args in UNLOAD_WORKLOADS:
+            json_path = env.path("unload_%s.json" % name)
+            p = subprocess.Popen(
+                [env.loadtest, "--target", srv.address, "--concurrency", "4", "--requests",
+                 "100000000", "--duration", "%ds" % duration, "--timeout", "60s",
+                 "--max-errors", "100", "--json", json_path, "--quiet"] + args,
+                stdout=open(env.path("unload_%s.log" % name), "w"), stderr=subprocess.STDOUT)
+            STARTED.append(p)
+            procs.append((name, p, json_path))
+        log("unload: %d cycles under load for %d s" % (cycles, duration))
+        f["rss_max"] = 0
+        t1 = time.time()
+        for i in range(probe, cycles):
+            load_unload(env, srv, "heavy", i)
+            f["rss_max"] = max(f["rss_max"], read_rss(srv.pid) or 0)
+            if i + 1 == warmup:
+                f["rss_warm"] = read_rss(srv.pid)
+        f["cycles_s"] = time.time() - t1
+        time.sleep(0.5)
+        f["rss_end"] = read_rss(srv.pid)
+        f["load_left"] = all(p.poll() is None for _, p, _ in procs)
+        for name, p, json_path in procs:
+            p.wait(timeout=duration + 180)
+            STARTED.remove(p)
+            with open(json_path) as jf:
+                results[name] = json.load(jf)
+        f["alive"] = srv.proc.poll() is None
+    finally:
+        for _, p, _ in procs:
+            stop(p)
+        srv.stop()
+    return unload_report(cycles, warmup, probe, results, f)
+
+
+def unload_report(cycles, warmup, probe, results, f):
+    bound = 5 * MIB
+    rows, errors = [], 0
+    for name, _ in UNLOAD_WORKLOADS:
+        m = results[name]["measured"]
+        errors += m["failed"] + results[name]["warmup"]["failed"]
+        rows.append([name, 4, m["ok"], m["failed"], "%.1f" % m["throughput_rps"],
+                     fmt_us(m["latency_us"]["p50"]), fmt_us(m["latency_us"]["p99"]),
+                     fmt_us(m["latency_us"]["max"])])
+    growth = (f["rss_end"] or 0) - (f["rss_warm"] or 0)
+    passed = f["alive"] and errors == 0 and f["rss_end"] is not None and growth <= bound
+    md = ["## 5. Load/unload soak", "",
+          "%d RepositoryModelLoad + RepositoryModelUnload cycles (`inferctl load/unload`) of "
+          "`heavy` (32 MiB of weights: W [8192, 1024] fp32); after %d timing cycles, identity "
+          "and mlp_dynamic serve (4 streams each) through all the others. Bound: VmRSS after "
+          "the cycles within %s of VmRSS after cycle %d (warm-up, under the same load)%s. "
+          "**%s**: %d failed requests, server %s." % (
+              cycles, probe, fmt_bytes(bound), warmup,
+              "" if f["load_left"] else " (the load ended before the cycles did)",
+              "PASS" if passed else "FAIL", errors, "alive" if f["alive"] else "DIED"), "",
+          table(["model", "C", "ok", "failed", "req/s", "p50", "p99", "max"], rows), "",
+          table(["inferd memory", "bytes"], [
+              ["VmRSS at start (identity, mlp_dynamic loaded, no load)",
+               fmt_bytes(f["rss_start"])],
+              ["VmRSS after cycle %d (under load)" % warmup, fmt_bytes(f["rss_warm"])],
+              ["VmRSS max during the cycles (sampled after each)", fmt_bytes(f["rss_max"])],
+              ["VmRSS after %d cycles (under load)" % cycles, fmt_bytes(f["rss_end"])],
+              ["growth after the warm-up", "%+.2f MiB" % (growth / MIB)],
+              ["cycles under load", "%d in %.0f s" % (cycles - probe, f["cycles_s"])],
+          ]), ""]
+    return "\n".join(md)
+
+
 # --- main --------------------------------------------------------------------------------------
 
 def environment_md(env, commands):
@@ -624,20 +743,23 @@ def environment_md(env, commands):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("command", choices=["transport", "memory", "engine", "soak", "all"])
+    p.add_argument("command", choices=["transport", "memory", "engine", "soak", "unload", "all"])
     p.add_argument("--quick", action="store_true", help="short runs (~20 s soak), for CI")
     p.add_argument("--out", help="directory for the report, JSON and logs")
     p.add_argument("--soak-duration", type=int, help="seconds (default 180; 20 with --quick)")
+    p.add_argument("--unload-cycles", type=int, help="load/unload cycles (default 500; 60 with "
+                   "--quick)")
     args = p.parse_args()
     if not args.out:
         args.out = os.path.join("/tmp", "inferd_loadtest",
                                 datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
     os.makedirs(args.out, exist_ok=True)
     env = Env(args)
-    commands = ["transport", "memory", "engine", "soak"] if args.command == "all" \
+    commands = ["transport", "memory", "engine", "soak", "unload"] if args.command == "all" \
         else [args.command]
     sections = [environment_md(env, commands)]
-    funcs = {"transport": transport, "memory": memory, "engine": engine, "soak": soak}
+    funcs = {"transport": transport, "memory": memory, "engine": engine, "soak": soak,
+             "unload": unload_soak}
     failed = False
     t0 = time.time()
     try:

@@ -47,6 +47,13 @@ bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
 }
 
 absl::StatusOr<AdminAuth> AdminAuth::FromConfig(const ServerConfig& server) {
+  // Configs that did not come through LoadConfig get the token rule too: a token of spaces
+  // would otherwise be "configured" yet trivially guessed.
+  if (!server.admin_token.empty()) {
+    if (absl::Status s = ValidateAdminToken(server.admin_token); !s.ok()) {
+      return absl::FailedPreconditionError(s.message());
+    }
+  }
   if (server.admin_token.empty() && !IsLoopbackAddress(server.admin_address)) {
     return absl::FailedPreconditionError(
         absl::StrCat("admin_address '", server.admin_address,

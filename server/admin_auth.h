@@ -38,7 +38,8 @@ class AdminAuth {
   explicit AdminAuth(std::string token) : token_(std::move(token)) {}
 
   // The token of `server` (already resolved from admin_token_env by LoadConfig).
-  // FAILED_PRECONDITION when admin_address is not loopback and there is no token.
+  // FAILED_PRECONDITION when admin_address is not loopback and there is no token, or when the
+  // token breaks ValidateAdminToken (empty, whitespace or control characters, too long).
   static absl::StatusOr<AdminAuth> FromConfig(const ServerConfig& server);
 
   bool token_required() const { return !token_.empty(); }

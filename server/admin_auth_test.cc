@@ -61,6 +61,21 @@ TEST(AdminAuthTest, FromConfigRefusesNonLoopbackWithoutToken) {
   EXPECT_TRUE(AdminAuth::FromConfig(c)->token_required());
 }
 
+// Issue 12 case 11: a spaces-only token (a config that did not come through LoadConfig) is not
+// "a token configured".
+TEST(AdminAuthTest, FromConfigRefusesBlankOrControlCharacterTokens) {
+  ServerConfig c;
+  c.admin_address = "0.0.0.0:8002";
+  for (const std::string token : {std::string("   "), std::string("ab cd"), std::string("a\tb"),
+                                  std::string("a\0b", 3), std::string("tok\n")}) {
+    c.admin_token = token;
+    absl::StatusOr<AdminAuth> refused = AdminAuth::FromConfig(c);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << token;
+  }
+  c.admin_token = "s3cret-token";
+  EXPECT_TRUE(AdminAuth::FromConfig(c).ok());
+}
+
 TEST(AdminAuthTest, LoopbackAddresses) {
   for (const char* a : {"127.0.0.1:8002", "127.1.2.3:0", "localhost:8002", "LOCALHOST:1",
                         "[::1]:8002", "unix:/run/inferd/admin.sock"}) {

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
@@ -39,6 +40,52 @@ const char* LogLevelName(LogLevel level) {
 }
 
 const char* WhenBusyName(WhenBusy when) { return when == WhenBusy::kWait ? "wait" : "fail_fast"; }
+
+const char* ModelControlName(ModelControl control) {
+  return control == ModelControl::kExplicit ? "explicit" : "none";
+}
+
+std::optional<uint64_t> ResourceLimits::DefaultHostMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return std::nullopt;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+
+std::string QuoteForMessage(absl::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return absl::StrCat("'", absl::CEscape(s), "'");
+  return absl::StrCat("'", absl::CEscape(s.substr(0, max_bytes)), "...' (", s.size(), " bytes)");
+}
+
+absl::Status ValidateModelName(absl::string_view name) {
+  const bool ok = !name.empty() && name.size() <= static_cast<size_t>(kMaxModelNameLength) &&
+                  name[0] != '.' && std::all_of(name.begin(), name.end(), [](char c) {
+                    return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
+                  });
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "invalid model name ", QuoteForMessage(name), ": a model name is 1 to ", kMaxModelNameLength,
+      " letters, digits, '_', '-' or '.', not starting with '.'"));
+}
+
+absl::Status ValidateAdminToken(absl::string_view token) {
+  if (token.empty()) return absl::InvalidArgumentError("the admin token is empty");
+  if (token.size() > static_cast<size_t>(kMaxAdminTokenBytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the admin token is ", token.size(), " bytes; at most ", kMaxAdminTokenBytes));
+  }
+  // Visible ASCII only: what an HTTP/2 header value carries unchanged; a token of (or with)
+  // spaces is trimmed or mangled on the way and a spaces-only one is no secret.
+  for (size_t i = 0; i < token.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(token[i]);
+    if (c <= 0x20 || c >= 0x7f) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the admin token has a ", c == ' ' ? "space" : "control or non-ASCII byte",
+                       " at offset ", i, "; use visible ASCII characters only (no whitespace)"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 const ModelConfig* Config::FindModel(absl::string_view name) const {
   for (const ModelConfig& m : models) {
@@ -67,10 +114,11 @@ struct Environment {
 // server:
 
 constexpr absl::string_view kServerKeys[] = {
-    "grpc_address",      "admin_address", "metrics_address", "tls",
-    "max_message_bytes", "admin_token",   "admin_token_env", "model_repository",
-    "drain_timeout",     "log_level",     "log_json",        "load_all_models"};
+    "grpc_address", "admin_address",   "metrics_address",  "tls",           "max_message_bytes",
+    "admin_token",  "admin_token_env", "model_repository", "drain_timeout", "log_level",
+    "log_json",     "load_all_models", "model_control",    "limits"};
 constexpr absl::string_view kTlsKeys[] = {"cert_file", "key_file"};
+constexpr absl::string_view kLimitsKeys[] = {"max_loaded_models", "host_memory"};
 
 bool IsEnvName(absl::string_view s) {
   if (s.empty() || absl::ascii_isdigit(s[0])) return false;
@@ -86,7 +134,30 @@ std::string Resolve(const Environment& env, const std::string& path) {
 struct ServerLines {
   int server = 1;  // the `server:` key (line 1 when absent)
   int grpc = 0, admin = 0, metrics = 0, tls = 0, token = 0, token_env = 0, repository = 0;
+  int model_control = 0;
 };
+
+// server.limits.
+absl::Status ReadLimits(const Reader& r, const Field& f, ResourceLimits* out) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                          ReadMap(r, f.value, f.line, f.path, kLimitsKeys));
+  for (const Field& g : fields) {
+    if (g.key == "max_loaded_models") {
+      INFERD_ASSIGN_OR_RETURN(out->max_loaded_models, ReadCount(r, g, 1));
+      if (out->max_loaded_models > kMaxLoadedModelsBound) {
+        return r.Error(g.line, g.path,
+                       absl::StrCat("at most ", kMaxLoadedModelsBound, ", got ", Got(g.value)));
+      }
+    } else if (g.value.IsScalar() && g.value.Scalar() == "unbounded") {
+      out->host_memory_bytes = std::nullopt;
+    } else {
+      INFERD_ASSIGN_OR_RETURN(uint64_t bytes, ReadBytes(r, g.value, g.line, g.path));
+      if (bytes == 0) return r.Error(g.line, g.path, "expected a size above 0 or 'unbounded'");
+      out->host_memory_bytes = bytes;
+    }
+  }
+  return absl::OkStatus();
+}
 
 // server.grpc_address, admin_address or metrics_address.
 absl::Status ReadAddress(const Reader& r, const Field& f, ServerLines* lines, ServerConfig* out) {
@@ -146,7 +217,9 @@ absl::Status ReadServer(const Reader& r, const YAML::Node& node, ServerLines* li
     } else if (f.key == "admin_token") {
       lines->token = f.line;
       INFERD_ASSIGN_OR_RETURN(out->admin_token, ReadString(r, f));
-      if (out->admin_token.empty()) return r.Error(f.line, f.path, "the token is empty");
+      if (absl::Status s = ValidateAdminToken(out->admin_token); !s.ok()) {
+        return r.Error(f.line, f.path, s.message());
+      }
     } else if (f.key == "admin_token_env") {
       lines->token_env = f.line;
       INFERD_ASSIGN_OR_RETURN(out->admin_token_env, ReadString(r, f));
@@ -177,6 +250,14 @@ absl::Status ReadServer(const Reader& r, const YAML::Node& node, ServerLines* li
       INFERD_ASSIGN_OR_RETURN(out->log_json, ReadBool(r, f));
     } else if (f.key == "load_all_models") {
       INFERD_ASSIGN_OR_RETURN(out->load_all_models, ReadBool(r, f));
+    } else if (f.key == "model_control") {
+      lines->model_control = f.line;
+      INFERD_ASSIGN_OR_RETURN(
+          out->model_control,
+          ReadEnum<ModelControl>(
+              r, f, {{"none", ModelControl::kNone}, {"explicit", ModelControl::kExplicit}}));
+    } else if (f.key == "limits") {
+      INFERD_RETURN_IF_ERROR(ReadLimits(r, f, &out->limits));
     }
   }
   return absl::OkStatus();
@@ -199,6 +280,17 @@ absl::Status CheckServer(const Reader& r, const ServerLines& lines, const Server
                                 "' is not a loopback address, so the admin API requires a bearer "
                                 "token: set server.admin_token or server.admin_token_env (or bind "
                                 "it to 127.0.0.1)"));
+  }
+  // Loading a model reads files and takes memory: over the network, only with a token.
+  const absl::StatusOr<Address> grpc = ParseAddress(server.grpc_address, true);
+  if (server.model_control == ModelControl::kExplicit && !IsLoopback(*grpc) && lines.token == 0 &&
+      lines.token_env == 0) {
+    return r.Error(lines.model_control, "server.model_control",
+                   absl::StrCat("explicit model control on the non-loopback grpc_address '",
+                                server.grpc_address,
+                                "' requires a bearer token: set server.admin_token or "
+                                "server.admin_token_env (RepositoryModelLoad/Unload must then "
+                                "carry it), or bind grpc_address to 127.0.0.1"));
   }
   // The three listeners must not collide (port 0, "pick a free port", excepted).
   struct Listener {
@@ -255,6 +347,11 @@ absl::Status ResolveServer(const Reader& r, const ServerLines& lines, const Envi
       return r.Error(lines.token_env, "server.admin_token_env",
                      absl::StrCat("environment variable ", out->admin_token_env, " is ",
                                   value == nullptr ? "not set" : "empty"));
+    }
+    if (absl::Status s = ValidateAdminToken(value); !s.ok()) {
+      return r.Error(
+          lines.token_env, "server.admin_token_env",
+          absl::StrCat("environment variable ", out->admin_token_env, ": ", s.message()));
     }
     out->admin_token = value;
   }

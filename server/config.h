@@ -20,13 +20,19 @@
 //     log_level: info                  # trace | debug | info (default) | warn | error
 //     log_json: true                   # default false
 //     load_all_models: true            # default true: load every model of the repository
+//     model_control: explicit          # none (default) | explicit: RepositoryModelLoad/Unload
+//     limits:
+//       max_loaded_models: 32          # default 256; at most 4096
+//       host_memory: 48GiB             # weights + arenas of all loaded models on host devices;
+//                                      # default: the machine's physical memory; or unbounded
 //   models:                            # a list (as here) or a map keyed by model name
-//     - name: decoder                  # letters, digits, '_', '-', '.'; unique
+//     - name: decoder                  # a model name (see Names below); unique
 //       path: llm/decoder_step.onnx    # default <name>/model.onnx, relative to the repository
 //       version: "3"                   # default "1"
-//       threads: 4                     # intra-op threads; default 1
-//       max_concurrent_runs: 2         # default 1
-//       queue_length: 128              # requests waiting beyond the running ones; default 64
+//       threads: 4                     # intra-op threads; default 1; at most 256
+//       max_concurrent_runs: 2         # default 1; at most 256
+//       queue_length: 128              # requests waiting beyond the running ones; default 64;
+//                                      # at most 65536
 //       when_busy: fail_fast           # wait (default) | fail_fast, when all runs are busy
 //       pre_allocate: true             # allocate the static plan's blocks at load; default false
 //       fixed_input_shapes: {input_ids: [1, 16]}        # input -> shape (dims >= 0)
@@ -49,6 +55,30 @@
 //   the device exists is checked when the model loads.
 // - Booleans: true or false.
 //
+// Names: a model name is 1 to 128 characters of letters, digits, '_', '-' and '.', not starting
+// with '.' (so never a path, never '.' or '..'). The same rule (ValidateModelName) applies to the
+// config's models, to the repository's directories (others are skipped with a warning), and to
+// every RPC that takes a model name (INVALID_ARGUMENT otherwise, quoting at most 64 bytes).
+//
+// Bounds (each error names the bound and the value): threads and max_concurrent_runs at most 256
+// each (the largest hosts have about 256 hardware threads; more only contend) and their product
+// at most 4096 threads per model; queue_length at most 65536; at most 1024 models; at most 64
+// partition devices and 64 retention_caps devices; name_rules / annotation_rules at most 64 KiB;
+// at most 1024 inputs in each of fixed_input_shapes and max_input_shapes, of rank at most 64,
+// each dim at most 2^31-1 and at most 2^40 elements in all; max_loaded_models at most 4096; an
+// admin token 1 to 4096 visible ASCII characters (no spaces or control characters: an HTTP/2
+// header value cannot carry them, and a token of spaces is no secret).
+//
+// Security-relevant defaults (docs/security.md says why):
+// - the three listeners bind to 127.0.0.1;
+// - model_control: none: RepositoryModelLoad/Unload answer FAILED_PRECONDITION. With
+//   `model_control: explicit` they load / unload (a load of a loaded model reloads it, as in
+//   Triton's explicit mode); when an admin token is configured, they must carry it
+//   (`authorization: Bearer <token>`), and explicit model control on a non-loopback grpc_address
+//   requires a token;
+// - limits: max_loaded_models 256, host_memory the physical memory (a load that would pass it is
+//   refused with the partitioner's report instead of swapping or meeting the OOM killer).
+//
 // Rules beyond single values:
 // - The admin API bound to a non-loopback host requires a token (admin_token or admin_token_env);
 //   loopback is 127.0.0.0/8, ::1, localhost, or a unix: socket.
@@ -56,6 +86,14 @@
 //   both; model names are unique; an input is in fixed_input_shapes or max_input_shapes, not both;
 //   the three addresses differ (port 0, "pick a free port", excepted). Quote IPv6 addresses
 //   ("[::1]:8001"): unquoted, YAML reads a bracket as a list.
+//
+// Paths: a model's folder is <model_repository>/<name>: a name cannot leave the repository. The
+// folder may be a symlink (it is the operator's entry in the repository). Its config.yaml and
+// the model file that config.yaml's `path` names must resolve, after symlinks, to regular files
+// inside the folder (a config.yaml's content shows in its errors; a FIFO must not block
+// loading). The default <name>/model.onnx must be a regular file and may be a link (Bazel's
+// runfiles, a shared model store); its external data stays beside the file it resolves to. A
+// `path` in the main config is the operator's own: absolute, or relative to the repository.
 //
 // Paths: ParseConfig keeps them as written. LoadConfig resolves relative model_repository and tls
 // paths against the config file's directory, resolves admin_token_env from the environment (an
@@ -89,10 +127,37 @@ namespace inferd::server {
 
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
 enum class WhenBusy { kWait, kFailFast };
+enum class ModelControl { kNone, kExplicit };
+
+// The bounds of the config's counts (see "Bounds" above).
+inline constexpr int kMaxModelNameLength = 128;
+inline constexpr int kMaxThreads = 256;
+inline constexpr int kMaxConcurrentRuns = 256;
+inline constexpr int kMaxThreadsPerModel = 4096;  // threads x max_concurrent_runs
+inline constexpr int kMaxQueueLength = 65536;
+inline constexpr int kMaxModels = 1024;
+inline constexpr int kMaxDevices = 64;
+inline constexpr int kMaxRulesBytes = 64 << 10;
+inline constexpr int kMaxShapeInputs = 1024;
+inline constexpr int kMaxShapeRank = 64;
+inline constexpr int64_t kMaxShapeDim = (int64_t{1} << 31) - 1;
+inline constexpr int64_t kMaxShapeElements = int64_t{1} << 40;
+inline constexpr int kMaxLoadedModelsBound = 4096;
+inline constexpr int kMaxAdminTokenBytes = 4096;
 
 struct TlsConfig {
   std::string cert_file;  // PEM certificate chain
   std::string key_file;   // PEM private key
+};
+
+struct ResourceLimits {
+  int max_loaded_models = 256;
+  // Host (cpu:N) bytes of weights and arenas of all loaded models, as the partitioner accounts
+  // them; nullopt: unbounded. Default (DefaultHostMemory): the machine's physical memory.
+  std::optional<uint64_t> host_memory_bytes = DefaultHostMemory();
+
+  // sysconf's physical pages x page size; nullopt when the system does not say.
+  static std::optional<uint64_t> DefaultHostMemory();
 };
 
 struct ServerConfig {
@@ -110,6 +175,8 @@ struct ServerConfig {
   LogLevel log_level = LogLevel::kInfo;
   bool log_json = false;
   bool load_all_models = true;
+  ModelControl model_control = ModelControl::kNone;
+  ResourceLimits limits;
 };
 
 struct DeviceBudget {
@@ -185,8 +252,17 @@ ModelConfig DefaultModelConfig(absl::string_view name);
 absl::StatusOr<ModelConfig> MergeModelConfig(const ModelConfig& from_main_config,
                                              const ModelConfig& from_model_dir);
 
-const char* LogLevelName(LogLevel level);  // "trace", ..., "error"
-const char* WhenBusyName(WhenBusy when);   // "wait", "fail_fast"
+// OK, or INVALID_ARGUMENT saying the rule and quoting (QuoteForMessage) what was given.
+absl::Status ValidateModelName(absl::string_view name);
+// `s` quoted for an error message: at most `max_bytes` bytes, C-escaped, "..." and the full size
+// when cut: 'abc' or 'aaaa...' (100000 bytes).
+std::string QuoteForMessage(absl::string_view s, size_t max_bytes = 64);
+// OK, or INVALID_ARGUMENT saying what is wrong with the admin token (never echoing it).
+absl::Status ValidateAdminToken(absl::string_view token);
+
+const char* LogLevelName(LogLevel level);            // "trace", ..., "error"
+const char* ModelControlName(ModelControl control);  // "none", "explicit"
+const char* WhenBusyName(WhenBusy when);             // "wait", "fail_fast"
 
 }  // namespace inferd::server
 

@@ -49,6 +49,9 @@ TEST(ConfigTest, FullExampleParses) {
   EXPECT_EQ(c.server.log_level, LogLevel::kInfo);
   EXPECT_TRUE(c.server.log_json);
   EXPECT_TRUE(c.server.load_all_models);
+  EXPECT_EQ(c.server.model_control, ModelControl::kExplicit);
+  EXPECT_EQ(c.server.limits.max_loaded_models, 32);
+  EXPECT_EQ(c.server.limits.host_memory_bytes, 48 * kGiB);
 
   ASSERT_EQ(c.models.size(), 3u);
   const ModelConfig& mlp = c.models[0];
@@ -68,7 +71,7 @@ TEST(ConfigTest, FullExampleParses) {
   EXPECT_EQ(mlp.retention_caps.at("cpu:0").execution_bytes, 64 * kMiB);
   EXPECT_EQ(mlp.retention_caps.at("cpu:0").io_bytes, 256 * kMiB);
   EXPECT_TRUE(mlp.enable_fusions);
-  EXPECT_EQ(mlp.source, "inferd.yaml:22");
+  EXPECT_EQ(mlp.source, "inferd.yaml:29");
 
   const ModelConfig& decoder = c.models[1];
   EXPECT_EQ(decoder.name, "decoder");
@@ -222,10 +225,91 @@ TEST(ConfigAdminTokenTest, OtherHostsNeedAToken) {
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_token: a\n  admin_token_env: B\n"),
             "inferd.yaml:4: server: set admin_token or admin_token_env, not both");
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_token: \"\"\n"),
-            "inferd.yaml:3: server.admin_token: the token is empty");
+            "inferd.yaml:3: server.admin_token: the admin token is empty");
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_token_env: $TOKEN\n"),
             "inferd.yaml:3: server.admin_token_env: expected an environment variable name, got "
             "'$TOKEN'");
+}
+
+// Issue 12 case 11: a token of spaces, or with whitespace or control characters, is refused.
+TEST(ConfigAdminTokenTest, TokenMustBeVisibleAscii) {
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_token: \"   \"\n"),
+            "inferd.yaml:3: server.admin_token: the admin token has a space at offset 0; use "
+            "visible ASCII characters only (no whitespace)");
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_token: \"ab\\tcd\"\n"),
+            "inferd.yaml:3: server.admin_token: the admin token has a control or non-ASCII byte "
+            "at offset 2; use visible ASCII characters only (no whitespace)");
+  EXPECT_EQ(ErrorOf(absl::StrCat(
+                "server:\n  model_repository: m\n  admin_token: ", std::string(4097, 'a'), "\n")),
+            "inferd.yaml:3: server.admin_token: the admin token is 4097 bytes; at most 4096");
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_token: \"a-Z_0.9~+/=\"\n"), "");
+}
+
+TEST(ConfigModelControlTest, DefaultIsNoneAndExplicitIsOneLineAway) {
+  EXPECT_EQ(MustParse("server:\n  model_repository: m\n")->server.model_control,
+            ModelControl::kNone);
+  EXPECT_EQ(MustParse("server:\n  model_repository: m\n  model_control: explicit\n")
+                ->server.model_control,
+            ModelControl::kExplicit);
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  model_control: poll\n"),
+            "inferd.yaml:3: server.model_control: expected one of none, explicit; got 'poll'");
+}
+
+TEST(ConfigModelControlTest, ExplicitOnANonLoopbackGrpcAddressNeedsAToken) {
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  grpc_address: 0.0.0.0:8001\n"
+                    "  model_control: explicit\n"),
+            "inferd.yaml:4: server.model_control: explicit model control on the non-loopback "
+            "grpc_address '0.0.0.0:8001' requires a bearer token: set server.admin_token or "
+            "server.admin_token_env (RepositoryModelLoad/Unload must then carry it), or bind "
+            "grpc_address to 127.0.0.1");
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  grpc_address: 0.0.0.0:8001\n"
+                    "  model_control: explicit\n  admin_token: s3cret\n"),
+            "");
+  // Without model control a public inference port needs no token (as before).
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  grpc_address: 0.0.0.0:8001\n"), "");
+}
+
+TEST(ConfigLimitsTest, DefaultsAndBounds) {
+  const std::shared_ptr<const Config> d = MustParse("server:\n  model_repository: m\n");
+  EXPECT_EQ(d->server.limits.max_loaded_models, 256);
+  EXPECT_EQ(d->server.limits.host_memory_bytes, ResourceLimits::DefaultHostMemory());
+  EXPECT_TRUE(d->server.limits.host_memory_bytes.has_value());
+  const std::shared_ptr<const Config> c = MustParse(
+      "server:\n  model_repository: m\n  limits:\n    max_loaded_models: 3\n"
+      "    host_memory: 1GiB\n");
+  EXPECT_EQ(c->server.limits.max_loaded_models, 3);
+  EXPECT_EQ(c->server.limits.host_memory_bytes, kGiB);
+  EXPECT_FALSE(MustParse("server:\n  model_repository: m\n  limits: {host_memory: unbounded}\n")
+                   ->server.limits.host_memory_bytes.has_value());
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  limits:\n    max_loaded_models: 5000\n"),
+            "inferd.yaml:4: server.limits.max_loaded_models: at most 4096, got '5000'");
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  limits:\n    host_memory: 0\n"),
+            "inferd.yaml:4: server.limits.host_memory: expected a size above 0 or 'unbounded'");
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  limits:\n    max_models: 1\n"),
+            "inferd.yaml:4: server.limits.max_models: unknown key (known keys: "
+            "max_loaded_models, host_memory)");
+}
+
+TEST(ModelNameTest, NamesAreNeverPaths) {
+  for (const char* good : {"mlp", "wide_output", "a.b-c_1", "A"}) {
+    EXPECT_TRUE(ValidateModelName(good).ok()) << good;
+  }
+  EXPECT_TRUE(ValidateModelName(std::string(128, 'x')).ok());
+  for (const std::string bad :
+       {std::string(""), std::string("."), std::string(".."), std::string("../outside/evil"),
+        std::string("/abs/dir/evil"), std::string("./wide_output"), std::string("a/b"),
+        std::string("a\0b", 3), std::string("a b"), std::string(".hidden"),
+        std::string(129, 'x')}) {
+    const absl::Status s = ValidateModelName(bad);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(std::string(ValidateModelName(std::string("a\0b", 3)).message()),
+            "invalid model name 'a\\000b': a model name is 1 to 128 letters, digits, '_', '-' or "
+            "'.', not starting with '.'");
+  // A huge name is quoted in at most 64 bytes.
+  const std::string message(ValidateModelName(std::string(200000, 'y')).message());
+  EXPECT_LT(message.size(), 250u);
+  EXPECT_NE(message.find("...' (200000 bytes)"), std::string::npos) << message;
 }
 
 class LoadConfigTest : public ::testing::Test {
@@ -317,6 +401,7 @@ TEST_F(LoadConfigTest, MissingRepositoryTlsOrFile) {
 TEST(NamesTest, EnumNames) {
   EXPECT_STREQ(LogLevelName(LogLevel::kWarn), "warn");
   EXPECT_STREQ(WhenBusyName(WhenBusy::kFailFast), "fail_fast");
+  EXPECT_STREQ(ModelControlName(ModelControl::kExplicit), "explicit");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "server/admin_auth.h"
+#include "server/config.h"
 #include "server/infer_handler.h"
 #include "server/kserve_types.h"
 #include "server/version.h"
@@ -21,15 +23,36 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context,
 absl::StatusOr<std::shared_ptr<LoadedModel>> FindModel(ModelRepository& repo,
                                                        const std::string& name,
                                                        const std::string& version) {
+  // Client input: checked before any lookup, quoted bounded and escaped.
+  if (absl::Status valid = ValidateModelName(name); !valid.ok()) return valid;
   std::shared_ptr<LoadedModel> model = repo.Find(name);
   if (model == nullptr) {
     return absl::NotFoundError(absl::StrCat("unknown model '", name, "'"));
   }
   if (!version.empty() && version != model->version()) {
-    return absl::NotFoundError(absl::StrCat("model '", name, "' has no version '", version,
-                                            "'; it has version '", model->version(), "'"));
+    return absl::NotFoundError(absl::StrCat("model '", name, "' has no version ",
+                                            QuoteForMessage(version), "; it has version '",
+                                            model->version(), "'"));
   }
   return model;
+}
+
+// Whether this call may load / unload: model control enabled, the admin token when one is
+// configured. Checked before the name, so a caller without access learns nothing from it.
+absl::Status AuthorizeModelControl(const ServerConfig& server,
+                                   const grpc::CallbackServerContext& context) {
+  if (server.model_control != ModelControl::kExplicit) {
+    return absl::FailedPreconditionError(
+        "model control is disabled (server.model_control: none): the models are those of the "
+        "config and the repository at start-up; set server.model_control: explicit to load and "
+        "unload models at run time");
+  }
+  absl::Status auth = AdminAuth(server.admin_token).Authorize(context.client_metadata());
+  if (!auth.ok()) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("explicit model control requires the admin token: ", auth.message()));
+  }
+  return absl::OkStatus();
 }
 
 void FillTensors(
@@ -147,8 +170,14 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
     grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
     inference::RepositoryModelLoadResponse*) {
-  if (request->model_name().empty()) {
-    return Done(context, absl::InvalidArgumentError("model_name is empty"));
+  const ServerConfig& server = repository_.config().server;
+  if (absl::Status s = AuthorizeModelControl(server, *context); !s.ok()) {
+    spdlog::warn("RepositoryModelLoad refused from {}: {}", context->peer(),
+                 std::string(s.message()));
+    return Done(context, s);
+  }
+  if (absl::Status s = ValidateModelName(request->model_name()); !s.ok()) {
+    return Done(context, s);
   }
   if (!request->parameters().empty()) {
     return Done(context, absl::InvalidArgumentError(
@@ -165,8 +194,14 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
     inference::RepositoryModelUnloadResponse*) {
-  if (request->model_name().empty()) {
-    return Done(context, absl::InvalidArgumentError("model_name is empty"));
+  const ServerConfig& server = repository_.config().server;
+  if (absl::Status s = AuthorizeModelControl(server, *context); !s.ok()) {
+    spdlog::warn("RepositoryModelUnload refused from {}: {}", context->peer(),
+                 std::string(s.message()));
+    return Done(context, s);
+  }
+  if (absl::Status s = ValidateModelName(request->model_name()); !s.ok()) {
+    return Done(context, s);
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::string name = request->model_name();

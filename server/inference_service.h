@@ -3,6 +3,11 @@
 // and out) for the zero-copy request reader and response writer (server/infer_handler.h); the
 // other methods are typed. Triton extensions not listed in the proto answer UNIMPLEMENTED.
 //
+// Model control (server.model_control, config.h): with `none` (the default) RepositoryModelLoad
+// and Unload answer FAILED_PRECONDITION; with `explicit` they load / unload, and when an admin
+// token is configured they must carry it (UNAUTHENTICATED otherwise). Every model name a call
+// carries is checked with ValidateModelName first (INVALID_ARGUMENT, quoted at most 64 bytes).
+//
 // RepositoryModelLoad / Unload block (a load, a drain of in-flight requests), so they run on
 // threads of their own, never on gRPC's; the destructor joins them.
 //

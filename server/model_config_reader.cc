@@ -41,11 +41,22 @@ constexpr absl::string_view kArenaKeys[] = {"execution", "io"};
 // Where a model's settings come from, which decides a few keys.
 enum class ModelSource { kListEntry, kMapEntry, kModelDir };
 
-bool IsModelName(absl::string_view s) {
-  if (s.empty() || s[0] == '.' || s.size() > 200) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return absl::ascii_isalnum(c) || c == '_' || c == '-' || c == '.';
-  });
+bool IsModelName(absl::string_view s) { return ValidateModelName(s).ok(); }
+
+// A count in [min, max]; the error names the bound.
+absl::StatusOr<int> ReadBoundedCount(const Reader& r, const Field& f, int min, int max) {
+  INFERD_ASSIGN_OR_RETURN(int v, ReadCount(r, f, min));
+  if (v > max) return r.Error(f.line, f.path, absl::StrCat("at most ", max, ", got ", v));
+  return v;
+}
+
+// The threads a model starts (its workers, each with an intra-op pool) are bounded as a whole:
+// "" when within the bound, else why not.
+std::string ThreadProductError(const ModelConfig& m) {
+  const int64_t product = int64_t{m.threads} * m.max_concurrent_runs;
+  if (product <= kMaxThreadsPerModel) return "";
+  return absl::StrCat("threads x max_concurrent_runs at most ", kMaxThreadsPerModel, ", got ",
+                      m.threads, " x ", m.max_concurrent_runs, " = ", product);
 }
 
 // input name -> shape; dims >= min_dim. `lines` receives each input's line.
@@ -53,19 +64,34 @@ absl::Status ReadShapes(const Reader& r, const Field& f, int64_t min_dim,
                         std::map<std::string, std::vector<int64_t>>* out,
                         std::map<std::string, int>* lines) {
   INFERD_ASSIGN_OR_RETURN(std::vector<Field> inputs, ReadMap(r, f.value, f.line, f.path));
+  if (inputs.size() > static_cast<size_t>(kMaxShapeInputs)) {
+    return r.Error(f.line, f.path,
+                   absl::StrCat("at most ", kMaxShapeInputs, " inputs, got ", inputs.size()));
+  }
   for (const Field& input : inputs) {
+    if (input.value.IsSequence() && input.value.size() > static_cast<size_t>(kMaxShapeRank)) {
+      return r.Error(input.line, input.path,
+                     absl::StrCat("rank at most ", kMaxShapeRank, ", got ", input.value.size()));
+    }
     if (!input.value.IsSequence()) {
       return r.Error(
           input.line, input.path,
           absl::StrCat("expected a shape such as [1, 3, 224, 224], got ", Got(input.value)));
     }
     std::vector<int64_t> shape;
+    int64_t elements = 1;  // stays <= kMaxShapeElements, so the product cannot overflow
     for (size_t i = 0; i < input.value.size(); ++i) {
       const YAML::Node dim = input.value[i];
       INFERD_ASSIGN_OR_RETURN(
           int64_t d, ReadInt(r, dim, LineOf(dim, input.line), absl::StrCat(input.path, "[", i, "]"),
-                             min_dim, std::numeric_limits<int64_t>::max()));
+                             min_dim, kMaxShapeDim));
       shape.push_back(d);
+      if (elements != 0 && d > kMaxShapeElements / elements) {
+        return r.Error(input.line, input.path,
+                       absl::StrCat("at most 2^40 elements (", kMaxShapeElements,
+                                    "); the dims up to [", i, "] already pass it"));
+      }
+      elements *= d;
     }
     (*out)[input.key] = std::move(shape);
     (*lines)[input.key] = input.line;
@@ -82,6 +108,10 @@ absl::Status ParsePartition(const Reader& r, const Field& f, ModelConfig* m) {
     if (g.key == "devices") {
       m->keys_set.insert("partition.devices");
       INFERD_ASSIGN_OR_RETURN(std::vector<Field> devices, ReadMap(r, g.value, g.line, g.path));
+      if (devices.size() > static_cast<size_t>(kMaxDevices)) {
+        return r.Error(g.line, g.path,
+                       absl::StrCat("at most ", kMaxDevices, " devices, got ", devices.size()));
+      }
       for (const Field& d : devices) {
         INFERD_ASSIGN_OR_RETURN(std::string device,
                                 ReadDevice(r, YAML::Node(d.key), d.line, d.path));
@@ -99,6 +129,10 @@ absl::Status ParsePartition(const Reader& r, const Field& f, ModelConfig* m) {
     } else if (g.key == "name_rules" || g.key == "annotation_rules") {
       m->keys_set.insert("partition.rules");
       INFERD_ASSIGN_OR_RETURN(std::string rules, ReadString(r, g));
+      if (rules.size() > static_cast<size_t>(kMaxRulesBytes)) {
+        return r.Error(g.line, g.path,
+                       absl::StrCat("at most ", kMaxRulesBytes, " bytes, got ", rules.size()));
+      }
       const bool by_name = g.key == "name_rules";
       (by_name ? p.name_rules : p.annotation_rules) = rules;
       (by_name ? name_rules_line : annotation_rules_line) = rules.empty() ? 0 : g.line;
@@ -119,6 +153,10 @@ absl::Status ParsePartition(const Reader& r, const Field& f, ModelConfig* m) {
 
 absl::Status ParseRetentionCaps(const Reader& r, const Field& f, ModelConfig* m) {
   INFERD_ASSIGN_OR_RETURN(std::vector<Field> devices, ReadMap(r, f.value, f.line, f.path));
+  if (devices.size() > static_cast<size_t>(kMaxDevices)) {
+    return r.Error(f.line, f.path,
+                   absl::StrCat("at most ", kMaxDevices, " devices, got ", devices.size()));
+  }
   for (const Field& d : devices) {
     INFERD_ASSIGN_OR_RETURN(std::string device, ReadDevice(r, YAML::Node(d.key), d.line, d.path));
     if (m->retention_caps.count(device) != 0) {
@@ -176,11 +214,12 @@ absl::Status ParseModelFields(const Reader& r, const std::vector<Field>& fields,
                                     Got(f.value)));
       }
     } else if (f.key == "threads") {
-      INFERD_ASSIGN_OR_RETURN(m->threads, ReadCount(r, f, 1));
+      INFERD_ASSIGN_OR_RETURN(m->threads, ReadBoundedCount(r, f, 1, kMaxThreads));
     } else if (f.key == "max_concurrent_runs") {
-      INFERD_ASSIGN_OR_RETURN(m->max_concurrent_runs, ReadCount(r, f, 1));
+      INFERD_ASSIGN_OR_RETURN(m->max_concurrent_runs,
+                              ReadBoundedCount(r, f, 1, kMaxConcurrentRuns));
     } else if (f.key == "queue_length") {
-      INFERD_ASSIGN_OR_RETURN(m->queue_length, ReadCount(r, f, 0));
+      INFERD_ASSIGN_OR_RETURN(m->queue_length, ReadBoundedCount(r, f, 0, kMaxQueueLength));
     } else if (f.key == "when_busy") {
       INFERD_ASSIGN_OR_RETURN(
           m->when_busy, ReadEnum<WhenBusy>(
@@ -207,6 +246,7 @@ absl::Status ParseModelFields(const Reader& r, const std::vector<Field>& fields,
                        "' is in both fixed_input_shapes and max_input_shapes; keep one"));
     }
   }
+  if (const std::string e = ThreadProductError(*m); !e.empty()) return r.Error(line, path, e);
   m->source = absl::StrCat(r.file(), ":", line);
   return absl::OkStatus();
 }
@@ -223,16 +263,20 @@ absl::Status ParseModels(const Reader& r, const YAML::Node& node, int line,
                      absl::StrCat("duplicate model name '", m.name, "' (first defined at line ",
                                   it->second, ")"));
     }
+    if (out->size() >= static_cast<size_t>(kMaxModels)) {
+      return r.Error(name_line, name_path,
+                     absl::StrCat("at most ", kMaxModels, " models, got more"));
+    }
     out->push_back(std::move(m));
     return absl::OkStatus();
   };
   const auto check_name = [&](const std::string& name, const YAML::Node& at, int name_line,
                               absl::string_view name_path) -> absl::Status {
     if (IsModelName(name)) return absl::OkStatus();
-    return r.Error(name_line, name_path,
-                   absl::StrCat("expected a model name (letters, digits, '_', '-', '.'; not "
-                                "starting with '.'), got ",
-                                Got(at)));
+    return r.Error(
+        name_line, name_path,
+        absl::StrCat("expected a model name (1 to ", kMaxModelNameLength,
+                     " letters, digits, '_', '-', '.'; not starting with '.'), got ", Got(at)));
   };
 
   if (node.IsNull()) return absl::OkStatus();
@@ -286,9 +330,8 @@ absl::StatusOr<ModelConfig> ParseModelConfig(absl::string_view yaml_text,
   const Reader r(file_name);
   if (!IsModelName(default_name)) {
     return r.Error(1, "",
-                   absl::StrCat("the model directory's name, '", default_name,
-                                "', is not a valid model name (letters, digits, '_', '-', "
-                                "'.'; not starting with '.')"));
+                   absl::StrCat("the model directory's name is not a model name: ",
+                                ValidateModelName(default_name).message()));
   }
   INFERD_ASSIGN_OR_RETURN(YAML::Node root, LoadDocument(r, yaml_text));
   ModelConfig m = DefaultModelConfig(default_name);
@@ -330,6 +373,10 @@ absl::StatusOr<ModelConfig> MergeModelConfig(const ModelConfig& main, const Mode
   if (wins("enable_fusions")) out.enable_fusions = main.enable_fusions;
   out.keys_set.insert(main.keys_set.begin(), main.keys_set.end());
   out.source = main.source.empty() ? dir.source : absl::StrCat(main.source, " + ", dir.source);
+  if (const std::string e = ThreadProductError(out); !e.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model '", out.name, "' (", out.source, "): ", e));
+  }
 
   for (const auto& [input, shape] : out.max_input_shapes) {
     if (out.fixed_input_shapes.count(input) != 0) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/config_testing.h"
 
@@ -42,9 +43,10 @@ models:
             "inferd.yaml:5: models[2].name: duplicate model name 'mlp' (first defined at line 3)");
   EXPECT_EQ(ErrorOf("server: {model_repository: m}\nmodels:\n  - threads: 2\n"),
             "inferd.yaml:3: models[0]: missing required key 'name'");
-  EXPECT_EQ(ErrorOf("server: {model_repository: m}\nmodels:\n  - name: my model\n"),
-            "inferd.yaml:3: models[0].name: expected a model name (letters, digits, '_', '-', "
-            "'.'; not starting with '.'), got 'my model'");
+  EXPECT_EQ(
+      ErrorOf("server: {model_repository: m}\nmodels:\n  - name: my model\n"),
+      "inferd.yaml:3: models[0].name: expected a model name (1 to 128 letters, digits, '_', '-', "
+      "'.'; not starting with '.'), got 'my model'");
   EXPECT_EQ(ErrorOf("server: {model_repository: m}\nmodels:\n  mlp: {name: x}\n"),
             "inferd.yaml:3: models.mlp.name: not allowed here: the map key names the model");
 }
@@ -122,8 +124,9 @@ TEST(ModelConfigTest, ModelDirectoryErrors) {
   m = ParseModelConfig("threads: 2\n", "my model/config.yaml", "my model");
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().message(),
-            "my model/config.yaml:1: the model directory's name, 'my model', is not a valid model "
-            "name (letters, digits, '_', '-', '.'; not starting with '.')");
+            "my model/config.yaml:1: the model directory's name is not a model name: invalid "
+            "model name 'my model': a model name is 1 to 128 letters, digits, '_', '-' or '.', "
+            "not starting with '.'");
   m = ParseModelConfig("", "config.yaml", "a");  // an empty file: all defaults
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->path, "a/model.onnx");
@@ -156,7 +159,7 @@ TEST(ModelConfigTest, MainConfigWinsKeyByKey) {
   EXPECT_EQ(m->retention_caps.size(), 2u);                // main's map, whole
   EXPECT_EQ(m->retention_caps.at("cpu:0").io_bytes, 1 * kGiB);
   EXPECT_FALSE(m->enable_fusions);  // main
-  EXPECT_EQ(m->source, "inferd.yaml:34 + models/decoder/config.yaml");
+  EXPECT_EQ(m->source, "inferd.yaml:41 + models/decoder/config.yaml");
 
   // A model the main config does not list: the directory's settings over the defaults.
   m = MergeModelConfig(DefaultModelConfig("decoder"), *dir);
@@ -178,6 +181,52 @@ TEST(ModelConfigTest, MergeRefusesFixedAndMaxShapeForOneInput) {
   EXPECT_EQ(m.status().message(),
             "model 'a' (inferd.yaml:3 + a/config.yaml): input 'x' has a fixed shape in one file "
             "and a max shape in the other; keep one");
+}
+
+// Issue 12 case 6: every count of a model has a bound, named in the error.
+TEST(ModelBoundsTest, CountsAreBounded) {
+  const std::string head = "server: {model_repository: m}\nmodels:\n  - name: a\n";
+  EXPECT_EQ(ErrorOf(head + "    threads: 30000\n"),
+            "inferd.yaml:4: models[0].threads: at most 256, got 30000");
+  EXPECT_EQ(ErrorOf(head + "    max_concurrent_runs: 100000\n"),
+            "inferd.yaml:4: models[0].max_concurrent_runs: at most 256, got 100000");
+  EXPECT_EQ(ErrorOf(head + "    queue_length: 1000000\n"),
+            "inferd.yaml:4: models[0].queue_length: at most 65536, got 1000000");
+  EXPECT_EQ(ErrorOf(head + "    threads: 256\n    max_concurrent_runs: 256\n"),
+            "inferd.yaml:3: models[0]: threads x max_concurrent_runs at most 4096, got 256 x 256 "
+            "= 65536");
+  EXPECT_EQ(ErrorOf(head + "    threads: 256\n    max_concurrent_runs: 16\n"), "");
+  EXPECT_EQ(ErrorOf(head + "    max_input_shapes: {x: [1099511627776, 64]}\n"),
+            "inferd.yaml:4: models[0].max_input_shapes.x[0]: expected a positive integer up to "
+            "2147483647, got '1099511627776'");
+  EXPECT_EQ(ErrorOf(head + "    max_input_shapes: {x: [2147483647, 2147483647]}\n"),
+            "inferd.yaml:4: models[0].max_input_shapes.x: at most 2^40 elements (1099511627776); "
+            "the dims up to [1] already pass it");
+  std::string rank65 = "[1";
+  for (int i = 1; i < 65; ++i) rank65 += ", 1";
+  EXPECT_EQ(ErrorOf(head + "    fixed_input_shapes: {x: " + rank65 + "]}\n"),
+            "inferd.yaml:4: models[0].fixed_input_shapes.x: rank at most 64, got 65");
+  std::string devices = "{";
+  for (int i = 0; i < 65; ++i) devices += absl::StrCat(i == 0 ? "" : ", ", "cpu:", i, ": 1MiB");
+  EXPECT_EQ(ErrorOf(head + "    partition:\n      devices: " + devices + "}\n"),
+            "inferd.yaml:5: models[0].partition.devices: at most 64 devices, got 65");
+  EXPECT_EQ(ErrorOf(head + "    partition: {name_rules: '" + std::string(70000, 'x') + "'}\n"),
+            "inferd.yaml:4: models[0].partition.name_rules: at most 65536 bytes, got 70000");
+  std::string models = "server: {model_repository: m}\nmodels:\n";
+  for (int i = 0; i < 1025; ++i) models += absl::StrCat("  m", i, ": {}\n");
+  EXPECT_EQ(ErrorOf(models), "inferd.yaml:1027: models.m1024: at most 1024 models, got more");
+  // A model directory's config.yaml has the same bounds, and so has a merge of the two files.
+  absl::StatusOr<ModelConfig> m = ParseModelConfig("threads: 100000\n", "config.yaml", "a");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), "config.yaml:1: threads: at most 256, got 100000");
+  absl::StatusOr<ModelConfig> dir = ParseModelConfig("threads: 64\n", "a/config.yaml", "a");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::shared_ptr<const Config> main = MustParse(head + "    max_concurrent_runs: 128\n");
+  m = MergeModelConfig(main->models[0], *dir);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "model 'a' (inferd.yaml:3 + a/config.yaml): threads x max_concurrent_runs at most "
+            "4096, got 64 x 128 = 8192");
 }
 
 }  // namespace

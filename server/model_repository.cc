@@ -1,12 +1,16 @@
 #include "server/model_repository.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -72,12 +76,75 @@ std::string ArenaSummary(const engine::Session& s) {
   return absl::StrJoin(parts, "; ");
 }
 
-absl::StatusOr<std::string> ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", p.string()));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A model folder's config.yaml is small; a bigger one is a mistake (or an attack on memory).
+constexpr int64_t kMaxModelConfigBytes = 1 << 20;
+
+// `file`, resolved through symlinks, if it is a regular file inside `folder` (the model's folder,
+// itself possibly a symlink: the operator's entry in the repository). The error for a path that
+// resolves outside never says whether its target exists.
+absl::StatusOr<fs::path> FileInsideFolder(const fs::path& folder, const fs::path& file,
+                                          absl::string_view what) {
+  std::error_code ec;
+  const fs::path root = fs::canonical(folder, ec);
+  if (ec) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open the model folder ", folder.string(), ": ", ec.message()));
+  }
+  const fs::path resolved = fs::weakly_canonical(file, ec);
+  const fs::path rel = ec ? fs::path() : resolved.lexically_relative(root);
+  if (rel.empty() || *rel.begin() == "..") {
+    return absl::PermissionDeniedError(
+        absl::StrCat(what, " ", file.lexically_relative(folder.parent_path()).string(),
+                     " resolves outside the model's folder; only files inside it load"));
+  }
+  struct stat st;
+  if (stat(resolved.c_str(), &st) != 0) {
+    return absl::NotFoundError(
+        absl::StrCat("no ", what, " ", file.lexically_relative(folder.parent_path()).string()));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " ", file.lexically_relative(folder.parent_path()).string(),
+                     " is not a regular file"));
+  }
+  return resolved;
+}
+
+// Reads a regular file without blocking on a FIFO or device swapped in after the check.
+absl::StatusOr<std::string> ReadSmallRegularFile(const fs::path& p) {
+  const int fd = open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", p.string(), ": ", strerror(errno)));
+  }
+  struct stat st;
+  std::string text;
+  absl::Status status;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = absl::FailedPreconditionError(absl::StrCat(p.string(), " is not a regular file"));
+  } else if (st.st_size > kMaxModelConfigBytes) {
+    status = absl::FailedPreconditionError(absl::StrCat(
+        p.string(), " is ", st.st_size, " bytes; a model's config.yaml is at most 1 MiB"));
+  } else {
+    char buffer[1 << 14];
+    ssize_t n;
+    while ((n = read(fd, buffer, sizeof(buffer))) > 0 &&
+           text.size() <= static_cast<size_t>(kMaxModelConfigBytes)) {
+      text.append(buffer, static_cast<size_t>(n));
+    }
+    if (n < 0) status = absl::FailedPreconditionError(absl::StrCat("cannot read ", p.string()));
+  }
+  close(fd);
+  if (!status.ok()) return status;
+  return text;
+}
+
+// The host (cpu:N) bytes a session's partition accounts: weights + activations + workspace.
+uint64_t HostBytes(const engine::Session& s) {
+  uint64_t bytes = 0;
+  for (const partition::DeviceReport& d : s.partition_report().devices) {
+    if (partition::IsHostDevice(d.device)) bytes += d.accounted.total();
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -132,14 +199,26 @@ absl::StatusOr<LoadedModel::Ref> LoadedModel::Acquire() {
   return Ref(shared_from_this());
 }
 
-absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegistry& registry) {
-  absl::StatusOr<std::unique_ptr<engine::Session>> s =
-      engine::Session::Load(path, ToSessionOptions(config_), registry);
-  if (!s.ok()) return s.status();
-  std::shared_ptr<engine::Session> session = *std::move(s);
+absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegistry& registry,
+                               const HostMemoryLimit& host) {
+  std::shared_ptr<engine::Session> session;
+  std::unique_ptr<ModelWorker> worker;
+  try {
+    absl::StatusOr<std::unique_ptr<engine::Session>> s =
+        engine::Session::Load(path, ToSessionOptions(config_), registry);
+    if (!s.ok()) return s.status();
+    session = *std::move(s);
+    INFERD_RETURN_IF_ERROR(host.Check(*session));
+    worker = std::make_unique<ModelWorker>(config_.name, config_.max_concurrent_runs,
+                                           config_.queue_length, stats_.get());
+  } catch (const std::system_error& e) {
+    // Threads (the intra-op pool, the workers) the system would not start: this model fails,
+    // the process and the other models go on.
+    return absl::ResourceExhaustedError(absl::StrCat("cannot start the model's threads (threads ",
+                                                     config_.threads, ", max_concurrent_runs ",
+                                                     config_.max_concurrent_runs, "): ", e.what()));
+  }
   ModelSignature signature = ModelSignature::FromSession(*session, config_.name, config_.version);
-  auto worker = std::make_unique<ModelWorker>(config_.name, config_.max_concurrent_runs,
-                                              config_.queue_length, stats_.get());
   spdlog::info("model '{}' version {} loaded from {}: inputs {}; outputs {}", config_.name,
                config_.version, path, Signature(signature.inputs), Signature(signature.outputs));
   spdlog::info("model '{}' plan: {}", config_.name, session->plan().Summary());
@@ -222,24 +301,41 @@ std::shared_ptr<ModelStats> ModelRepository::StatsFor(const std::string& name) {
   return s;
 }
 
-std::vector<std::string> ModelRepository::DirectoryModels() const {
+std::vector<std::string> ModelRepository::DirectoryModels(bool log_skipped) const {
   std::vector<std::string> names;
   std::error_code ec;
   for (const fs::directory_entry& e :
        fs::directory_iterator(config_->server.model_repository, ec)) {
     if (!e.is_directory(ec)) continue;
+    const std::string name = e.path().filename().string();
+    if (absl::Status valid = ValidateModelName(name); !valid.ok()) {
+      // Hidden directories (.git, Kubernetes' ..data) are skipped silently.
+      if (log_skipped && name[0] != '.') {
+        spdlog::warn("model repository: skipping directory {}: {}", QuoteForMessage(name),
+                     std::string(valid.message()));
+      }
+      continue;
+    }
     if (fs::exists(e.path() / "model.onnx", ec) || fs::exists(e.path() / "config.yaml", ec)) {
-      names.push_back(e.path().filename().string());
+      names.push_back(name);
     }
   }
   return names;
+}
+
+bool ModelRepository::Known(const std::string& name) const {
+  if (config_->FindModel(name) != nullptr) return true;
+  const fs::path dir = fs::path(config_->server.model_repository) / name;
+  std::error_code ec;
+  return fs::is_directory(dir, ec) &&
+         (fs::exists(dir / "model.onnx", ec) || fs::exists(dir / "config.yaml", ec));
 }
 
 std::vector<std::string> ModelRepository::StartupModels() const {
   std::set<std::string> names;
   for (const ModelConfig& m : config_->models) names.insert(m.name);
   if (config_->server.load_all_models) {
-    for (std::string& n : DirectoryModels()) names.insert(std::move(n));
+    for (std::string& n : DirectoryModels(/*log_skipped=*/true)) names.insert(std::move(n));
   }
   return {names.begin(), names.end()};
 }
@@ -253,65 +349,157 @@ int ModelRepository::LoadStartupModels() {
 }
 
 absl::StatusOr<ModelConfig> ModelRepository::ResolveModelConfig(const std::string& name) const {
+  // The name is the folder's name, never a path: it cannot leave the repository.
+  INFERD_RETURN_IF_ERROR(ValidateModelName(name));
   const fs::path dir = fs::path(config_->server.model_repository) / name;
   const fs::path yaml = dir / "config.yaml";
   const ModelConfig* main = config_->FindModel(name);
   std::error_code ec;
-  if (fs::exists(yaml, ec)) {
-    INFERD_ASSIGN_OR_RETURN(std::string text, ReadFile(yaml));
+  if (fs::exists(fs::symlink_status(yaml, ec))) {
+    INFERD_ASSIGN_OR_RETURN(fs::path resolved, FileInsideFolder(dir, yaml, "config"));
+    INFERD_ASSIGN_OR_RETURN(std::string text, ReadSmallRegularFile(resolved));
     INFERD_ASSIGN_OR_RETURN(ModelConfig own, ParseModelConfig(text, yaml.string(), name));
     if (main == nullptr) return own;
     return MergeModelConfig(*main, own);
   }
   if (main != nullptr) return *main;
-  if (fs::exists(dir / "model.onnx", ec)) return DefaultModelConfig(name);
+  if (fs::exists(fs::symlink_status(dir / "model.onnx", ec))) return DefaultModelConfig(name);
   return absl::NotFoundError(absl::StrCat("model '", name, "' is not in the repository (no ",
                                           (dir / "model.onnx").string(), ") nor in the config"));
 }
 
+absl::StatusOr<std::string> ModelRepository::ModelFilePath(const std::string& name,
+                                                           const ModelConfig& config) const {
+  const fs::path repo(config_->server.model_repository);
+  const ModelConfig* main = config_->FindModel(name);
+  if (main != nullptr && main->keys_set.count("path") != 0) {
+    // The operator's own setting in the main config: absolute or relative to the repository,
+    // wherever it points (config.h, "Paths").
+    return fs::path(config.path).is_absolute() ? config.path : (repo / config.path).string();
+  }
+  const fs::path file = repo / config.path;
+  if (config.keys_set.count("path") != 0) {
+    // A path of the model's config.yaml (lexically inside the folder, ParseModelConfig): inside
+    // after links too.
+    INFERD_ASSIGN_OR_RETURN(fs::path inside, FileInsideFolder(repo / name, file, "model file"));
+    return inside.string();
+  }
+  // The default <name>/model.onnx may be a link (Bazel's runfiles, a shared model store); the
+  // engine keeps its external data beside the file it resolves to. It must be a regular file.
+  struct stat st;
+  if (stat(file.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("no ", name, "/model.onnx in the repository"));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(name, "/model.onnx is not a regular file"));
+  }
+  return file.string();
+}
+
+absl::StatusOr<HostMemoryLimit> ModelRepository::LimitsFor(const std::string& name,
+                                                           bool reload) const {
+  const ResourceLimits& limits = config_->server.limits;
+  HostMemoryLimit host;
+  host.limit_bytes = limits.host_memory_bytes;
+  std::vector<std::string> loaded;
+  for (const std::shared_ptr<LoadedModel>& m : Snapshot()) {
+    std::shared_ptr<engine::Session> s = m->session();
+    if (s == nullptr) continue;  // not loaded (or its session already dropped)
+    if (m->state() == ModelState::kReady) loaded.push_back(m->name());
+    host.committed_bytes += HostBytes(*s);
+    host.holders.push_back(m->name());
+  }
+  if (!reload && static_cast<int>(loaded.size()) >= limits.max_loaded_models) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot load model '", name, "': server.limits.max_loaded_models is ",
+        limits.max_loaded_models, " and ", loaded.size(), " models are loaded (",
+        absl::StrJoin(loaded.begin(), loaded.begin() + std::min<size_t>(loaded.size(), 8), ", "),
+        loaded.size() > 8 ? ", ..." : "", "); unload one or raise the limit"));
+  }
+  return host;
+}
+
+absl::Status HostMemoryLimit::Check(const engine::Session& session) const {
+  if (!limit_bytes) return absl::OkStatus();
+  const uint64_t needed = HostBytes(session);
+  const uint64_t left = committed_bytes >= *limit_bytes ? 0 : *limit_bytes - committed_bytes;
+  if (needed <= left) return absl::OkStatus();
+  std::vector<std::string> devices;
+  for (const partition::DeviceReport& d : session.partition_report().devices) {
+    if (!partition::IsHostDevice(d.device)) continue;
+    devices.push_back(absl::StrCat(d.device, ": weights ",
+                                   partition::FormatBytes(d.accounted.weights), " + activations ",
+                                   partition::FormatBytes(d.accounted.activations), " + workspace ",
+                                   partition::FormatBytes(d.accounted.workspace)));
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "host memory: the partition accounts ", partition::FormatBytes(needed), " on host devices (",
+      absl::StrJoin(devices, "; "), ") but server.limits.host_memory is ",
+      partition::FormatBytes(*limit_bytes), " and ", holders.size(), " loaded model(s) hold ",
+      partition::FormatBytes(committed_bytes), ", leaving ", partition::FormatBytes(left),
+      "; unload a model or raise server.limits.host_memory"));
+}
+
+void ModelRepository::RecordBrokenConfig(const ModelConfig& config, const absl::Status& status) {
+  const std::string& name = config.name;
+  StatsFor(name)->CountLoad(status);
+  std::shared_ptr<LoadedModel> current = Find(name);
+  if (current == nullptr || current->state() != ModelState::kReady) {
+    // A broken config.yaml: the model is known but cannot load (a READY one keeps serving).
+    auto failed = std::make_shared<LoadedModel>(config, StatsFor(name));
+    failed->MarkFailed(std::string(status.message()));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      models_[name] = failed;
+    }
+    Notify(name, ModelState::kUnavailable);
+  }
+}
+
 absl::Status ModelRepository::Load(const std::string& name) {
+  // An invalid or unknown name (clients choose names) gets no lock, entry or series.
+  INFERD_RETURN_IF_ERROR(ValidateModelName(name));
+  if (!Known(name)) {
+    const absl::Status unknown = absl::NotFoundError(
+        absl::StrCat("model '", name, "' is not in the repository (no ",
+                     (fs::path(config_->server.model_repository) / name / "model.onnx").string(),
+                     ") nor in the config"));
+    spdlog::error("{}", std::string(unknown.message()));
+    return unknown;
+  }
   std::shared_ptr<std::mutex> op = OpLock(name);
   std::lock_guard<std::mutex> op_lock(*op);
+  std::lock_guard<std::mutex> load_lock(load_mu_);
 
   absl::StatusOr<ModelConfig> config = ResolveModelConfig(name);
-  if (!config.ok()) {
-    // A name the repository does not know gets no series (clients choose names).
-    if (!absl::IsNotFound(config.status())) StatsFor(name)->CountLoad(config.status());
-    std::shared_ptr<LoadedModel> current = Find(name);
-    if (!absl::IsNotFound(config.status()) &&
-        (current == nullptr || current->state() != ModelState::kReady)) {
-      // A broken config.yaml: the model is known but cannot load (a READY one keeps serving).
-      auto failed = std::make_shared<LoadedModel>(DefaultModelConfig(name), StatsFor(name));
-      failed->MarkFailed(std::string(config.status().message()));
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        models_[name] = failed;
-      }
-      Notify(name, ModelState::kUnavailable);
-    }
-    spdlog::error("model '{}' failed to load: {}", name, std::string(config.status().message()));
-    return config.status();
+  absl::StatusOr<std::string> path =
+      config.ok() ? ModelFilePath(name, *config) : absl::StatusOr<std::string>(config.status());
+  if (!path.ok()) {
+    RecordBrokenConfig(config.ok() ? *config : DefaultModelConfig(name), path.status());
+    spdlog::error("model '{}' failed to load: {}", name, std::string(path.status().message()));
+    return absl::Status(path.status().code(), absl::StrCat("failed to load model '", name,
+                                                           "': ", path.status().message()));
   }
-  const std::string path =
-      fs::path(config->path).is_absolute()
-          ? config->path
-          : (fs::path(config_->server.model_repository) / config->path).string();
-
-  auto model = std::make_shared<LoadedModel>(*config, StatsFor(name));
   std::shared_ptr<LoadedModel> current = Find(name);
   const bool reload = current != nullptr && current->state() == ModelState::kReady;
+  absl::StatusOr<HostMemoryLimit> host = LimitsFor(name, reload);
+  if (!host.ok()) {
+    spdlog::error("{}", std::string(host.status().message()));
+    return host.status();
+  }
+  auto model = std::make_shared<LoadedModel>(*config, StatsFor(name));
   if (!reload) {
     std::lock_guard<std::mutex> lock(mu_);
     models_[name] = model;  // shown as LOADING meanwhile
   }
   Notify(name, ModelState::kLoading);
-  spdlog::info("model '{}': loading {}{}", name, path, reload ? " (reload)" : "");
+  spdlog::info("model '{}': loading {}{}", name, *path, reload ? " (reload)" : "");
   const absl::Time start = absl::Now();
-  absl::Status status = model->Load(path, registry_);
+  absl::Status status = model->Load(*path, registry_, *host);
   model->stats().CountLoad(status);
   if (!status.ok()) {
     const std::string reason = std::string(status.message());
-    spdlog::error("model '{}' failed to load from {}: {}", name, path, reason);
+    spdlog::error("model '{}' failed to load from {}: {}", name, *path, reason);
     if (reload) {
       Notify(name, ModelState::kReady);  // the old version keeps serving
     } else {
@@ -331,19 +519,31 @@ absl::Status ModelRepository::Load(const std::string& name) {
 }
 
 absl::Status ModelRepository::Unload(const std::string& name) {
+  INFERD_RETURN_IF_ERROR(ValidateModelName(name));
+  if (Find(name) == nullptr) {
+    return absl::NotFoundError(absl::StrCat("model '", name, "' is not loaded"));
+  }
   std::shared_ptr<std::mutex> op = OpLock(name);
   std::lock_guard<std::mutex> op_lock(*op);
   std::shared_ptr<LoadedModel> model = Find(name);
   if (model == nullptr) {
     return absl::NotFoundError(absl::StrCat("model '", name, "' is not loaded"));
   }
-  if (model->state() != ModelState::kReady) return absl::OkStatus();  // already unloaded
-  spdlog::info("model '{}': unloading (waiting for in-flight requests)", name);
-  Notify(name, ModelState::kUnloading);
-  const absl::Time start = absl::Now();
-  model->Unload("unloaded");
-  spdlog::info("model '{}' unloaded ({} ms)", name, absl::ToInt64Milliseconds(absl::Now() - start));
-  Notify(name, ModelState::kUnavailable);
+  if (model->state() == ModelState::kReady) {
+    spdlog::info("model '{}': unloading (waiting for in-flight requests)", name);
+    Notify(name, ModelState::kUnloading);
+    const absl::Time start = absl::Now();
+    model->Unload("unloaded");
+    spdlog::info("model '{}' unloaded ({} ms)", name,
+                 absl::ToInt64Milliseconds(absl::Now() - start));
+    Notify(name, ModelState::kUnavailable);
+  }
+  if (!Known(name)) {
+    // Gone from the repository and the config: nothing is left to list or count.
+    std::lock_guard<std::mutex> lock(mu_);
+    models_.erase(name);
+    stats_.erase(name);
+  }
   return absl::OkStatus();
 }
 
@@ -376,7 +576,10 @@ std::vector<ModelRepository::IndexEntry> ModelRepository::Index() const {
     entries[m.name] = {m.name, m.version, ModelState::kUnavailable, "not loaded"};
   }
   for (const std::shared_ptr<LoadedModel>& m : Snapshot()) {
-    entries[m->name()] = {m->name(), m->version(), m->state(), m->reason()};
+    const ModelState state = m->state();
+    // A model removed from the repository and the config is listed while loaded only.
+    if (state == ModelState::kUnavailable && entries.count(m->name()) == 0) continue;
+    entries[m->name()] = {m->name(), m->version(), state, m->reason()};
   }
   std::vector<IndexEntry> out;
   for (auto& [name, e] : entries) out.push_back(std::move(e));

@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,18 @@
 namespace inferd::server {
 
 enum class ModelState { kLoading, kReady, kUnloading, kUnavailable };
+
+// What host memory one load may take: server.limits.host_memory less what the loaded models'
+// partitions account on host devices (cpu:N: weights + activations + workspace). A reload's
+// new copy counts beside the old one, which serves until the swap.
+struct HostMemoryLimit {
+  std::optional<uint64_t> limit_bytes;  // nullopt: unbounded
+  uint64_t committed_bytes = 0;
+  std::vector<std::string> holders;  // the loaded models counted in committed_bytes
+
+  // OK, or RESOURCE_EXHAUSTED with the session's host accounting and the limit.
+  absl::Status Check(const engine::Session& session) const;
+};
 // "LOADING", "READY", "UNLOADING", "UNAVAILABLE" (RepositoryIndex's state strings).
 const char* ModelStateName(ModelState state);
 
@@ -96,7 +109,8 @@ class LoadedModel : public std::enable_shared_from_this<LoadedModel> {
 
  private:
   friend class ModelRepository;
-  absl::Status Load(const std::string& path, const engine::KernelRegistry& registry);
+  absl::Status Load(const std::string& path, const engine::KernelRegistry& registry,
+                    const HostMemoryLimit& host);
   void MarkFailed(const std::string& reason);
   // Stops new requests, waits for the in-flight ones, drops the session.
   void Unload(const std::string& reason);
@@ -138,17 +152,23 @@ class ModelRepository {
   // number of models READY.
   int LoadStartupModels();
 
-  // Loads (or reloads) `name`. NOT_FOUND when neither the config nor the repository has it;
-  // the load's error otherwise (the model is then UNAVAILABLE with that reason).
+  // Loads (or reloads) `name`. INVALID_ARGUMENT for a name that breaks ValidateModelName (no
+  // entry, no statistics); NOT_FOUND when neither the config nor the repository has it;
+  // RESOURCE_EXHAUSTED past server.limits (max_loaded_models, host_memory); the load's error
+  // otherwise (the model is then UNAVAILABLE with that reason). Loads run one at a time, so the
+  // limits are counted exactly.
   absl::Status Load(const std::string& name);
-  // Unloads `name`, waiting for its in-flight requests. NOT_FOUND if it was never loaded.
+  // Unloads `name`, waiting for its in-flight requests. INVALID_ARGUMENT for an invalid name,
+  // NOT_FOUND if it was never loaded. A model that is neither in the repository nor in the
+  // config any more leaves the index (and its statistics go) once unloaded.
   absl::Status Unload(const std::string& name);
   // Unloads everything (shutdown).
   void UnloadAll();
 
   // The model's current entry (any state), or null.
   std::shared_ptr<LoadedModel> Find(absl::string_view name) const;
-  // Every model that was ever loaded or tried, by name (the entry the repository holds now).
+  // Every model loaded or tried, by name (the entry the repository holds now), less those
+  // unloaded after leaving the repository and the config.
   std::vector<std::shared_ptr<LoadedModel>> Snapshot() const;
 
   struct IndexEntry {
@@ -157,7 +177,9 @@ class ModelRepository {
     ModelState state = ModelState::kUnavailable;
     std::string reason;
   };
-  // Snapshot() plus the models of the config and the directory never loaded ("not loaded").
+  // The models of the config and the directory (never loaded: "not loaded") and those loaded or
+  // loading; an UNAVAILABLE entry of a model in neither is left out, so the index is bounded by
+  // the repository, the config and max_loaded_models.
   std::vector<IndexEntry> Index() const;
 
   // The effective settings of `name`: the config's entry merged with <repo>/<name>/config.yaml.
@@ -168,7 +190,18 @@ class ModelRepository {
   std::shared_ptr<std::mutex> OpLock(const std::string& name);
   std::shared_ptr<ModelStats> StatsFor(const std::string& name);
   void Notify(const std::string& name, ModelState state);
-  std::vector<std::string> DirectoryModels() const;
+  // The valid model names among the repository's directories; `log_skipped`: warn of the others.
+  std::vector<std::string> DirectoryModels(bool log_skipped = false) const;
+  // In the config, or a directory of the repository with a model.onnx or config.yaml.
+  bool Known(const std::string& name) const;
+  // Where `config`'s model file is, checked against the path rule (config.h, "Paths").
+  absl::StatusOr<std::string> ModelFilePath(const std::string& name,
+                                            const ModelConfig& config) const;
+  // max_loaded_models and what host memory is left for loading `name`.
+  absl::StatusOr<HostMemoryLimit> LimitsFor(const std::string& name, bool reload) const;
+  // Records a load of a known model that failed before its session (a broken config.yaml, a
+  // model file outside the folder or missing).
+  void RecordBrokenConfig(const ModelConfig& config, const absl::Status& status);
 
   // Constant after construction.
   const std::shared_ptr<const Config> config_;
@@ -180,6 +213,9 @@ class ModelRepository {
   std::map<std::string, std::shared_ptr<ModelStats>> stats_;
   std::map<std::string, std::shared_ptr<std::mutex>> op_locks_;  // serialize load / unload
   StateListener listener_;
+
+  // Held across each load: one at a time, so that the limits see every loaded model.
+  std::mutex load_mu_;
 };
 
 }  // namespace inferd::server

@@ -6,10 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "engine/test_data_set.h"
 #include "engine/testing/runfiles.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -35,7 +38,7 @@ class ModelRepositoryTest : public ::testing::Test {
     fs::create_directories(dir_);
     fs::create_directory_symlink(Runfile("tools/models/mlp"), dir_ / "mlp");
     fs::create_directories(dir_ / "cnn");
-    fs::create_symlink(Runfile("tools/models/cnn/model.onnx"), dir_ / "cnn" / "model.onnx");
+    fs::copy_file(Runfile("tools/models/cnn/model.onnx"), dir_ / "cnn" / "model.onnx");
     std::ofstream(dir_ / "cnn" / "config.yaml") << "queue_length: 3\nthreads: 2\n";
     fs::create_directories(dir_ / "broken");
     std::ofstream(dir_ / "broken" / "model.onnx") << "this is not an onnx model";
@@ -209,6 +212,141 @@ TEST_F(ModelRepositoryTest, BrokenConfigYamlMakesTheModelUnavailable) {
   ASSERT_NE(cnn, nullptr);
   EXPECT_EQ(cnn->state(), ModelState::kUnavailable);
   EXPECT_THAT(cnn->reason(), HasSubstr("config.yaml:1"));
+}
+
+// Issue 12 case 2: a model name is a name, never a path, and no error tells what exists outside.
+TEST_F(ModelRepositoryTest, NamesThatArePathsAreRefusedWithoutTouchingTheDisk) {
+  const fs::path outside = dir_.parent_path() / (dir_.filename().string() + "_outside");
+  fs::remove_all(outside);
+  fs::create_directories(outside);
+  fs::create_directory_symlink(Runfile("tools/models/mlp"), outside / "evil");
+  auto repo = Make("  load_all_models: false\n");
+  const std::string up = "../" + outside.filename().string() + "/evil";
+  for (const std::string& name :
+       {up, (outside / "evil").string(), std::string("/etc"), std::string("./mlp"),
+        std::string("././mlp"), std::string("mlp/"), std::string(".."), std::string("")}) {
+    const absl::Status s = repo->Load(name);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << name << ": " << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("invalid model name")) << name;
+    EXPECT_THAT(std::string(s.message()), ::testing::Not(HasSubstr("model.onnx"))) << name;
+    EXPECT_EQ(repo->Unload(name).code(), absl::StatusCode::kInvalidArgument) << name;
+  }
+  // Issue 12 case 3: aliases of one model load nothing; only the name itself does.
+  EXPECT_TRUE(repo->Snapshot().empty());
+  ASSERT_TRUE(repo->Load("mlp").ok());
+  EXPECT_EQ(repo->Snapshot().size(), 1u);
+  fs::remove_all(outside);
+}
+
+// Issue 12 case 8: invalid names leave no entry; unloaded models of neither the repository nor
+// the config leave the index; those still in the repository stay listed as unloaded.
+TEST_F(ModelRepositoryTest, IndexStaysBoundedByRepositoryAndConfig) {
+  auto repo = Make("  load_all_models: false\n");
+  for (int i = 0; i < 200; ++i) {
+    const std::string name = std::string("junk\0", 5) + std::string(1000, 'x') + std::to_string(i);
+    EXPECT_EQ(repo->Load(name).code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(repo->Load("valid_but_absent_" + std::to_string(i)).code(),
+              absl::StatusCode::kNotFound);
+  }
+  EXPECT_TRUE(repo->Snapshot().empty());
+  EXPECT_EQ(repo->Index().size(), 3u);  // broken, cnn, mlp: never loaded
+
+  ASSERT_TRUE(repo->Load("cnn").ok());
+  ASSERT_TRUE(repo->Load("mlp").ok());
+  ASSERT_TRUE(repo->Unload("mlp").ok());
+  fs::remove_all(dir_ / "cnn");  // removed from the repository while loaded: still listed
+  std::vector<ModelRepository::IndexEntry> index = repo->Index();
+  ASSERT_EQ(index.size(), 3u);
+  EXPECT_EQ(index[1].name, "cnn");
+  EXPECT_EQ(index[1].state, ModelState::kReady);
+  EXPECT_EQ(index[2].name, "mlp");
+  EXPECT_EQ(index[2].reason, "unloaded");
+  ASSERT_TRUE(repo->Unload("cnn").ok());
+  index = repo->Index();
+  ASSERT_EQ(index.size(), 2u);
+  EXPECT_EQ(index[0].name, "broken");
+  EXPECT_EQ(index[1].name, "mlp");
+  EXPECT_EQ(repo->Find("cnn"), nullptr);
+  EXPECT_EQ(repo->Unload("cnn").code(), absl::StatusCode::kNotFound);
+}
+
+// Files loaded from a model's folder are regular files inside it after links (the folder itself,
+// the operator's entry in the repository, may be a link: mlp is one).
+TEST_F(ModelRepositoryTest, ModelFilesMustResolveInsideTheirFolder) {
+  fs::create_directories(dir_ / "linked");
+  fs::create_symlink(Runfile("tools/models/mlp/model.onnx"), dir_ / "linked" / "model.onnx");
+  fs::create_directories(dir_ / "fifo_model");
+  ASSERT_EQ(mkfifo((dir_ / "fifo_model" / "model.onnx").c_str(), 0600), 0);
+  fs::create_directories(dir_ / "redirect");
+  fs::create_symlink(Runfile("tools/models/mlp/model.onnx"), dir_ / "redirect" / "inner.onnx");
+  std::ofstream(dir_ / "redirect" / "config.yaml") << "path: inner.onnx\n";
+  fs::create_directories(dir_ / "foreign_config");
+  fs::copy_file(Runfile("tools/models/cnn/model.onnx"), dir_ / "foreign_config" / "model.onnx");
+  std::ofstream(dir_.parent_path() / "foreign.yaml") << "threads: 2\n";
+  fs::create_symlink(dir_.parent_path() / "foreign.yaml", dir_ / "foreign_config" / "config.yaml");
+  fs::create_directories(dir_ / "fifo");
+  fs::copy_file(Runfile("tools/models/cnn/model.onnx"), dir_ / "fifo" / "model.onnx");
+  ASSERT_EQ(mkfifo((dir_ / "fifo" / "config.yaml").c_str(), 0600), 0);
+  auto repo = Make("  load_all_models: false\n");
+
+  for (const char* name : {"redirect", "foreign_config"}) {
+    const absl::Status s = repo->Load(name);
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << name << ": " << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("resolves outside the model's folder"));
+    EXPECT_EQ(repo->Find(name)->state(), ModelState::kUnavailable) << name;
+  }
+  const absl::Time start = absl::Now();
+  const absl::Status fifo = repo->Load("fifo");  // must not block on the FIFO
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(fifo.code(), absl::StatusCode::kFailedPrecondition) << fifo;
+  EXPECT_THAT(std::string(fifo.message()), HasSubstr("is not a regular file"));
+  const absl::Status fifo_model = repo->Load("fifo_model");
+  EXPECT_EQ(fifo_model.code(), absl::StatusCode::kFailedPrecondition) << fifo_model;
+  EXPECT_THAT(std::string(fifo_model.message()), HasSubstr("model.onnx is not a regular file"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  // A linked folder is the operator's entry; a linked default model.onnx may point anywhere.
+  EXPECT_TRUE(repo->Load("mlp").ok());
+  EXPECT_TRUE(repo->Load("linked").ok());
+}
+
+// server.limits: max_loaded_models refuses the (N+1)th model; host_memory refuses a model that
+// does not fit beside the loaded ones (a reload's new copy counts beside the old one), and the
+// loaded one keeps serving.
+TEST_F(ModelRepositoryTest, LimitsRefuseLoadsPastThemAndTheLoadedModelsServe) {
+  {
+    auto repo = Make("  load_all_models: false\n  limits: {max_loaded_models: 1}\n");
+    ASSERT_TRUE(repo->Load("mlp").ok());
+    const absl::Status s = repo->Load("cnn");
+    EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("server.limits.max_loaded_models is 1 and 1 models are loaded (mlp)"));
+    EXPECT_EQ(repo->Find("cnn"), nullptr);
+    EXPECT_TRUE(repo->Load("mlp").ok()) << "a reload is not one more model";
+    ASSERT_TRUE(repo->Unload("mlp").ok());
+    EXPECT_TRUE(repo->Load("cnn").ok());
+  }
+  uint64_t mlp_bytes = 0;
+  {
+    auto repo = Make("  load_all_models: false\n  limits: {host_memory: unbounded}\n");
+    ASSERT_TRUE(repo->Load("mlp").ok());
+    for (const partition::DeviceReport& d :
+         repo->Find("mlp")->session()->partition_report().devices) {
+      mlp_bytes += d.accounted.total();
+    }
+  }
+  ASSERT_GT(mlp_bytes, 0u);
+  auto repo = Make(
+      absl::StrCat("  load_all_models: false\n  limits: {host_memory: ", mlp_bytes + 16, "}\n"));
+  ASSERT_TRUE(repo->Load("mlp").ok());
+  const absl::Status s = repo->Load("cnn");
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("on host devices (cpu:0: weights"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("server.limits.host_memory is"));
+  EXPECT_EQ(repo->Find("cnn")->state(), ModelState::kUnavailable);
+  const absl::Status reload = repo->Load("mlp");
+  EXPECT_EQ(reload.code(), absl::StatusCode::kResourceExhausted) << "two copies do not fit";
+  EXPECT_EQ(repo->Find("mlp")->state(), ModelState::kReady);
+  EXPECT_TRUE(repo->Find("mlp")->Acquire().ok()) << "the loaded model keeps serving";
 }
 
 }  // namespace

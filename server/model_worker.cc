@@ -1,5 +1,7 @@
 #include "server/model_worker.h"
 
+#include <system_error>
+
 #include "absl/strings/str_cat.h"
 
 namespace inferd::server {
@@ -8,7 +10,14 @@ ModelWorker::ModelWorker(std::string model_name, int threads, int queue_length, 
     : model_name_(std::move(model_name)), queue_length_(std::max(0, queue_length)), stats_(stats) {
   threads = std::max(1, threads);
   threads_.reserve(threads);
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  try {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  } catch (const std::system_error&) {
+    // The system would not start one more thread: stop and join those started (a joinable
+    // std::thread would terminate the process), then let the load fail.
+    Drain();
+    throw;
+  }
 }
 
 ModelWorker::~ModelWorker() { Drain(); }

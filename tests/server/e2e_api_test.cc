@@ -24,7 +24,7 @@ class ApiTest : public ::testing::Test {
                 {"mlp_dynamic", "tools/models/mlp_dynamic"},
                 {"cnn", "tools/models/cnn"}};
     o.files = {{"broken/model.onnx", "not an onnx file"}};
-    o.server_yaml = "  max_message_bytes: 4MiB\n";
+    o.server_yaml = "  max_message_bytes: 4MiB\n  model_control: explicit\n";
     o.models_yaml = "  - name: mlp\n    version: \"7\"\n    max_concurrent_runs: 2\n";
     auto p = InferdProcess::Start("api", o);
     ASSERT_TRUE(p.ok()) << p.status();

@@ -20,7 +20,7 @@ class LoadTest : public ::testing::Test {
   static void SetUpTestSuite() {
     InferdProcess::Options o;
     o.models = {{"wide", "tests/server/wide_large"}};
-    o.server_yaml = "  load_all_models: false\n";
+    o.server_yaml = "  load_all_models: false\n  model_control: explicit\n";
     o.models_yaml =
         "  - {name: wide, max_concurrent_runs: 2, queue_length: 64}\n"
         "  - {name: wide_q1, path: wide/model.onnx, max_concurrent_runs: 1, queue_length: 1}\n"

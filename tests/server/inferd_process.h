@@ -74,6 +74,7 @@ class InferdProcess {
   const std::string& address() const { return address_; }              // 127.0.0.1:<grpc>
   const std::string& admin_address() const { return admin_address_; }  // 127.0.0.1:<admin>
   int metrics_port() const { return metrics_port_; }
+  pid_t pid() const { return pid_; }               // for /proc/<pid> (memory figures)
   std::shared_ptr<grpc::Channel> Channel() const;  // to address(), no message size limits
   std::unique_ptr<inference::GRPCInferenceService::Stub> Stub() const;
   std::unique_ptr<inferd::admin::v1::Admin::Stub> AdminStub() const;

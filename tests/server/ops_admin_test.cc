@@ -21,6 +21,7 @@ class OpsAdminTest : public ::testing::Test {
                 {"cnn", "tools/models/cnn"},
                 {"t32", "tools/models/transformer_32"}};
     o.files = {{"broken/model.onnx", "not an onnx file"}};
+    o.server_yaml = "  model_control: explicit\n";
     o.models_yaml =
         "  - name: mlp\n    version: \"2\"\n"
         "  - name: t32\n"

@@ -35,6 +35,7 @@ const char kClientCommandsUsage[] =
     "127.0.0.1:8001)\n"
     "  models            list the models and their states\n"
     "  load --model M    load (or reload) a model;  unload --model M: unload it\n"
+    "                    (server.model_control: explicit; the admin token when one is set)\n"
     "  stats [--model M] [--device D] [--arena execution|io]\n"
     "                    memory of every arena (admin API: --admin-addr HOST:PORT, default\n"
     "                    127.0.0.1:8002; --token T or $INFERD_ADMIN_TOKEN)\n"
@@ -75,8 +76,8 @@ constexpr CommandSpec kCommands[] = {
     {"infer", kAddr | kModel | kVersion | kInput | kRandom | kOutputDir, kModel,
      "infer --model M [--input NAME=FILE.npy]... [--random] [--output-dir DIR] [--version V]"},
     {"models", kAddr, 0, "models"},
-    {"load", kAddr | kModel, kModel, "load --model M"},
-    {"unload", kAddr | kModel, kModel, "unload --model M"},
+    {"load", kAddr | kToken | kModel, kModel, "load --model M"},
+    {"unload", kAddr | kToken | kModel, kModel, "unload --model M"},
     {"stats", kFilters, 0, "stats [--model M] [--device D] [--arena execution|io]"},
     {"trim", kFilters, 0, "trim [--model M] [--device D] [--arena A]"},
     {"set-cap", kFilters | kBytes, kModel | kDevice | kArena | kBytes,
@@ -413,7 +414,9 @@ int Client::Models() {
 
 int Client::LoadOrUnload(bool load) {
   grpc::ClientContext ctx;
-  Prepare(&ctx, false);
+  // Model control is an operator's action: inferd requires the admin token for it when one is
+  // configured (server.model_control: explicit).
+  Prepare(&ctx, true);
   grpc::Status s;
   if (load) {
     inference::RepositoryModelLoadRequest req;

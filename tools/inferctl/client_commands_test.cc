@@ -68,7 +68,7 @@ class ClientCommandsTest : public ::testing::Test {
     unsetenv("INFERD_ADMIN_TOKEN");
     inferd::testing::InferdProcess::Options o;
     o.models = {{"mlp", "tools/models/mlp"}};
-    o.server_yaml = "  admin_token: cli-secret\n";
+    o.server_yaml = "  admin_token: cli-secret\n  model_control: explicit\n";
     auto p = inferd::testing::InferdProcess::Start("inferctl", o);
     ASSERT_TRUE(p.ok()) << p.status();
     inferd_ = p->release();
@@ -86,7 +86,9 @@ class ClientCommandsTest : public ::testing::Test {
         command != "infer" && command != "models" && command != "load" && command != "unload";
     args.insert(args.end(), {admin ? "--admin-addr" : "--addr",
                              admin ? inferd_->admin_address() : inferd_->address()});
-    if (admin && token) args.insert(args.end(), {"--token", "cli-secret"});
+    // Model control (load, unload) is on the KServe port but takes the admin token.
+    const bool control = command == "load" || command == "unload";
+    if ((admin || control) && token) args.insert(args.end(), {"--token", "cli-secret"});
     std::ostringstream out, err;
     const int rc = RunClientCommand(command, args, out, err);
     out_ = out.str();
@@ -215,6 +217,8 @@ TEST_F(ClientCommandsTest, ZUnloadAndLoad) {
   ASSERT_EQ(Run("models", {}), 0);
   EXPECT_THAT(out_, ContainsRegex("mlp +1 +READY"));
   EXPECT_EQ(Run("load", {"--model", "nope"}), 1);
+  EXPECT_EQ(Run("unload", {"--model", "mlp"}, /*token=*/false), 1);
+  EXPECT_THAT(err_, HasSubstr("UNAUTHENTICATED"));
 }
 
 }  // namespace
