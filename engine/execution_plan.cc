@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "engine/device_copies.h"
 #include "memory/memory_planner.h"
@@ -13,8 +14,12 @@ namespace inferd::engine {
 namespace {
 
 size_t RoundUpToPlanAlignment(size_t bytes) {
-  return (bytes + memory::kPlanAlignment - 1) / memory::kPlanAlignment * memory::kPlanAlignment;
+  return CheckedRoundUp(bytes, memory::kPlanAlignment).value_or(SIZE_MAX);
 }
+
+// Per-device byte totals saturate (base/checked_math.h): they are reported and compared with
+// budgets, and a saturated one exceeds every budget.
+void AddBytes(size_t& total, size_t bytes) { total = SaturatingAdd(total, bytes); }
 
 std::string DeviceType(const std::string& device) {
   const size_t colon = device.find(':');
@@ -308,25 +313,26 @@ std::vector<std::pair<int, int>> ExecutionPlan::AddValueBuffers(
         continue;
       }
       vp.bytes = static_cast<size_t>(bytes);
-      if (vp.role == AllocationRole::kIO) devices_[vp.device].output_bytes += vp.bytes;
-      if (vp.role == AllocationRole::kExecution) devices_[vp.device].subgraph_bytes += vp.bytes;
+      if (vp.role == AllocationRole::kIO) AddBytes(devices_[vp.device].output_bytes, vp.bytes);
+      if (vp.role == AllocationRole::kExecution)
+        AddBytes(devices_[vp.device].subgraph_bytes, vp.bytes);
       continue;
     }
     if (vp.role == AllocationRole::kExecution && vp.holds_graph_output) {
       // A subgraph's output (its node's output is an intermediate): an arena buffer of its own,
       // handed to the node without a copy, not a place in this plan's block.
-      devices_[vp.device].output_bytes += vp.bytes;
+      AddBytes(devices_[vp.device].output_bytes, vp.bytes);
       continue;
     }
     if (vp.role == AllocationRole::kIO) {
-      devices_[vp.device].output_bytes += vp.bytes;
+      AddBytes(devices_[vp.device].output_bytes, vp.bytes);
       continue;
     }
     if (vp.role != AllocationRole::kExecution) continue;
     const int last = vp.last_use < 0 ? vp.producer_step : vp.last_use;
     value_ids.emplace_back(static_cast<int>(v),
                            planners[vp.device].AddBuffer(vp.bytes, vp.producer_step, last));
-    devices_[vp.device].naive_bytes += RoundUpToPlanAlignment(vp.bytes);
+    AddBytes(devices_[vp.device].naive_bytes, RoundUpToPlanAlignment(vp.bytes));
   }
   return value_ids;
 }
@@ -341,8 +347,8 @@ std::vector<std::vector<int>> ExecutionPlan::AddWorkspaceBuffers(
     for (const WorkspaceRequirement& w : step.workspaces) {
       workspace_ids[k].push_back(
           planners[step.device].AddBuffer(w.bytes, static_cast<int>(k), static_cast<int>(k)));
-      devices_[step.device].naive_bytes += RoundUpToPlanAlignment(w.bytes);
-      devices_[step.device].workspace_bytes += w.bytes;
+      AddBytes(devices_[step.device].naive_bytes, RoundUpToPlanAlignment(w.bytes));
+      AddBytes(devices_[step.device].workspace_bytes, w.bytes);
     }
   }
   return workspace_ids;
@@ -361,7 +367,8 @@ void ExecutionPlan::AddSubgraphBlocks() {
         continue;
       }
       const DevicePlan& sd = sub->devices()[0];
-      devices_[step.device].subgraph_bytes += sd.block_bytes + sd.subgraph_bytes;
+      AddBytes(devices_[step.device].subgraph_bytes,
+               SaturatingAdd(sd.block_bytes, sd.subgraph_bytes));
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "engine/model.h"
 
 #include <climits>
+#include <cstdlib>
 #include <exception>
 #include <set>
 #include <unordered_set>
@@ -180,6 +181,57 @@ class ExternalLocationsForChecker {
   std::vector<std::pair<onnx::StringStringEntryProto*, std::string>> saved_;
 };
 
+// Dims of a ShapeInfo, -1 where unknown (what CheckShapeBounds skips).
+std::vector<int64_t> KnownDims(const ShapeInfo& shape) {
+  std::vector<int64_t> dims;
+  dims.reserve(shape.dims.size());
+  for (const DimInfo& d : shape.dims) dims.push_back(d.value);
+  return dims;
+}
+
+// The shape bounds (engine/shape.h) for one value; the error names the value and its shape.
+absl::Status CheckValueShape(const Value& v, const std::string& where) {
+  if (!v.shape.rank_known) return absl::OkStatus();
+  const std::vector<int64_t> dims = KnownDims(v.shape);
+  absl::Status bounds = CheckShapeBounds(dims, ElementSize(v.type));
+  if (bounds.ok()) return bounds;
+  const std::string shape = v.shape.dims.size() <= kMaxShapeRank
+                                ? v.shape.ToString()
+                                : absl::StrCat("of rank ", v.shape.dims.size());
+  return absl::InvalidArgumentError(
+      absl::StrCat(where, ": value '", v.name, "' has shape ", shape, " of ", DataTypeName(v.type),
+                   ": ", bounds.message(), "; the model is refused before any kernel is made"));
+}
+
+// Load-time validation, after shape inference and before any kernel exists: every value whose
+// rank is known (weights, inputs, inferred intermediates and outputs, in subgraphs too) is within
+// the shape bounds, so the sizes the partitioner, the planner and the kernels compute from these
+// shapes cannot overflow, and oneDNN never sees a dim it truncates.
+absl::Status CheckGraphShapes(const Graph& graph, const std::string& where) {
+  for (const Value& v : graph.values) INFERD_RETURN_IF_ERROR(CheckValueShape(v, where));
+  for (const Node& n : graph.nodes) {
+    for (const auto& [attribute, sub] : n.subgraphs) {
+      INFERD_RETURN_IF_ERROR(CheckGraphShapes(
+          *sub, absl::StrCat(where, ", subgraph '", attribute, "' of node '", n.name, "'")));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A fixed (or, through the session, maximum) input shape from the config, checked before it
+// reaches shape inference.
+absl::Status CheckFixedShape(const std::string& where, const std::string& name,
+                             const onnx::ValueInfoProto& input, const std::vector<int64_t>& dims) {
+  const size_t element = ElementSize(static_cast<DataType>(input.type().tensor_type().elem_type()));
+  for (int64_t d : dims) {
+    if (d < 0) return absl::OkStatus();  // reported with the dim's index by the caller
+  }
+  absl::Status bounds = CheckShapeBounds(dims, element);
+  if (bounds.ok()) return bounds;
+  return absl::InvalidArgumentError(absl::StrCat(where, ": fixed shape for '", name, "' ",
+                                                 ShapeForMessage(dims), ": ", bounds.message()));
+}
+
 }  // namespace
 
 ShapeInfo ShapeInfoFromType(const onnx::TypeProto& type) {
@@ -210,6 +262,10 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path
   }
   std::shared_ptr<Model> model(new Model(DirName(path)));
   model->path_ = path;
+  char real[PATH_MAX];
+  if (::realpath(path.c_str(), real) != nullptr && DirName(real) != DirName(path)) {
+    model->weights_.set_linked_model_dir(DirName(real));
+  }
   model->proto_ = std::make_unique<onnx::ModelProto>();
   if (!model->proto_->ParseFromArray(file->data(), static_cast<int>(file->size()))) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -282,6 +338,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": fixed shape given for '", name, "', which is not a graph input"));
     }
+    INFERD_RETURN_IF_ERROR(CheckFixedShape(where, name, *input, dims));
     auto* shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
     if (shape->dim_size() != static_cast<int>(dims.size())) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": input '", name, "' has rank ",
@@ -310,7 +367,9 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
   }
 
   // pass 4-6: the IR (and the IR of every subgraph, recursively).
-  return BuildGraph(m.graph(), /*outer=*/nullptr, &graph_);
+  INFERD_RETURN_IF_ERROR(BuildGraph(m.graph(), /*outer=*/nullptr, &graph_));
+  // pass 7: every shape known at load is within the engine's bounds.
+  return CheckGraphShapes(graph_, where);
 }
 
 namespace {

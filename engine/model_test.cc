@@ -2,9 +2,12 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <random>
 #include <sstream>
 
@@ -223,6 +226,70 @@ TEST_F(ExternalData, OutOfBoundsAndEscapingLocationsAreRefused) {
   ASSERT_FALSE(absolute.ok());
   auto missing = Model::Load(Build("missing.bin", 0, 10));
   ASSERT_FALSE(missing.ok());
+}
+
+// Issue 12 case 7: a symbolic link inside the model's folder must not hand out a file outside
+// it (w.bin -> /etc/passwd loaded, and inference returned the file's bytes).
+TEST_F(ExternalData, SymlinksOutOfTheModelFolderAreRefused) {
+  MakeSparse("outside.bin", 4096);
+  const std::string outside = dir_ + "/outside.bin";
+  dir_ += "/linked_model";
+  ASSERT_EQ(::mkdir(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::symlink(outside.c_str(), (dir_ + "/w.bin").c_str()), 0);
+  ASSERT_EQ(::symlink("/etc/passwd", (dir_ + "/passwd.bin").c_str()), 0);
+  auto linked = Model::Load(Build("w.bin", 0, 10));
+  ASSERT_FALSE(linked.ok());
+  EXPECT_EQ(linked.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(linked.status().message().find("outside the model's directory"), std::string::npos)
+      << linked.status();
+  auto passwd = Model::Load(Build("passwd.bin", 0, 1));
+  ASSERT_FALSE(passwd.ok());
+  EXPECT_NE(passwd.status().message().find("resolves to '/etc/passwd'"), std::string::npos)
+      << passwd.status();
+  // A link that stays inside the folder (a shared weight file under another name) still loads.
+  MakeSparse("real.bin", 4096);
+  ASSERT_EQ(::symlink("real.bin", (dir_ + "/alias.bin").c_str()), 0);
+  ASSERT_EQ(::mkdir((dir_ + "/sub").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("../real.bin", (dir_ + "/sub/up.bin").c_str()), 0);
+  auto alias = Model::Load(Build("alias.bin", 0, 10));
+  EXPECT_TRUE(alias.ok()) << alias.status();
+  auto up = Model::Load(Build("sub/up.bin", 0, 10));
+  EXPECT_TRUE(up.ok()) << up.status();
+  // A folder reached through a link is fine: the check compares resolved paths.
+  const std::string via_link = TempDir() + "/via_link";
+  ASSERT_EQ(::symlink(dir_.c_str(), via_link.c_str()), 0);
+  auto through = Model::Load(via_link + "/model_10.onnx");
+  EXPECT_TRUE(through.ok()) << through.status();
+}
+
+// Loads `path` on another thread; fails the test (and unblocks the loader by opening the FIFO
+// for writing) if it has not answered within 5 seconds.
+absl::Status LoadWithin5Seconds(const std::string& path) {
+  auto result = std::async(std::launch::async, [path] { return Model::Load(path).status(); });
+  if (result.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    ADD_FAILURE() << "Model::Load('" << path << "') still blocked after 5 s";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  }
+  return result.get();
+}
+
+// Issue 12 case 10: a FIFO as model.onnx (or as its external data) blocked start-up forever.
+TEST_F(ExternalData, FifosAreRefusedWithoutBlocking) {
+  dir_ += "/fifo_model";
+  ASSERT_EQ(::mkdir(dir_.c_str(), 0755), 0);
+  const std::string model = dir_ + "/model.onnx";
+  ASSERT_EQ(::mkfifo(model.c_str(), 0644), 0);
+  absl::Status status = LoadWithin5Seconds(model);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("is not a regular file (a FIFO)"), std::string::npos) << status;
+
+  ASSERT_EQ(::mkfifo((dir_ + "/w.bin").c_str(), 0644), 0);
+  status = LoadWithin5Seconds(Build("w.bin", 0, 10));
+  EXPECT_NE(status.message().find("is not a regular file (a FIFO)"), std::string::npos) << status;
+  auto dir = Model::Load(dir_);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.status().message().find("(a directory)"), std::string::npos) << dir.status();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/checked_math.h"
 #include "base/device_name.h"
 #include "base/status_macros.h"
 #include "engine/copy.h"
@@ -111,6 +112,9 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
   // max_input_shapes fixed (weights are mapped, not copied, so this costs little).
   const Graph* costed = &graph_;
   Graph max_graph;
+  // max_graph's weights are views into max_model's weight store: it must outlive the costing
+  // (it was freed at the end of the block below, and the accountant then read freed tensors).
+  std::shared_ptr<const Model> max_model;
   bool all_static = true;
   for (const Node& n : graph_.nodes) {
     for (int v : n.outputs) all_static = all_static && (v < 0 || graph_.values[v].shape.IsStatic());
@@ -119,12 +123,13 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
     ModelLoadOptions load;
     load.fixed_input_shapes = options_.fixed_input_shapes;
     for (const auto& [name, dims] : options_.max_input_shapes) load.fixed_input_shapes[name] = dims;
-    absl::StatusOr<std::shared_ptr<const Model>> max_model = Model::Load(model_->path(), load);
-    if (!max_model.ok()) {
-      return absl::Status(max_model.status().code(),
-                          absl::StrCat("max_input_shapes: ", max_model.status().message()));
+    absl::StatusOr<std::shared_ptr<const Model>> loaded = Model::Load(model_->path(), load);
+    if (!loaded.ok()) {
+      return absl::Status(loaded.status().code(),
+                          absl::StrCat("max_input_shapes: ", loaded.status().message()));
     }
-    max_graph = (*max_model)->graph();
+    max_model = *std::move(loaded);
+    max_graph = max_model->graph();
     if (options_.enable_fusions) INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry).status());
     costed = &max_graph;
   }
@@ -149,7 +154,8 @@ void Session::RecheckBudgets() {
   declared.reserve(plan_->steps().size());
   for (const PlanStep& step : plan_->steps()) {
     uint64_t bytes = 0;
-    for (const WorkspaceRequirement& w : step.workspaces) bytes += w.bytes;
+    for (const WorkspaceRequirement& w : step.workspaces)
+      bytes = SaturatingAdd<uint64_t>(bytes, w.bytes);
     declared.push_back(partition::DeclaredWorkspace{graph_.nodes[step.node].name,
                                                     plan_->devices()[step.device].name, bytes});
   }
@@ -166,7 +172,9 @@ absl::Status Session::CheckBudgets() const {
     const DevicePlan& dp = plan_->devices()[d];
     const uint64_t runs = slots_.size();
     const uint64_t weights = report->accounted.weights;
-    const uint64_t needed = weights + runs * (dp.block_bytes + dp.output_bytes + dp.subgraph_bytes);
+    const uint64_t per_run = SaturatingAdd<uint64_t>(
+        SaturatingAdd<uint64_t>(dp.block_bytes, dp.output_bytes), dp.subgraph_bytes);
+    const uint64_t needed = SaturatingAdd(weights, SaturatingMul(runs, per_run));
     if (needed > *report->budget_bytes) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "pre_allocate: ", dp.name, " needs ", needed, " bytes but its budget is ",
@@ -289,6 +297,12 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
       return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "': expected ",
                                                      DataTypeName(val.type), ", got ",
                                                      DataTypeName(in.type)));
+    }
+    absl::Status bounds = CheckShapeBounds(in.shape.dims(), ElementSize(in.type));
+    if (!bounds.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "': shape ",
+                                                     ShapeForMessage(in.shape.dims()), ": ",
+                                                     bounds.message()));
     }
     if (!val.shape.Matches(in.shape)) {
       return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "': expected shape ",

@@ -1,7 +1,11 @@
 #include "engine/shape.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/checked_math.h"
 
 namespace inferd::engine {
 
@@ -9,21 +13,52 @@ int64_t Shape::NumElements() const { return SizeBetween(0, rank()); }
 
 int64_t Shape::SizeBetween(size_t begin, size_t end) const {
   int64_t n = 1;
-  for (size_t i = begin; i < end && i < dims_.size(); ++i) n *= dims_[i];
+  for (size_t i = begin; i < end && i < dims_.size(); ++i) {
+    std::optional<int64_t> next = CheckedMul<int64_t>(n, dims_[i]);
+    if (!next) return std::numeric_limits<int64_t>::max();
+    n = *next;
+  }
   return n;
 }
 
 std::string Shape::ToString() const { return absl::StrCat("[", absl::StrJoin(dims_, ","), "]"); }
 
+absl::Status CheckShapeBounds(absl::Span<const int64_t> dims, size_t element_size) {
+  if (dims.size() > kMaxShapeRank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", dims.size(), " is above the limit of ", kMaxShapeRank, " dims"));
+  }
+  std::optional<int64_t> known = 1;  // product of the known non-zero dims; nullopt: overflow
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] > kMaxDim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dim ", i, " is ", dims[i], ", above the limit of ", kMaxDim,
+                       " per dim (oneDNN keeps matrix dims in 32-bit integers)"));
+    }
+    if (dims[i] > 0 && known) known = CheckedMul<int64_t>(*known, dims[i]);
+  }
+  const int64_t element = static_cast<int64_t>(std::max<size_t>(element_size, 1));
+  std::optional<int64_t> bytes = known ? CheckedMul<int64_t>(*known, element) : std::nullopt;
+  if (!bytes || *bytes > kMaxTensorBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("its size is above the limit of ",
+                                                   kMaxTensorBytes,
+                                                   " bytes (2^47, the x86-64 address "
+                                                   "space) per tensor"));
+  }
+  return absl::OkStatus();
+}
+
 std::optional<int64_t> CheckedNumElements(absl::Span<const int64_t> dims, size_t element_size) {
-  int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0) return std::nullopt;
-    if (d != 0 && n > INT64_MAX / d) return std::nullopt;
-    n *= d;
   }
-  if (element_size > 1 && n > INT64_MAX / static_cast<int64_t>(element_size)) return std::nullopt;
-  return n;
+  if (!CheckShapeBounds(dims, element_size).ok()) return std::nullopt;
+  return CheckedProduct(dims);
+}
+
+std::string ShapeForMessage(absl::Span<const int64_t> dims) {
+  if (dims.size() <= kMaxShapeRank) return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+  return absl::StrCat("[rank ", dims.size(), ": ", absl::StrJoin(dims.subspan(0, 8), ","), ",...]");
 }
 
 ShapeInfo ShapeInfo::FromShape(const Shape& s) {

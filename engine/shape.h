@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 
 namespace inferd::engine {
@@ -27,9 +28,12 @@ class Shape {
   absl::Span<const int64_t> dims() const { return dims_; }
   void push_back(int64_t d) { dims_.push_back(d); }
   void resize(size_t n, int64_t fill = 1) { dims_.resize(n, fill); }
-  // Product of the dims (1 for a scalar). Assumes it fits (validated where shapes come in).
+  // Product of the dims (1 for a scalar). Shapes from models, configs, requests and kernels are
+  // checked against the bounds below where they come in (CheckShapeBounds, CheckedNumElements),
+  // so for those every product fits; an unchecked shape whose product does not fit gives
+  // INT64_MAX (saturated, never undefined behaviour).
   int64_t NumElements() const;
-  // Product of dims [begin, end).
+  // Product of dims [begin, end) (saturated like NumElements).
   int64_t SizeFrom(size_t begin) const { return SizeBetween(begin, rank()); }
   int64_t SizeBetween(size_t begin, size_t end) const;
   std::string ToString() const;  // "[1,3,224,224]"
@@ -41,9 +45,35 @@ class Shape {
   absl::InlinedVector<int64_t, 6> dims_;
 };
 
-// Element count of `dims` if every dim is >= 0 and the product and its size in bytes of
-// `element_size` fit in int64; nullopt otherwise (hostile shapes).
+// Bounds on every tensor shape the engine accepts (from a model, fixed_input_shapes /
+// max_input_shapes, a request, or a kernel's output):
+// - rank <= kMaxShapeRank: ONNX sets no limit, real models stay under 10 and oneDNN takes at
+//   most 12 dims; 64 leaves room for any real model while keeping a hostile rank-100000 shape
+//   (and messages that print it) small.
+// - each dim <= kMaxDim (2^31 - 1): oneDNN 2.6 keeps M, N and K of its brgemm matmul in 32-bit
+//   ints, so a dim of 2^32 becomes 0 and primitive creation divides by it (SIGFPE: the [2^34, 64]
+//   MLP of issue 12), and 2^32 + 1 silently becomes 1. Our kernels index with int64.
+// - bytes <= kMaxTensorBytes (2^47, 128 TiB): the x86-64 user address space; no buffer larger
+//   can exist, and with every value under it sums of values, planner offsets and budget costs
+//   stay far from 64-bit overflow (they are checked as well).
+// The product of the non-zero dims is bounded too (see CheckedProduct), so every partial product
+// a kernel forms (strides, SizeBetween) fits.
+inline constexpr size_t kMaxShapeRank = 64;
+inline constexpr int64_t kMaxDim = 2147483647;
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 47;
+
+// OK when `dims` is within the bounds above for elements of `element_size` bytes (0 counts as 1:
+// an unknown type). Dims < 0 are unknown (ShapeInfo's -1) and skipped, so a partly known shape
+// is checked on what is known. The error says which bound is broken, and by what, but not whose
+// shape it is: the caller adds that.
+absl::Status CheckShapeBounds(absl::Span<const int64_t> dims, size_t element_size);
+
+// Element count of `dims` if every dim is >= 0 and the shape is within the bounds above (so its
+// size in bytes of `element_size` fits as well); nullopt otherwise (hostile shapes).
 std::optional<int64_t> CheckedNumElements(absl::Span<const int64_t> dims, size_t element_size);
+
+// `dims` for messages: "[1,3,224,224]", or "[rank 100000: 1,2,3,...]" beyond kMaxShapeRank dims.
+std::string ShapeForMessage(absl::Span<const int64_t> dims);
 
 struct DimInfo {
   int64_t value = -1;  // >= 0 when known

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace inferd::engine {
 namespace {
 
@@ -19,7 +21,28 @@ TEST(Shape, CheckedNumElementsRefusesHostileDims) {
   EXPECT_FALSE(CheckedNumElements({-1, 3}, 4).has_value());
   EXPECT_FALSE(CheckedNumElements({INT64_MAX, 2}, 1).has_value());
   EXPECT_FALSE(CheckedNumElements({INT64_MAX / 2}, 4).has_value());
-  EXPECT_EQ(CheckedNumElements({0, INT64_MAX}, 4), 0);
+  // A zero dim no longer excuses a dim beyond the bounds: a kernel's strides multiply it.
+  EXPECT_FALSE(CheckedNumElements({0, INT64_MAX}, 4).has_value());
+  EXPECT_EQ(CheckedNumElements({0, kMaxDim}, 4), 0);
+}
+
+TEST(Shape, BoundsNameWhatIsBroken) {
+  EXPECT_TRUE(CheckShapeBounds({kMaxDim, 16384}, 4).ok());  // 2^47 - 2^16 bytes
+  EXPECT_EQ(CheckedNumElements({kMaxDim, 16384}, 4), kMaxDim * 16384);
+  EXPECT_NE(CheckShapeBounds({int64_t{1} << 34, 64}, 4).message().find("dim 0 is 17179869184"),
+            std::string::npos);
+  EXPECT_NE(CheckShapeBounds({kMaxDim, 32768}, 4).message().find("140737488355328 bytes"),
+            std::string::npos);
+  EXPECT_NE(CheckShapeBounds(std::vector<int64_t>(65, 1), 4).message().find("rank 65"),
+            std::string::npos);
+  EXPECT_TRUE(CheckShapeBounds({-1, kMaxDim, -1}, 8).ok());  // unknown dims are skipped
+  EXPECT_EQ(ShapeForMessage(std::vector<int64_t>(100000, 1)), "[rank 100000: 1,1,1,1,1,1,1,1,...]");
+}
+
+TEST(Shape, ProductsSaturateInsteadOfOverflowing) {
+  const Shape hostile{INT64_MAX, 2};  // never accepted from outside, but never UB either
+  EXPECT_EQ(hostile.NumElements(), INT64_MAX);
+  EXPECT_EQ(hostile.SizeFrom(1), 2);
 }
 
 TEST(ShapeInfo, MatchesAndPrints) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "absl/strings/match.h"
@@ -113,7 +114,10 @@ absl::StatusOr<Header> ReadHeader(const onnx::TensorProto& p, const std::string&
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   std::optional<int64_t> n = CheckedNumElements(dims, ElementSize(h.type));
   if (!n) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": invalid dims (negative or too large)"));
+    absl::Status bounds = CheckShapeBounds(dims, ElementSize(h.type));
+    return absl::InvalidArgumentError(absl::StrCat(what, ": invalid dims ", ShapeForMessage(dims),
+                                                   ": ",
+                                                   bounds.ok() ? "negative" : bounds.message()));
   }
   h.shape = Shape(dims);
   h.elements = *n;
@@ -124,17 +128,68 @@ absl::StatusOr<Header> ReadHeader(const onnx::TensorProto& p, const std::string&
   return h;
 }
 
+const char* FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+// The path the descriptor `fd` was opened at, every link resolved (what the kernel opened, not
+// what the name points to now).
+absl::StatusOr<std::string> OpenedPath(int fd) {
+  char buf[PATH_MAX + 1];
+  const std::string proc = absl::StrCat("/proc/self/fd/", fd);
+  const ssize_t n = ::readlink(proc.c_str(), buf, PATH_MAX);
+  if (n < 0)
+    return absl::InternalError(absl::StrCat("readlink ", proc, ": ", std::strerror(errno)));
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+// OK when the opened `fd` lies inside one of `dirs` once links are resolved.
+absl::Status CheckInside(int fd, const std::string& path, const std::vector<std::string>& dirs) {
+  INFERD_ASSIGN_OR_RETURN(std::string opened, OpenedPath(fd));
+  std::string first;
+  for (const std::string& dir : dirs) {
+    char real_dir[PATH_MAX];
+    if (::realpath(dir.c_str(), real_dir) == nullptr) continue;
+    if (first.empty()) first = real_dir;
+    const std::string prefix = absl::StrCat(real_dir, std::string(real_dir) == "/" ? "" : "/");
+    if (absl::StartsWith(opened, prefix)) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", path, "' resolves to '", opened, "', outside the model's directory '",
+                   first, "' (external data must not link out of the model's folder)"));
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(
+    const std::string& path, const std::vector<std::string>& inside_dirs) {
+  // O_NONBLOCK: opening a FIFO for reading blocks until a writer comes; regular files ignore it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a regular file"));
+    return absl::InternalError(absl::StrCat("cannot stat '", path, "': ", std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is not a regular file (", FileKind(st.st_mode), ")"));
+  }
+  if (!inside_dirs.empty()) {
+    absl::Status inside = CheckInside(fd, path, inside_dirs);
+    if (!inside.ok()) {
+      ::close(fd);
+      return inside;
+    }
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const unsigned char* data = nullptr;
@@ -198,8 +253,9 @@ absl::StatusOr<const unsigned char*> WeightStore::External(const onnx::TensorPro
   }
   auto it = files_.find(location);
   if (it == files_.end()) {
-    INFERD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
-                            MappedFile::Open(absl::StrCat(model_dir_, "/", location)));
+    INFERD_ASSIGN_OR_RETURN(
+        std::unique_ptr<MappedFile> file,
+        MappedFile::Open(absl::StrCat(model_dir_, "/", location), {model_dir_, linked_model_dir_}));
     mapped_bytes_ += file->size();
     it = files_.emplace(location, std::move(file)).first;
   }

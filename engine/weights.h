@@ -23,7 +23,12 @@ namespace inferd::engine {
 // A read-only mapping of a whole file.
 class MappedFile {
  public:
-  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  // Maps `path`, which must be a regular file: it is opened without blocking (a FIFO or a device
+  // in its place would block open() or read() forever) and checked on the opened descriptor, so
+  // a file swapped after a check cannot slip in. With `inside_dirs`, the opened file must also
+  // lie inside one of those directories once every symbolic link (of both) is resolved.
+  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(
+      const std::string& path, const std::vector<std::string>& inside_dirs = {});
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -45,6 +50,11 @@ class WeightStore {
   // `what` names the tensor in messages ("initializer 'w'").
   absl::StatusOr<const Tensor*> Add(const onnx::TensorProto& proto, const std::string& what);
 
+  // External data files must lie, links resolved, inside model_dir or, when the model file is
+  // itself a link (a Bazel runfiles tree, a volume of links to a store), inside the folder of
+  // the file it resolves to. Model::Load sets that folder.
+  void set_linked_model_dir(std::string dir) { linked_model_dir_ = std::move(dir); }
+
   const std::string& model_dir() const { return model_dir_; }
   uint64_t total_bytes() const { return total_bytes_; }
   uint64_t owned_bytes() const { return owned_bytes_; }
@@ -55,6 +65,7 @@ class WeightStore {
                                                 const std::string& what);
 
   std::string model_dir_;
+  std::string linked_model_dir_;  // "" when the model file is no link (or there is no file)
   std::map<std::string, std::unique_ptr<MappedFile>> files_;
   std::vector<std::unique_ptr<unsigned char[]>> owned_;
   std::deque<Tensor> tensors_;  // stable addresses

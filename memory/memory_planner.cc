@@ -1,12 +1,21 @@
 #include "memory/memory_planner.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
+
+#include "base/checked_math.h"
 
 namespace inferd::memory {
 
+namespace {
+
+constexpr size_t kSaturated = std::numeric_limits<size_t>::max();
+
+}  // namespace
+
 int MemoryPlanner::AddBuffer(size_t bytes, int first_use, int last_use) {
-  const size_t rounded = (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+  const size_t rounded = CheckedRoundUp(bytes, kPlanAlignment).value_or(kSaturated);
   buffers_.push_back(Buffer{rounded, first_use, std::max(first_use, last_use)});
   planned_ = false;
   return static_cast<int>(buffers_.size()) - 1;
@@ -26,7 +35,7 @@ void MemoryPlanner::EnsurePlanned() {
   if (planned_) return;
   Plan(buffers_);
   peak_ = 0;
-  for (const Buffer& b : buffers_) peak_ = std::max(peak_, b.offset + b.bytes);
+  for (const Buffer& b : buffers_) peak_ = std::max(peak_, SaturatingAdd(b.offset, b.bytes));
   planned_ = true;
 }
 
@@ -53,8 +62,8 @@ void GreedyMemoryPlanner::Plan(std::vector<Buffer>& buffers) {
     size_t candidate = 0;
     for (int other : conflicts) {
       const Buffer& o = buffers[other];
-      if (o.offset >= candidate + b.bytes) break;  // the gap before `o` fits
-      candidate = std::max(candidate, o.offset + o.bytes);
+      if (o.offset >= SaturatingAdd(candidate, b.bytes)) break;  // the gap before `o` fits
+      candidate = std::max(candidate, SaturatingAdd(o.offset, o.bytes));
     }
     b.offset = candidate;
     placed.push_back(id);
@@ -65,7 +74,7 @@ void LinearMemoryPlanner::Plan(std::vector<Buffer>& buffers) {
   size_t offset = 0;
   for (Buffer& b : buffers) {
     b.offset = offset;
-    offset += b.bytes;
+    offset = SaturatingAdd(offset, b.bytes);
   }
 }
 

@@ -7,6 +7,11 @@
 // own. O(n^2 log n) for n buffers, run once at load.
 // LinearMemoryPlanner: each buffer after the previous one: the naive sum, for comparison.
 //
+// Sizes and offsets saturate at SIZE_MAX instead of wrapping (base/checked_math.h): sizes that
+// do not fit (impossible for shapes within engine/shape.h's bounds unless there are about 2^17
+// of the largest) give a peak of SIZE_MAX, which no allocator can provide, never a small block
+// that buffers then overrun.
+//
 // Example:
 //   GreedyMemoryPlanner planner;
 //   int a = planner.AddBuffer(4096, /*first_use=*/0, /*last_use=*/1);
@@ -27,7 +32,8 @@ inline constexpr size_t kPlanAlignment = 64;
 class MemoryPlanner {
  public:
   virtual ~MemoryPlanner() = default;
-  // Returns the buffer's id (0, 1, 2, ... in call order). Sizes are rounded up to 64 bytes.
+  // Returns the buffer's id (0, 1, 2, ... in call order). Sizes are rounded up to 64 bytes
+  // (saturating).
   int AddBuffer(size_t bytes, int first_use, int last_use);
   // Offset of buffer `id` in the block (a multiple of 64).
   size_t GetOffset(int id);

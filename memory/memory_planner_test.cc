@@ -80,5 +80,21 @@ TEST(LinearMemoryPlanner, IsTheNaiveSum) {
   EXPECT_EQ(p.GetOffset(1), 128u);
 }
 
+// Sizes from hostile shapes saturate: the block is then too large for any allocator, never a
+// wrapped, small one that the buffers overrun.
+TEST(GreedyMemoryPlanner, SizesThatDoNotFitSaturate) {
+  GreedyMemoryPlanner greedy;
+  const int a = greedy.AddBuffer(SIZE_MAX - 10, 0, 1);  // rounding up to 64 would wrap
+  const int b = greedy.AddBuffer(SIZE_MAX / 2, 0, 1);
+  EXPECT_EQ(greedy.GetPeakBytes(), SIZE_MAX);
+  EXPECT_EQ(greedy.GetOffset(a), 0u);
+  EXPECT_GT(greedy.GetOffset(b), 0u);
+  LinearMemoryPlanner linear;
+  linear.AddBuffer(SIZE_MAX / 2, 0, 0);
+  linear.AddBuffer(SIZE_MAX / 2, 1, 1);
+  linear.AddBuffer(SIZE_MAX / 2, 2, 2);
+  EXPECT_EQ(linear.GetPeakBytes(), SIZE_MAX);
+}
+
 }  // namespace
 }  // namespace inferd::memory

@@ -11,8 +11,9 @@ namespace inferd::partition {
 ResourceCost ComputeNodeCostForBudget(const ResourceCost& base,
                                       std::optional<uint64_t> workspace_estimate) {
   ResourceCost cost = base;
-  // ceil(1.5 x base) = base + ceil(base / 2)
-  cost.workspace = workspace_estimate ? *workspace_estimate : (base.base() + 1) / 2;
+  // ceil(1.5 x base) = base + ceil(base / 2) (written so that base + 1 cannot wrap)
+  const uint64_t b = base.base();
+  cost.workspace = workspace_estimate ? *workspace_estimate : b / 2 + b % 2;
   return cost;
 }
 
@@ -40,7 +41,7 @@ NodeCost ResourceAccountant::AddPending(int node_index) {
     if (v < 0) continue;
     std::optional<uint64_t> bytes = StaticValueBytes(graph_->values[v]);
     if (bytes) {
-      base.activations += *bytes;
+      base.activations = SaturatingAdd(base.activations, *bytes);
     } else {
       out.shapes_unknown = true;
     }
@@ -48,7 +49,7 @@ NodeCost ResourceAccountant::AddPending(int node_index) {
   auto read_weight = [&](int v) {
     if (v < 0 || graph_->values[v].initializer == nullptr) return;
     if (committed_weights_.count(v) || !pending_weights_.insert(v).second) return;
-    base.weights += graph_->values[v].initializer->bytes();
+    base.weights = SaturatingAdd<uint64_t>(base.weights, graph_->values[v].initializer->bytes());
   };
   for (int v : node.inputs) read_weight(v);
   for (int v : node.implicit_inputs) read_weight(v);
@@ -61,7 +62,7 @@ NodeCost ResourceAccountant::AddPending(int node_index) {
 }
 
 bool ResourceAccountant::PendingFits() const {
-  return !budget_ || committed_.total() + pending_.total() <= *budget_;
+  return !budget_ || SaturatingAdd(committed_.total(), pending_.total()) <= *budget_;
 }
 
 void ResourceAccountant::CommitPending() {

@@ -27,22 +27,25 @@
 #include <unordered_set>
 
 #include "absl/strings/string_view.h"
+#include "base/checked_math.h"
 #include "engine/graph.h"
 #include "engine/workspace_estimate.h"
 
 namespace inferd::partition {
 
+// Sums saturate at 2^64 - 1 (base/checked_math.h): a cost from hostile sizes exceeds every
+// budget instead of wrapping to a small one.
 struct ResourceCost {
   uint64_t weights = 0;
   uint64_t activations = 0;
   uint64_t workspace = 0;
 
-  uint64_t base() const { return weights + activations; }
-  uint64_t total() const { return weights + activations + workspace; }
+  uint64_t base() const { return SaturatingAdd(weights, activations); }
+  uint64_t total() const { return SaturatingAdd(base(), workspace); }
   ResourceCost& operator+=(const ResourceCost& o) {
-    weights += o.weights;
-    activations += o.activations;
-    workspace += o.workspace;
+    weights = SaturatingAdd(weights, o.weights);
+    activations = SaturatingAdd(activations, o.activations);
+    workspace = SaturatingAdd(workspace, o.workspace);
     return *this;
   }
 };

@@ -1,5 +1,6 @@
 #include "partition/resource_accountant.h"
 
+#include <cstdint>
 #include <optional>
 
 #include "gtest/gtest.h"
@@ -31,6 +32,22 @@ TEST(ComputeNodeCostForBudgetTest, NoEstimateMeansOnePointFiveTimesTheBase) {
   // Rounded up: ceil(1.5 * 1025) = 1538.
   EXPECT_EQ(ComputeNodeCostForBudget(ResourceCost{1025, 0, 0}, std::nullopt).total(), 1538u);
   EXPECT_EQ(ComputeNodeCostForBudget(ResourceCost{}, std::nullopt).total(), 0u);
+}
+
+// Costs from hostile sizes saturate instead of wrapping to a cost that fits a budget.
+TEST(ComputeNodeCostForBudgetTest, CostsSaturateInsteadOfWrapping) {
+  constexpr uint64_t kMax = UINT64_MAX;
+  ResourceCost base;
+  base.weights = kMax - 1;
+  base.activations = 8;
+  EXPECT_EQ(base.base(), kMax);
+  const ResourceCost cost = ComputeNodeCostForBudget(base, std::nullopt);
+  EXPECT_EQ(cost.workspace, kMax / 2 + 1);  // ceil(max / 2), not (max + 1) / 2 == 0
+  EXPECT_EQ(cost.total(), kMax);
+  ResourceCost sum = cost;
+  sum += cost;
+  EXPECT_EQ(sum.weights, kMax);
+  EXPECT_EQ(sum.total(), kMax);
 }
 
 // x[256] -> A = Add(x, w) -> B = Mul(a, w) -> C = Relu(b); w is 1 KiB, every output 1 KiB.

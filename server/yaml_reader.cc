@@ -4,10 +4,12 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "base/status_macros.h"
 #include "server/config_values.h"
+#include "yaml-cpp/eventhandler.h"
 
 namespace inferd::server::config_internal {
 
@@ -142,14 +144,67 @@ absl::StatusOr<std::string> ReadDevice(const Reader& r, const YAML::Node& node, 
   return *device;
 }
 
+namespace {
+
+// Counts the documents of a stream, stopping at the second: yaml-cpp 0.7's LoadAll loops forever
+// on some invalid input (an empty document reported again and again, each one allocated: the
+// config fuzzer's first find, jbeder/yaml-cpp#1319, fixed upstream in 0.8.0), so the stream is
+// never handed to LoadAll.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  int count() const { return count_; }
+  // The line of the second document's first node (its "---" line when it is empty).
+  int second_line() const { return second_line_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++count_ == 2) second_line_ = LineOfMark(mark);
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { OnNode(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { OnNode(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    OnNode(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    OnNode(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    OnNode(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  static int LineOfMark(const YAML::Mark& mark) { return mark.is_null() ? 1 : mark.line + 1; }
+  void OnNode(const YAML::Mark& mark) {
+    if (count_ == 2 && !second_node_seen_) {
+      second_node_seen_ = true;
+      if (!mark.is_null()) second_line_ = LineOfMark(mark);
+    }
+  }
+
+  int count_ = 0;
+  int second_line_ = 1;
+  bool second_node_seen_ = false;
+};
+
+}  // namespace
+
 // Parses one YAML document. yaml-cpp reports syntax errors by exception; they stop here.
 absl::StatusOr<YAML::Node> LoadDocument(const Reader& r, absl::string_view text) {
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    if (docs.size() > 1) {
-      return r.Error(LineOf(docs[1], 1), "", "only one YAML document is allowed per file");
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    DocumentCounter documents;
+    while (documents.count() < 2 && parser.HandleNextDocument(documents)) {
     }
-    return docs.empty() ? YAML::Node() : docs[0];
+    if (documents.count() > 1) {
+      return r.Error(documents.second_line(), "", "only one YAML document is allowed per file");
+    }
+    return documents.count() == 0 ? YAML::Node() : YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     return r.Error(e.mark.is_null() ? 1 : e.mark.line + 1, "",
                    absl::StrCat("invalid YAML: ", e.msg));

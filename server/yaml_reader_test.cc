@@ -128,5 +128,12 @@ TEST(YamlReaderTest, OneValidDocument) {
             "inferd.yaml:3: invalid YAML: end of sequence flow not found");
 }
 
+// Found by //tests/fuzz:config_fuzz_test: yaml-cpp 0.7's LoadAll never returns on this input
+// (it keeps reporting empty documents, allocating each; jbeder/yaml-cpp#1319).
+TEST(YamlReaderTest, InputThatLoopsYamlCppsLoadAllIsRefused) {
+  EXPECT_NE(ErrorOf(",\n"), "");
+  EXPECT_NE(ErrorOf("server:\n  model_repository: m\n    max# a comment\n: 0\n"), "");
+}
+
 }  // namespace
 }  // namespace inferd::server
