@@ -2,10 +2,16 @@
 #include "server/model_worker.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <string>
+#include <system_error>
 
 namespace inferd::server {
 namespace {
@@ -171,6 +177,34 @@ TEST(LatencyHistogramTest, BucketsCountAndSum) {
   EXPECT_EQ(s.buckets[5], 1u);                                        // <= 5ms
   EXPECT_EQ(s.buckets[LatencyHistogram::kBoundsSeconds.size()], 1u);  // +Inf
   EXPECT_NEAR(s.sum_seconds, 100.00305, 1e-6);
+}
+
+// In a child process whose address space has room for a few thread stacks only: exits 0 when
+// the constructor throws std::system_error (having joined the threads it started; a joinable
+// std::thread destroyed would call std::terminate instead).
+[[noreturn]] void StartTooManyThreadsInATightAddressSpace() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  long long vm_kib = 0;
+  while (std::getline(status, line) && std::sscanf(line.c_str(), "VmSize: %lld", &vm_kib) != 1) {
+  }
+  const rlim_t limit = static_cast<rlim_t>(vm_kib + (64 << 10)) * 1024;  // + 64 MiB
+  rlimit rl;
+  rl.rlim_cur = limit;
+  rl.rlim_max = limit;
+  if (vm_kib == 0 || setrlimit(RLIMIT_AS, &rl) != 0) std::_Exit(2);
+  ModelStats stats;
+  try {
+    ModelWorker worker("m", 1000, 1, &stats);  // 1000 x 8 MiB stacks cannot fit
+  } catch (const std::system_error&) {
+    std::_Exit(0);
+  }
+  std::_Exit(3);
+}
+
+// Issue 12 case 6: a thread the system will not start fails the model's load, not the process.
+TEST(ModelWorkerDeathTest, ThreadStartFailureThrowsAfterJoiningTheStartedOnes) {
+  EXPECT_EXIT(StartTooManyThreadsInATightAddressSpace(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

@@ -70,6 +70,18 @@ TEST(ModelControlDefaultTest, LoadAndUnloadAreRefusedAndTheModelsServe) {
   EXPECT_TRUE(resp.ready());
 }
 
+// Case 6: a count past its bound is a config error naming the bound; inferd does not start
+// 30000 threads (or abort on 100000).
+TEST(ConfigBoundsEndToEndTest, ThreadsPastTheBoundAreAConfigError) {
+  InferdProcess::Options o;
+  o.models = {{"mlp", "tools/models/mlp"}};
+  o.models_yaml = "  - name: mlp\n    threads: 30000\n";
+  auto p = InferdProcess::Start("threads_bound", o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(std::string(p.status().message()),
+              HasSubstr("models[0].threads: at most 256, got 30000"));
+}
+
 class ModelControlExplicitTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
