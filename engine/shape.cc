@@ -57,8 +57,9 @@ std::optional<int64_t> CheckedNumElements(absl::Span<const int64_t> dims, size_t
 }
 
 std::string ShapeForMessage(absl::Span<const int64_t> dims) {
-  if (dims.size() <= kMaxShapeRank) return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
-  return absl::StrCat("[rank ", dims.size(), ": ", absl::StrJoin(dims.subspan(0, 8), ","), ",...]");
+  if (dims.size() <= kMaxDimsInMessage) return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+  return absl::StrCat("[", absl::StrJoin(dims.subspan(0, 8), ","), ",... (rank ", dims.size(),
+                      ")]");
 }
 
 ShapeInfo ShapeInfo::FromShape(const Shape& s) {

@@ -72,7 +72,10 @@ absl::Status CheckShapeBounds(absl::Span<const int64_t> dims, size_t element_siz
 // size in bytes of `element_size` fits as well); nullopt otherwise (hostile shapes).
 std::optional<int64_t> CheckedNumElements(absl::Span<const int64_t> dims, size_t element_size);
 
-// `dims` for messages: "[1,3,224,224]", or "[rank 100000: 1,2,3,...]" beyond kMaxShapeRank dims.
+// `dims` for messages, from a model, a config or a request (any int64, even negative):
+// "[1,3,224,224]"; a shape of more than kMaxDimsInMessage dims shows its first 8 and its rank:
+// "[1,1,1,1,1,1,1,1,... (rank 100000)]", so that a hostile rank never makes a long message.
+inline constexpr size_t kMaxDimsInMessage = 16;
 std::string ShapeForMessage(absl::Span<const int64_t> dims);
 
 struct DimInfo {

@@ -36,7 +36,21 @@ TEST(Shape, BoundsNameWhatIsBroken) {
   EXPECT_NE(CheckShapeBounds(std::vector<int64_t>(65, 1), 4).message().find("rank 65"),
             std::string::npos);
   EXPECT_TRUE(CheckShapeBounds({-1, kMaxDim, -1}, 8).ok());  // unknown dims are skipped
-  EXPECT_EQ(ShapeForMessage(std::vector<int64_t>(100000, 1)), "[rank 100000: 1,1,1,1,1,1,1,1,...]");
+}
+
+TEST(Shape, MessagesShowShortShapesInFull) {
+  EXPECT_EQ(ShapeForMessage({}), "[]");
+  EXPECT_EQ(ShapeForMessage({1, 3, 224, 224}), "[1,3,224,224]");
+  EXPECT_EQ(ShapeForMessage({-1, 2, 3, 4, 5, 6, 7, 8}), "[-1,2,3,4,5,6,7,8]");
+  EXPECT_EQ(ShapeForMessage(std::vector<int64_t>(kMaxDimsInMessage, 2)).size(),
+            2 * kMaxDimsInMessage + 1);
+}
+
+TEST(Shape, MessagesShowLongShapesByTheirFirstDimsAndRank) {
+  EXPECT_EQ(ShapeForMessage(std::vector<int64_t>(kMaxDimsInMessage + 1, 7)),
+            "[7,7,7,7,7,7,7,7,... (rank 17)]");
+  EXPECT_EQ(ShapeForMessage(std::vector<int64_t>(100000, 1)),
+            "[1,1,1,1,1,1,1,1,... (rank 100000)]");
 }
 
 TEST(Shape, ProductsSaturateInsteadOfOverflowing) {

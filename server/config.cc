@@ -16,6 +16,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/message_text.h"
 #include "base/status_macros.h"
 #include "server/model_config_reader.h"
 #include "server/yaml_reader.h"
@@ -50,11 +51,6 @@ std::optional<uint64_t> ResourceLimits::DefaultHostMemory() {
   const long page_size = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page_size <= 0) return std::nullopt;
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
-}
-
-std::string QuoteForMessage(absl::string_view s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return absl::StrCat("'", absl::CEscape(s), "'");
-  return absl::StrCat("'", absl::CEscape(s.substr(0, max_bytes)), "...' (", s.size(), " bytes)");
 }
 
 absl::Status ValidateModelName(absl::string_view name) {

@@ -254,9 +254,6 @@ absl::StatusOr<ModelConfig> MergeModelConfig(const ModelConfig& from_main_config
 
 // OK, or INVALID_ARGUMENT saying the rule and quoting (QuoteForMessage) what was given.
 absl::Status ValidateModelName(absl::string_view name);
-// `s` quoted for an error message: at most `max_bytes` bytes, C-escaped, "..." and the full size
-// when cut: 'abc' or 'aaaa...' (100000 bytes).
-std::string QuoteForMessage(absl::string_view s, size_t max_bytes = 64);
 // OK, or INVALID_ARGUMENT saying what is wrong with the admin token (never echoing it).
 absl::Status ValidateAdminToken(absl::string_view token);
 

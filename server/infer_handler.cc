@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/message_text.h"
 #include "server/request_reader.h"
 #include "server/response_writer.h"
 
@@ -153,7 +154,7 @@ grpc::ServerUnaryReactor* HandleModelInfer(ModelRepository& repository,
     for (const auto& m : repository.Snapshot()) names.push_back(m->name());
     return Reject(
         reactor,
-        absl::NotFoundError(absl::StrCat("unknown model ", QuoteName(header.model_name()),
+        absl::NotFoundError(absl::StrCat("unknown model ", QuoteForMessage(header.model_name()),
                                          "; the repository has: ", absl::StrJoin(names, ", "))),
         nullptr);
   }
@@ -161,7 +162,7 @@ grpc::ServerUnaryReactor* HandleModelInfer(ModelRepository& repository,
   if (!header.model_version().empty() && header.model_version() != model->version()) {
     return Reject(reactor,
                   absl::NotFoundError(absl::StrCat("model '", model->name(), "' has no version ",
-                                                   QuoteName(header.model_version()),
+                                                   QuoteForMessage(header.model_version()),
                                                    "; it has version '", model->version(), "'")),
                   stats);
   }

@@ -17,12 +17,13 @@
 #include <grpcpp/support/server_callback.h>
 
 #include "absl/status/status.h"
+#include "base/message_text.h"
 #include "server/kserve_types.h"
 #include "server/model_repository.h"
 
 namespace inferd::server {
 
-// The status a client sees; the message bounded (kserve_types.h: BoundMessage).
+// The status a client sees; the message bounded (base/message_text.h: BoundMessage).
 inline grpc::Status ToGrpcStatus(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), BoundMessage(s.message()));
 }

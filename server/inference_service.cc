@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "base/message_text.h"
 #include "server/admin_auth.h"
 #include "server/config.h"
 #include "server/infer_handler.h"

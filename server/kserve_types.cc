@@ -45,27 +45,6 @@ const char* KServeDataTypeList() {
          "FP64, BYTES";
 }
 
-std::string DimsToString(absl::Span<const int64_t> dims) {
-  if (dims.size() <= kMaxEchoedDims) return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
-  return absl::StrCat("[", absl::StrJoin(dims.subspan(0, kMaxEchoedDims), ","), ",... (rank ",
-                      dims.size(), ")]");
-}
-
-std::string QuoteName(absl::string_view name) {
-  if (name.size() <= kMaxEchoedNameBytes) return absl::StrCat("'", absl::CHexEscape(name), "'");
-  return absl::StrCat("'", absl::CHexEscape(name.substr(0, kMaxEchoedNameBytes)), "'... (",
-                      name.size(), " bytes)");
-}
-
-std::string BoundMessage(absl::string_view message) {
-  if (message.size() <= kMaxMessageBytes) return std::string(message);
-  const std::string tail = absl::StrCat("... (", message.size(), " bytes in all)");
-  size_t keep = kMaxMessageBytes - tail.size();
-  // Do not split a UTF-8 sequence: back up over continuation bytes (10xxxxxx).
-  while (keep > 0 && (static_cast<unsigned char>(message[keep]) & 0xC0) == 0x80) --keep;
-  return absl::StrCat(message.substr(0, keep), tail);
-}
-
 std::vector<int64_t> KServeShape(const engine::ShapeInfo& info) {
   std::vector<int64_t> dims;
   if (!info.rank_known) return dims;

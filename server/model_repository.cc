@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/message_text.h"
 #include "base/status_macros.h"
 #include "server/kserve_types.h"
 
@@ -340,10 +341,17 @@ std::vector<std::string> ModelRepository::StartupModels() const {
   return {names.begin(), names.end()};
 }
 
-int ModelRepository::LoadStartupModels() {
+int ModelRepository::LoadStartupModels(const std::atomic<bool>* stop) {
+  const std::vector<std::string> names = StartupModels();
+  spdlog::info("model repository {}: loading {} model(s): {}", config_->server.model_repository,
+               names.size(), absl::StrJoin(names, ", "));
   int ready = 0;
-  for (const std::string& name : StartupModels()) {
-    if (Load(name).ok()) ++ready;  // failures are logged by Load
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (stop != nullptr && stop->load()) {
+      spdlog::info("start-up loading interrupted after {} of {} model(s)", i, names.size());
+      break;
+    }
+    if (Load(names[i]).ok()) ++ready;  // failures are logged by Load
   }
   return ready;
 }

@@ -148,9 +148,10 @@ class ModelRepository {
   // The models to load at start-up: those the config lists, and with load_all_models every
   // directory of the repository holding a model.onnx or config.yaml; sorted, unique.
   std::vector<std::string> StartupModels() const;
-  // Loads StartupModels(); failures are logged and shown in Index(), not returned. Returns the
-  // number of models READY.
-  int LoadStartupModels();
+  // Loads StartupModels() one by one; failures are logged and shown in Index(), not returned.
+  // A `stop` flag that becomes true ends it between two models (shutdown during start-up).
+  // Returns the number of models READY.
+  int LoadStartupModels(const std::atomic<bool>* stop = nullptr);
 
   // Loads (or reloads) `name`. INVALID_ARGUMENT for a name that breaks ValidateModelName (no
   // entry, no statistics); NOT_FOUND when neither the config nor the repository has it;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/message_text.h"
 #include "base/status_macros.h"
 #include "server/kserve_types.h"
 
@@ -125,7 +126,7 @@ bool ConvertTyped(DataType type, const inference::InferTensorContents& c, void* 
 
 // "FP32 [1,3,224,224]" or, for a model's tensor, "FP32 [batch,3,224,224]".
 std::string Describe(DataType type, const std::vector<int64_t>& dims) {
-  return absl::StrCat(KServeDataTypeName(type), " ", DimsToString(dims));
+  return absl::StrCat(KServeDataTypeName(type), " ", engine::ShapeForMessage(dims));
 }
 
 // Checks an input's shape against the model's input; returns its element count.
@@ -135,25 +136,28 @@ absl::StatusOr<int64_t> CheckInputShape(const std::string& name, const std::stri
                                         const engine::Shape& shape) {
   for (int64_t d : dims) {
     if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", QuoteName(name), ": shape ", DimsToString(dims), " has a negative dimension"));
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), ": shape ",
+                                                     engine::ShapeForMessage(dims),
+                                                     " has a negative dimension"));
     }
   }
   if (!spec.shape.Matches(shape)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input ", QuoteName(name), ": expected shape ", spec.shape.ToString(), " (",
-                     KServeDataTypeName(spec.type), "), got ", DimsToString(dims)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input ", QuoteForMessage(name), ": expected shape ", spec.shape.ToString(), " (",
+        KServeDataTypeName(spec.type), "), got ", engine::ShapeForMessage(dims)));
   }
   const size_t element_size = engine::ElementSize(type);
   if (element_size == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input ", QuoteName(name), ": ", datatype, " tensors are not supported"));
+    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), ": ", datatype,
+                                                   " tensors are not supported"));
   }
+  if (absl::Status bounds = engine::CheckShapeBounds(dims, element_size); !bounds.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), ": shape ",
+                                                   engine::ShapeForMessage(dims), ": ",
+                                                   bounds.message()));
+  }
+  // Within the bounds (and every dim >= 0, checked above), the count is exact.
   const std::optional<int64_t> elements = engine::CheckedNumElements(dims, element_size);
-  if (!elements) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input ", QuoteName(name), ": shape ", DimsToString(dims), " is too large"));
-  }
   return *elements;
 }
 
@@ -163,12 +167,12 @@ absl::Status CheckRawEntry(const std::string& name, const std::vector<std::strin
                            size_t raw_size, size_t bytes, DataType type,
                            const std::vector<int64_t>& dims) {
   if (!typed.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name),
+    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name),
                                                    " has both raw_input_contents and contents.",
                                                    typed[0], "; send the data in one of them"));
   }
   if (raw_size != bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name), ": expected ",
+    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), ": expected ",
                                                    Describe(type, dims), " (", bytes,
                                                    " bytes), got ", raw_size, " bytes"));
   }
@@ -183,25 +187,25 @@ absl::StatusOr<TypedField> CheckTypedContents(const std::string& name,
                                               const std::vector<std::string>& typed) {
   const TypedField field = FieldFor(type, contents);
   if (field.name == nullptr || type == DataType::kString) {
-    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name), ": ", datatype,
+    return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), ": ", datatype,
                                                    " data can only be sent in raw_input_contents"));
   }
   for (const std::string& f : typed) {
     if (f != field.name) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name), ": ", datatype,
-                                                     " data goes in contents.", field.name,
-                                                     ", got contents.", f));
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), ": ",
+                                                     datatype, " data goes in contents.",
+                                                     field.name, ", got contents.", f));
     }
   }
   if (field.count != elements) {
     if (field.count == 0 && elements > 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("input ", QuoteName(name),
+          absl::StrCat("input ", QuoteForMessage(name),
                        " has no data; send raw_input_contents or contents.", field.name));
     }
-    return absl::InvalidArgumentError(
-        absl::StrCat("input ", QuoteName(name), ": expected ", Describe(type, dims), " (", elements,
-                     " elements) in contents.", field.name, ", got ", field.count, " elements"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input ", QuoteForMessage(name), ": expected ", Describe(type, dims), " (", elements,
+        " elements) in contents.", field.name, ", got ", field.count, " elements"));
   }
   return field;
 }
@@ -374,25 +378,25 @@ absl::Status InferRequest::Bind(const ModelSignature& model, memory::IOArena& st
     int k = 0;
     while (k < static_cast<int>(model.inputs.size()) && model.inputs[k].name != in.name()) ++k;
     if (k == static_cast<int>(model.inputs.size())) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown input ", QuoteName(in.name()),
+      return absl::InvalidArgumentError(absl::StrCat("unknown input ", QuoteForMessage(in.name()),
                                                      "; model '", model.name,
                                                      "' has inputs: ", Names(model.inputs)));
     }
     if (seen[k]) {
       return absl::InvalidArgumentError(
-          absl::StrCat("input ", QuoteName(in.name()), " is given twice"));
+          absl::StrCat("input ", QuoteForMessage(in.name()), " is given twice"));
     }
     seen[k] = true;
     const TensorSpec& spec = model.inputs[k];
     const std::optional<DataType> type = DataTypeFromKServe(in.datatype());
     if (!type) {
       return absl::InvalidArgumentError(
-          absl::StrCat("input ", QuoteName(in.name()), ": unknown datatype ",
-                       QuoteName(in.datatype()), "; expected one of ", KServeDataTypeList()));
+          absl::StrCat("input ", QuoteForMessage(in.name()), ": unknown datatype ",
+                       QuoteForMessage(in.datatype()), "; expected one of ", KServeDataTypeList()));
     }
     if (*type != spec.type) {
       return absl::InvalidArgumentError(
-          absl::StrCat("input ", QuoteName(in.name()), ": expected datatype ",
+          absl::StrCat("input ", QuoteForMessage(in.name()), ": expected datatype ",
                        KServeDataTypeName(spec.type), ", got ", in.datatype()));
     }
     const std::vector<int64_t> dims(in.shape().begin(), in.shape().end());
@@ -400,9 +404,9 @@ absl::Status InferRequest::Bind(const ModelSignature& model, memory::IOArena& st
   }
   for (size_t k = 0; k < model.inputs.size(); ++k) {
     if (!seen[k]) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(model.inputs[k].name),
-                                                     " is missing; model '", model.name,
-                                                     "' needs: ", Names(model.inputs)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", QuoteForMessage(model.inputs[k].name), " is missing; model '",
+                       model.name, "' needs: ", Names(model.inputs)));
     }
   }
   std::set<std::string> asked;
@@ -410,13 +414,13 @@ absl::Status InferRequest::Bind(const ModelSignature& model, memory::IOArena& st
     bool known = false;
     for (const TensorSpec& s : model.outputs) known = known || s.name == out.name();
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown output ", QuoteName(out.name()),
+      return absl::InvalidArgumentError(absl::StrCat("unknown output ", QuoteForMessage(out.name()),
                                                      "; model '", model.name,
                                                      "' has outputs: ", Names(model.outputs)));
     }
     if (!asked.insert(out.name()).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("output ", QuoteName(out.name()), " is requested twice"));
+          absl::StrCat("output ", QuoteForMessage(out.name()), " is requested twice"));
     }
     outputs_.push_back(out.name());
   }
@@ -468,7 +472,7 @@ absl::Status InferRequest::BindOne(int index, const TensorSpec& spec, DataType t
     INFERD_ASSIGN_OR_RETURN(void* dst, Stage(bytes, staging));
     int bad = -1;
     if (!ConvertTyped(type, in.contents(), dst, &bad)) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteName(name), ": contents.",
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), ": contents.",
                                                      field.name, "[", bad, "] does not fit in ",
                                                      in.datatype()));
     }

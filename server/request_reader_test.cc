@@ -244,7 +244,7 @@ TEST_F(RequestReaderTest, EveryValidationErrorIsInvalidArgumentWithAMessage) {
       {"negative dim", [](auto& r) { r.mutable_inputs(0)->set_shape(0, -2); },
        "input 'x': shape [-2,4] has a negative dimension"},
       {"overflowing shape", [](auto& r) { r.mutable_inputs(0)->set_shape(0, 1LL << 62); },
-       "input 'x': shape [4611686018427387904,4] is too large"},
+       "input 'x': shape [4611686018427387904,4]: dim 0 is 4611686018427387904, above the limit"},
       {"byte size", [](auto& r) { r.mutable_raw_input_contents(0)->resize(28); },
        "input 'x': expected FP32 [2,4] (32 bytes), got 28 bytes"},
       {"raw and typed",

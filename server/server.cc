@@ -194,29 +194,16 @@ absl::Status InferdServer::Init(const InferdServerOptions& options) {
   INFERD_RETURN_IF_ERROR(AddOpsServices(options));
 
   // pass 3: the start-up models; a failure is reported, the others serve.
-  if (options.load_startup_models) LoadStartupModels(options.stop);
+  if (options.load_startup_models) {
+    repository_->LoadStartupModels(options.stop);
+    interrupted_ = options.stop != nullptr && options.stop->load();
+  }
   for (const std::string& line : Summary()) spdlog::info("  {}", line);
   if (interrupted_) return absl::OkStatus();  // never ready; the caller shuts it down
   service_->SetReady(true);
   health->SetServingStatus("", true);
   spdlog::info("ready");
   return absl::OkStatus();
-}
-
-void InferdServer::LoadStartupModels(const std::atomic<bool>* stop) {
-  const std::vector<std::string> names = repository_->StartupModels();
-  spdlog::info("model repository {}: loading {} model(s): {}", config_->server.model_repository,
-               names.size(), absl::StrJoin(names, ", "));
-  // One by one (as ModelRepository::LoadStartupModels does), so that a stop request is seen
-  // between two models.
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (stop != nullptr && stop->load()) {
-      interrupted_ = true;
-      spdlog::info("start-up loading interrupted after {} of {} model(s)", i, names.size());
-      return;
-    }
-    (void)repository_->Load(names[i]);  // a failure is logged and shown in the index
-  }
 }
 
 RepositoryReloader::Summary InferdServer::ReloadRepository(const std::atomic<bool>* stop) {

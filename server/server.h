@@ -103,7 +103,6 @@ class InferdServer {
   // exporter, as the options ask.
   absl::Status AddOpsServices(const InferdServerOptions& options);
   // Loads the start-up models one by one until all are done or *stop is set.
-  void LoadStartupModels(const std::atomic<bool>* stop);
 
   // Constant after Start.
   const std::shared_ptr<const Config> config_;
