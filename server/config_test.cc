@@ -303,9 +303,10 @@ TEST(ModelNameTest, NamesAreNeverPaths) {
     const absl::Status s = ValidateModelName(bad);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
   }
-  EXPECT_EQ(std::string(ValidateModelName(std::string("a\0b", 3)).message()),
-            "invalid model name 'a\\x00\\x62': a model name is 1 to 128 letters, digits, '_', '-' or "
-            "'.', not starting with '.'");
+  EXPECT_EQ(
+      std::string(ValidateModelName(std::string("a\0b", 3)).message()),
+      "invalid model name 'a\\x00\\x62': a model name is 1 to 128 letters, digits, '_', '-' or "
+      "'.', not starting with '.'");
   // A huge name is quoted in at most 64 bytes.
   const std::string message(ValidateModelName(std::string(200000, 'y')).message());
   EXPECT_LT(message.size(), 250u);
