@@ -186,6 +186,10 @@ class ModelRepository {
   // The effective settings of `name`: the config's entry merged with <repo>/<name>/config.yaml.
   absl::StatusOr<ModelConfig> ResolveModelConfig(const std::string& name) const;
   const Config& config() const { return *config_; }
+  // Where the model file of `name` with settings `config` (ResolveModelConfig's) is, checked
+  // against the path rule (config.h, "Paths"): the file Load reads.
+  absl::StatusOr<std::string> ModelFilePath(const std::string& name,
+                                            const ModelConfig& config) const;
 
  private:
   std::shared_ptr<std::mutex> OpLock(const std::string& name);
@@ -195,9 +199,6 @@ class ModelRepository {
   std::vector<std::string> DirectoryModels(bool log_skipped = false) const;
   // In the config, or a directory of the repository with a model.onnx or config.yaml.
   bool Known(const std::string& name) const;
-  // Where `config`'s model file is, checked against the path rule (config.h, "Paths").
-  absl::StatusOr<std::string> ModelFilePath(const std::string& name,
-                                            const ModelConfig& config) const;
   // max_loaded_models and what host memory is left for loading `name`.
   absl::StatusOr<HostMemoryLimit> LimitsFor(const std::string& name, bool reload) const;
   // Records a load of a known model that failed before its session (a broken config.yaml, a

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 
@@ -42,15 +41,13 @@ std::string RepositoryReloader::Summary::ToString() const {
 std::vector<RepositoryReloader::FileId> RepositoryReloader::CurrentFiles(
     const std::string& name) const {
   const fs::path repo = repository_.config().server.model_repository;
-  // The model file it loads from (its config's path, relative to the repository), or
-  // <repository>/<name>/model.onnx when its settings do not resolve (a broken config.yaml, a
-  // model gone).
+  // The file Load reads, or <repository>/<name>/model.onnx when its settings or its path do not
+  // resolve (a broken config.yaml, a model gone).
   fs::path model = repo / name / "model.onnx";
-  absl::StatusOr<ModelConfig> config = repository_.ResolveModelConfig(name);
-  if (config.ok()) {
-    model = fs::path(config->path).is_absolute() ? fs::path(config->path) : repo / config->path;
-    std::error_code ec;
-    if (fs::is_directory(model, ec)) model /= "model.onnx";
+  if (absl::StatusOr<ModelConfig> config = repository_.ResolveModelConfig(name); config.ok()) {
+    if (absl::StatusOr<std::string> path = repository_.ModelFilePath(name, *config); path.ok()) {
+      model = *path;
+    }
   }
   return {Identify(model), Identify(repo / name / "config.yaml")};
 }
@@ -134,17 +131,15 @@ RepositoryReloader::Summary RepositoryReloader::Reload(const std::atomic<bool>* 
   spdlog::info("SIGHUP: re-reading the model repository {} (the main config file is not re-read)",
                repository_.config().server.model_repository);
   // pass 1: the READY models: reload the changed ones, unload the ones gone.
-  std::set<std::string> ready;
   for (const std::shared_ptr<LoadedModel>& model : repository_.Snapshot()) {
     if (stopped()) break;
-    if (model->state() != ModelState::kReady) continue;
-    ready.insert(model->name());
-    ReloadReady(model, summary);
+    if (model->state() == ModelState::kReady) ReloadReady(model, summary);
   }
-  // pass 2: the start-up models not READY: the new ones, the failed ones changed since.
+  // pass 2: the start-up models not READY (LoadStartupModel skips the others): the new ones,
+  // the failed ones changed since.
   for (const std::string& name : repository_.StartupModels()) {
     if (stopped()) break;
-    if (ready.count(name) == 0) LoadStartupModel(name, summary);
+    LoadStartupModel(name, summary);
   }
   summary.interrupted = stopped();
   spdlog::info("{}", summary.ToString());
