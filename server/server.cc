@@ -15,13 +15,13 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "server/admin_auth.h"
 #include "server/admin_service.h"
+#include "server/config_values.h"
 #include "server/metrics.h"
 #include "server/version.h"
 
@@ -97,22 +97,14 @@ void ConfigureBuilder(grpc::ServerBuilder& builder) {
 // reports those). gRPC binds every address a name resolves to and serves when only some bind
 // (localhost:P where 127.0.0.1:P is taken gets only [::1]:P), so this checks them one by one.
 absl::Status CheckPortFree(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  int port = 0;
-  if (absl::StartsWith(address, "unix:") || colon == std::string::npos ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port == 0) {
-    return absl::OkStatus();
-  }
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
+  absl::StatusOr<Address> parsed = ParseAddress(address, /*allow_unix=*/true);
+  if (!parsed.ok() || parsed->is_unix || parsed->port == 0) return absl::OkStatus();
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found) != 0) {
+  const std::string service = std::to_string(parsed->port);
+  if (getaddrinfo(parsed->host.c_str(), service.c_str(), &hints, &found) != 0) {
     return absl::OkStatus();
   }
   bool in_use = false;
