@@ -38,22 +38,29 @@ absl::StatusOr<std::shared_ptr<LoadedModel>> FindModel(ModelRepository& repo,
   return model;
 }
 
-// Whether this call may load / unload: model control enabled, the admin token when one is
-// configured. Checked before the name, so a caller without access learns nothing from it.
-absl::Status AuthorizeModelControl(const ServerConfig& server,
-                                   const grpc::CallbackServerContext& context) {
+// Whether this call may `method` (RepositoryModelLoad / Unload) the model `name`: model control
+// enabled, the admin token when one is configured (a refusal is logged), then a valid name:
+// checked after access, so a caller without access learns nothing from it.
+absl::Status CheckModelControl(absl::string_view method, const ServerConfig& server,
+                               const grpc::CallbackServerContext& context,
+                               const std::string& name) {
+  absl::Status access = absl::OkStatus();
   if (server.model_control != ModelControl::kExplicit) {
-    return absl::FailedPreconditionError(
+    access = absl::FailedPreconditionError(
         "model control is disabled (server.model_control: none): the models are those of the "
         "config and the repository at start-up; set server.model_control: explicit to load and "
         "unload models at run time");
-  }
-  absl::Status auth = AdminAuth(server.admin_token).Authorize(context.client_metadata());
-  if (!auth.ok()) {
-    return absl::UnauthenticatedError(
+  } else if (absl::Status auth = AdminAuth(server.admin_token).Authorize(context.client_metadata());
+             !auth.ok()) {
+    access = absl::UnauthenticatedError(
         absl::StrCat("explicit model control requires the admin token: ", auth.message()));
   }
-  return absl::OkStatus();
+  if (!access.ok()) {
+    spdlog::warn("{} refused from {}: {}", std::string(method), context.peer(),
+                 std::string(access.message()));
+    return access;
+  }
+  return ValidateModelName(name);
 }
 
 void FillTensors(
@@ -171,13 +178,9 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
     grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
     inference::RepositoryModelLoadResponse*) {
-  const ServerConfig& server = repository_.config().server;
-  if (absl::Status s = AuthorizeModelControl(server, *context); !s.ok()) {
-    spdlog::warn("RepositoryModelLoad refused from {}: {}", context->peer(),
-                 std::string(s.message()));
-    return Done(context, s);
-  }
-  if (absl::Status s = ValidateModelName(request->model_name()); !s.ok()) {
+  if (absl::Status s = CheckModelControl("RepositoryModelLoad", repository_.config().server,
+                                         *context, request->model_name());
+      !s.ok()) {
     return Done(context, s);
   }
   if (!request->parameters().empty()) {
@@ -195,13 +198,9 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
     inference::RepositoryModelUnloadResponse*) {
-  const ServerConfig& server = repository_.config().server;
-  if (absl::Status s = AuthorizeModelControl(server, *context); !s.ok()) {
-    spdlog::warn("RepositoryModelUnload refused from {}: {}", context->peer(),
-                 std::string(s.message()));
-    return Done(context, s);
-  }
-  if (absl::Status s = ValidateModelName(request->model_name()); !s.ok()) {
+  if (absl::Status s = CheckModelControl("RepositoryModelUnload", repository_.config().server,
+                                         *context, request->model_name());
+      !s.ok()) {
     return Done(context, s);
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
