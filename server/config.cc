@@ -43,7 +43,15 @@ const char* LogLevelName(LogLevel level) {
 const char* WhenBusyName(WhenBusy when) { return when == WhenBusy::kWait ? "wait" : "fail_fast"; }
 
 const char* ModelControlName(ModelControl control) {
-  return control == ModelControl::kExplicit ? "explicit" : "none";
+  switch (control) {
+    case ModelControl::kExplicit:
+      return "explicit";
+    case ModelControl::kPoll:
+      return "poll";
+    case ModelControl::kNone:
+      break;
+  }
+  return "none";
 }
 
 std::optional<uint64_t> ResourceLimits::DefaultHostMemory() {
@@ -110,9 +118,10 @@ struct Environment {
 // server:
 
 constexpr absl::string_view kServerKeys[] = {
-    "grpc_address", "admin_address",   "metrics_address",  "tls",           "max_message_bytes",
-    "admin_token",  "admin_token_env", "model_repository", "drain_timeout", "log_level",
-    "log_json",     "load_all_models", "model_control",    "limits"};
+    "http_address",  "grpc_address",   "admin_address",   "metrics_address",
+    "tls",           "max_message_bytes", "admin_token",  "admin_token_env",
+    "model_repository", "drain_timeout", "log_level",     "log_json",
+    "load_all_models", "model_control", "repository_poll_interval", "limits"};
 constexpr absl::string_view kTlsKeys[] = {"cert_file", "key_file"};
 constexpr absl::string_view kLimitsKeys[] = {"max_loaded_models", "host_memory"};
 
@@ -129,7 +138,8 @@ std::string Resolve(const Environment& env, const std::string& path) {
 // The lines of the server keys that checks across keys point at; 0: not written.
 struct ServerLines {
   int server = 1;  // the `server:` key (line 1 when absent)
-  int grpc = 0, admin = 0, metrics = 0, tls = 0, token = 0, token_env = 0, repository = 0;
+  int http = 0, grpc = 0, admin = 0, metrics = 0, tls = 0, token = 0, token_env = 0;
+  int repository = 0;
   int model_control = 0;
 };
 
@@ -155,14 +165,23 @@ absl::Status ReadLimits(const Reader& r, const Field& f, ResourceLimits* out) {
   return absl::OkStatus();
 }
 
-// server.grpc_address, admin_address or metrics_address.
+// server.http_address, grpc_address, admin_address or metrics_address.
 absl::Status ReadAddress(const Reader& r, const Field& f, ServerLines* lines, ServerConfig* out) {
   INFERD_ASSIGN_OR_RETURN(
       std::string address,
       ReadScalar(r, f.value, f.line, f.path, "host:port (quote an IPv6 address: \"[::]:8001\")"));
-  absl::StatusOr<Address> parsed = ParseAddress(address, f.key != "metrics_address");
+  if (f.key == "http_address" && address == "none") {
+    out->http_address.clear();
+    lines->http = f.line;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Address> parsed =
+      ParseAddress(address, f.key == "grpc_address" || f.key == "admin_address");
   if (!parsed.ok()) return r.Error(f.line, f.path, parsed.status().message());
-  if (f.key == "grpc_address") {
+  if (f.key == "http_address") {
+    out->http_address = address;
+    lines->http = f.line;
+  } else if (f.key == "grpc_address") {
     out->grpc_address = address;
     lines->grpc = f.line;
   } else if (f.key == "admin_address") {
@@ -197,7 +216,8 @@ absl::Status ReadServer(const Reader& r, const YAML::Node& node, ServerLines* li
   INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
                           ReadMap(r, node, lines->server, "server", kServerKeys));
   for (const Field& f : fields) {
-    if (f.key == "grpc_address" || f.key == "admin_address" || f.key == "metrics_address") {
+    if (f.key == "http_address" || f.key == "grpc_address" || f.key == "admin_address" ||
+        f.key == "metrics_address") {
       INFERD_RETURN_IF_ERROR(ReadAddress(r, f, lines, out));
     } else if (f.key == "tls") {
       lines->tls = f.line;
@@ -251,7 +271,19 @@ absl::Status ReadServer(const Reader& r, const YAML::Node& node, ServerLines* li
       INFERD_ASSIGN_OR_RETURN(
           out->model_control,
           ReadEnum<ModelControl>(
-              r, f, {{"none", ModelControl::kNone}, {"explicit", ModelControl::kExplicit}}));
+              r, f,
+              {{"none", ModelControl::kNone},
+               {"explicit", ModelControl::kExplicit},
+               {"poll", ModelControl::kPoll}}));
+    } else if (f.key == "repository_poll_interval") {
+      INFERD_ASSIGN_OR_RETURN(std::string text,
+                              ReadScalar(r, f.value, f.line, f.path, "a duration such as 15s"));
+      absl::StatusOr<absl::Duration> d = ParseDuration(text);
+      if (!d.ok()) return r.Error(f.line, f.path, d.status().message());
+      if (*d < absl::Milliseconds(100)) {
+        return r.Error(f.line, f.path, absl::StrCat("at least 100ms, got ", Got(f.value)));
+      }
+      out->repository_poll_interval = *d;
     } else if (f.key == "limits") {
       INFERD_RETURN_IF_ERROR(ReadLimits(r, f, &out->limits));
     }
@@ -278,27 +310,35 @@ absl::Status CheckServer(const Reader& r, const ServerLines& lines, const Server
                                 "it to 127.0.0.1)"));
   }
   // Loading a model reads files and takes memory: over the network, only with a token.
-  const absl::StatusOr<Address> grpc = ParseAddress(server.grpc_address, true);
-  if (server.model_control == ModelControl::kExplicit && !IsLoopback(*grpc) && lines.token == 0 &&
-      lines.token_env == 0) {
-    return r.Error(lines.model_control, "server.model_control",
-                   absl::StrCat("explicit model control on the non-loopback grpc_address '",
-                                server.grpc_address,
-                                "' requires a bearer token: set server.admin_token or "
-                                "server.admin_token_env (RepositoryModelLoad/Unload must then "
-                                "carry it), or bind grpc_address to 127.0.0.1"));
+  for (const auto& [key, address] : {std::pair<const char*, const std::string*>{
+                                          "grpc_address", &server.grpc_address},
+                                      {"http_address", &server.http_address}}) {
+    if (address->empty()) continue;
+    const absl::StatusOr<Address> parsed = ParseAddress(*address, true);
+    if (server.model_control == ModelControl::kExplicit && !IsLoopback(*parsed) &&
+        lines.token == 0 && lines.token_env == 0) {
+      return r.Error(lines.model_control, "server.model_control",
+                     absl::StrCat("explicit model control on the non-loopback ", key, " '",
+                                  *address,
+                                  "' requires a bearer token: set server.admin_token or "
+                                  "server.admin_token_env (model load/unload calls must then "
+                                  "carry it), or bind ", key, " to 127.0.0.1"));
+    }
   }
-  // The three listeners must not collide (port 0, "pick a free port", excepted).
+  // The listeners must not collide (port 0, "pick a free port", excepted).
   struct Listener {
     const char* key;
     const std::string* address;
     int line;
   };
-  const Listener listeners[] = {{"grpc_address", &server.grpc_address, lines.grpc},
-                                {"admin_address", &server.admin_address, lines.admin},
-                                {"metrics_address", &server.metrics_address, lines.metrics}};
-  for (int i = 0; i < 3; ++i) {
+  const Listener listeners[] = {{"http_address", &server.http_address, lines.http},
+                                {"grpc_address", &server.grpc_address, lines.grpc},
+                                {"metrics_address", &server.metrics_address, lines.metrics},
+                                {"admin_address", &server.admin_address, lines.admin}};
+  for (int i = 0; i < 4; ++i) {
+    if (listeners[i].address->empty()) continue;  // http_address: none
     for (int j = 0; j < i; ++j) {
+      if (listeners[j].address->empty()) continue;
       const Address a = *ParseAddress(*listeners[i].address, true);
       const Address b = *ParseAddress(*listeners[j].address, true);
       const bool clash = a.is_unix ? *listeners[i].address == *listeners[j].address

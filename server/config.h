@@ -8,10 +8,11 @@
 //
 // The file (server/testdata/inferd.yaml is the documented example, with every key):
 //
-//   server:
+//   server:                          # the ports are Triton's: HTTP 8000, gRPC 8001, metrics 8002
+//     http_address: 0.0.0.0:8000       # KServe v2 HTTP/REST; default 127.0.0.1:8000; none: off
 //     grpc_address: 0.0.0.0:8001       # KServe v2 gRPC; default 127.0.0.1:8001
-//     admin_address: 0.0.0.0:8002      # admin API; default 127.0.0.1:8002
-//     metrics_address: 0.0.0.0:8003    # Prometheus HTTP; default 127.0.0.1:8003
+//     metrics_address: 0.0.0.0:8002    # Prometheus HTTP; default 127.0.0.1:8002
+//     admin_address: 0.0.0.0:8003      # admin API; default 127.0.0.1:8003
 //     admin_token_env: INFERD_ADMIN_TOKEN   # or admin_token: "<token>"; not both
 //     tls: {cert_file: tls/server.crt, key_file: tls/server.key}   # optional; both or neither
 //     max_message_bytes: 64MiB         # default 256MiB; at most 2147483647 (gRPC's limit)
@@ -20,7 +21,9 @@
 //     log_level: info                  # trace | debug | info (default) | warn | error
 //     log_json: true                   # default false
 //     load_all_models: true            # default true: load every model of the repository
-//     model_control: explicit          # none (default) | explicit: RepositoryModelLoad/Unload
+//     model_control: explicit          # none (default) | explicit: RepositoryModelLoad/Unload |
+//                                      # poll: re-read the repository every poll interval
+//     repository_poll_interval: 30s    # model_control: poll only; default 15s
 //     limits:
 //       max_loaded_models: 32          # default 256; at most 4096
 //       host_memory: 48GiB             # weights + arenas of all loaded models on host devices;
@@ -45,6 +48,14 @@
 //       retention_caps:                # device -> arena -> cap; unset or `unbounded`: no cap
 //         cpu:0: {execution: 512MiB, io: 1GiB}
 //       enable_fusions: true           # default true
+//       max_batch_size: 8              # default 0: no batch dimension (Triton's meaning)
+//       dynamic_batching:              # gather requests into one run; needs max_batch_size > 0
+//         preferred_batch_sizes: [4, 8]    # default: none (run what is there, up to the max)
+//         max_queue_delay: 500us       # how long the first request waits for others; default 0
+//         default_queue_timeout: 10ms  # a request queued longer is rejected; default: none
+//
+// A model folder may instead hold Triton's config.pbtxt (server/triton_config.h), read into
+// the same ModelConfig; a config.yaml beside it adds inferd's own settings.
 //
 // Values:
 // - Byte sizes: a plain integer, or a number and a unit, case-sensitive: B, KiB, MiB, GiB, TiB
@@ -54,6 +65,7 @@
 // - Devices: `cpu` (read as `cpu:0`), `cpu:N`, `cuda:N`. Only the syntax is checked here; that
 //   the device exists is checked when the model loads.
 // - Booleans: true or false.
+// - Addresses: host:port, or `none` for http_address (no HTTP listener).
 //
 // Names: a model name is 1 to 128 characters of letters, digits, '_', '-' and '.', not starting
 // with '.' (so never a path, never '.' or '..'). The same rule (ValidateModelName) applies to the
@@ -84,7 +96,7 @@
 //   loopback is 127.0.0.0/8, ::1, localhost, or a unix: socket.
 // - tls takes both cert_file and key_file; partition takes name_rules or annotation_rules, not
 //   both; model names are unique; an input is in fixed_input_shapes or max_input_shapes, not both;
-//   the three addresses differ (port 0, "pick a free port", excepted). Quote IPv6 addresses
+//   the four addresses differ (port 0, "pick a free port", excepted). Quote IPv6 addresses
 //   ("[::1]:8001"): unquoted, YAML reads a bracket as a list.
 //
 // Paths: a model's folder is <model_repository>/<name>: a name cannot leave the repository. The
@@ -127,7 +139,7 @@ namespace inferd::server {
 
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
 enum class WhenBusy { kWait, kFailFast };
-enum class ModelControl { kNone, kExplicit };
+enum class ModelControl { kNone, kExplicit, kPoll };
 
 // The bounds of the config's counts (see "Bounds" above).
 inline constexpr int kMaxModelNameLength = 128;
@@ -161,9 +173,10 @@ struct ResourceLimits {
 };
 
 struct ServerConfig {
+  std::string http_address = "127.0.0.1:8000";  // empty: no HTTP listener (`none` in the file)
   std::string grpc_address = "127.0.0.1:8001";
-  std::string admin_address = "127.0.0.1:8002";
-  std::string metrics_address = "127.0.0.1:8003";
+  std::string metrics_address = "127.0.0.1:8002";
+  std::string admin_address = "127.0.0.1:8003";
   std::optional<TlsConfig> tls;
   uint64_t max_message_bytes = uint64_t{256} << 20;
   // The bearer token the admin API requires; empty: none (only allowed on loopback). From
@@ -176,6 +189,7 @@ struct ServerConfig {
   bool log_json = false;
   bool load_all_models = true;
   ModelControl model_control = ModelControl::kNone;
+  absl::Duration repository_poll_interval = absl::Seconds(15);  // model_control: poll
   ResourceLimits limits;
 };
 
@@ -195,6 +209,26 @@ struct PartitionConfig {
 struct RetentionCaps {
   std::optional<uint64_t> execution_bytes;  // nullopt: unbounded
   std::optional<uint64_t> io_bytes;
+};
+
+// What happens to a request that waits in the batching queue too long (Triton's
+// ModelQueuePolicy).
+struct QueuePolicy {
+  absl::Duration default_timeout = absl::ZeroDuration();  // zero: no timeout
+  bool reject_on_timeout = true;                          // false: Triton's DELAY
+  bool allow_timeout_override = false;  // a request's `timeout` parameter may shorten it
+  int max_queue_size = 0;               // 0: the model's queue_length
+};
+
+// Requests gathered into one run (Triton's dynamic_batching). Needs max_batch_size > 0.
+struct DynamicBatching {
+  std::vector<int> preferred_batch_sizes;  // ascending; empty: up to max_batch_size
+  absl::Duration max_queue_delay = absl::ZeroDuration();
+  bool preserve_ordering = false;
+  int priority_levels = 0;  // 0: one level; else requests carry `priority` 1..levels
+  int default_priority_level = 0;
+  QueuePolicy default_queue_policy;
+  std::map<int, QueuePolicy> priority_queue_policy;  // by priority level
 };
 
 struct ModelConfig {
@@ -258,7 +292,7 @@ absl::Status ValidateModelName(absl::string_view name);
 absl::Status ValidateAdminToken(absl::string_view token);
 
 const char* LogLevelName(LogLevel level);            // "trace", ..., "error"
-const char* ModelControlName(ModelControl control);  // "none", "explicit"
+const char* ModelControlName(ModelControl control);  // "none", "explicit", "poll"
 const char* WhenBusyName(WhenBusy when);             // "wait", "fail_fast"
 
 }  // namespace inferd::server

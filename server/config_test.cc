@@ -116,9 +116,12 @@ TEST(ConfigTest, FullExampleParses) {
 
 TEST(ConfigTest, Defaults) {
   const std::shared_ptr<const Config> c = MustParse("server:\n  model_repository: /srv/models\n");
+  // Triton's ports: HTTP 8000, gRPC 8001, metrics 8002; the admin API beside them.
+  EXPECT_EQ(c->server.http_address, "127.0.0.1:8000");
   EXPECT_EQ(c->server.grpc_address, "127.0.0.1:8001");
-  EXPECT_EQ(c->server.admin_address, "127.0.0.1:8002");
-  EXPECT_EQ(c->server.metrics_address, "127.0.0.1:8003");
+  EXPECT_EQ(c->server.metrics_address, "127.0.0.1:8002");
+  EXPECT_EQ(c->server.admin_address, "127.0.0.1:8003");
+  EXPECT_EQ(c->server.repository_poll_interval, absl::Seconds(15));
   EXPECT_FALSE(c->server.tls.has_value());
   EXPECT_EQ(c->server.max_message_bytes, 256 * kMiB);
   EXPECT_EQ(c->server.admin_token, "");
@@ -180,8 +183,16 @@ TEST(ConfigErrorTest, ServerRules) {
             "inferd.yaml:3: server.metrics_address: expected host:port such as 127.0.0.1:8001 "
             "or [::1]:8001, got '0.0.0.0:70000'");
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  grpc_address: 0.0.0.0:8003\n"),
-            "inferd.yaml:1: server.metrics_address: '127.0.0.1:8003' collides with "
+            "inferd.yaml:1: server.admin_address: '127.0.0.1:8003' collides with "
             "server.grpc_address ('0.0.0.0:8003')");
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  http_address: 127.0.0.1:8001\n"),
+            "inferd.yaml:1: server.grpc_address: '127.0.0.1:8001' collides with "
+            "server.http_address ('127.0.0.1:8001')");
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  http_address: none\n"
+                    "  grpc_address: 127.0.0.1:8000\n"),
+            "");
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  repository_poll_interval: 1ms\n"),
+            "inferd.yaml:3: server.repository_poll_interval: at least 100ms, got '1ms'");
   // Port 0 ("pick a free port") never collides.
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  grpc_address: 127.0.0.1:0\n"
                     "  admin_address: 127.0.0.1:0\n  metrics_address: 127.0.0.1:0\n"),
@@ -191,7 +202,7 @@ TEST(ConfigErrorTest, ServerRules) {
 }
 
 TEST(ConfigAdminTokenTest, LoopbackNeedsNoToken) {
-  for (const char* address : {"127.0.0.1:8002", "127.1.2.3:9", "localhost:8002", "\"[::1]:8002\"",
+  for (const char* address : {"127.0.0.1:8003", "127.1.2.3:9", "localhost:8003", "\"[::1]:8003\"",
                               "unix:/run/inferd/admin.sock"}) {
     EXPECT_EQ(
         ErrorOf(absl::StrCat("server:\n  model_repository: m\n  admin_address: ", address, "\n")),
@@ -217,9 +228,9 @@ TEST(ConfigAdminTokenTest, OtherHostsNeedAToken) {
             "inferd.yaml:3: server.admin_address: expected host:port (quote an IPv6 address: "
             "\"[::]:8001\"), got a list");
   const std::shared_ptr<const Config> c = MustParse(
-      "server:\n  model_repository: m\n  admin_address: 0.0.0.0:8002\n  admin_token: s3cret\n");
+      "server:\n  model_repository: m\n  admin_address: 0.0.0.0:8003\n  admin_token: s3cret\n");
   EXPECT_EQ(c->server.admin_token, "s3cret");
-  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_address: 0.0.0.0:8002\n"
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_address: 0.0.0.0:8003\n"
                     "  admin_token_env: INFERD_TOKEN\n"),
             "");  // resolved (and checked) by LoadConfig
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  admin_token: a\n  admin_token_env: B\n"),
@@ -251,8 +262,12 @@ TEST(ConfigModelControlTest, DefaultIsNoneAndExplicitIsOneLineAway) {
   EXPECT_EQ(MustParse("server:\n  model_repository: m\n  model_control: explicit\n")
                 ->server.model_control,
             ModelControl::kExplicit);
-  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  model_control: poll\n"),
-            "inferd.yaml:3: server.model_control: expected one of none, explicit; got 'poll'");
+  EXPECT_EQ(MustParse("server:\n  model_repository: m\n  model_control: poll\n")
+                ->server.model_control,
+            ModelControl::kPoll);
+  EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  model_control: auto\n"),
+            "inferd.yaml:3: server.model_control: expected one of none, explicit, poll; got "
+            "'auto'");
 }
 
 TEST(ConfigModelControlTest, ExplicitOnANonLoopbackGrpcAddressNeedsAToken) {
@@ -260,7 +275,7 @@ TEST(ConfigModelControlTest, ExplicitOnANonLoopbackGrpcAddressNeedsAToken) {
                     "  model_control: explicit\n"),
             "inferd.yaml:4: server.model_control: explicit model control on the non-loopback "
             "grpc_address '0.0.0.0:8001' requires a bearer token: set server.admin_token or "
-            "server.admin_token_env (RepositoryModelLoad/Unload must then carry it), or bind "
+            "server.admin_token_env (model load/unload calls must then carry it), or bind "
             "grpc_address to 127.0.0.1");
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  grpc_address: 0.0.0.0:8001\n"
                     "  model_control: explicit\n  admin_token: s3cret\n"),
@@ -337,7 +352,7 @@ TEST_F(LoadConfigTest, ResolvesPathsAndTokenFromEnvironment) {
   Write("server.crt", "cert");
   Write("server.key", "key");
   const std::string path = Write("inferd.yaml", R"y(server:
-  admin_address: 0.0.0.0:8002
+  admin_address: 0.0.0.0:8003
   admin_token_env: INFERD_TEST_ADMIN_TOKEN
   model_repository: models
   tls: {cert_file: server.crt, key_file: server.key}
@@ -358,7 +373,7 @@ models:
 
 TEST_F(LoadConfigTest, UnsetOrEmptyTokenVariableIsAnError) {
   const std::string path = Write("inferd.yaml", R"y(server:
-  admin_address: 0.0.0.0:8002
+  admin_address: 0.0.0.0:8003
   admin_token_env: INFERD_TEST_ADMIN_TOKEN
   model_repository: models
 )y");

@@ -567,6 +567,26 @@ std::shared_ptr<LoadedModel> ModelRepository::Find(absl::string_view name) const
   return it == models_.end() ? nullptr : it->second;
 }
 
+absl::StatusOr<LoadedModel::Ref> ModelRepository::AcquireForInference(absl::string_view name,
+                                                                      absl::string_view version,
+                                                                      ModelStats** stats) const {
+  *stats = nullptr;
+  std::shared_ptr<LoadedModel> model = Find(name);
+  if (model == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& m : Snapshot()) names.push_back(m->name());
+    return absl::NotFoundError(absl::StrCat("unknown model ", QuoteForMessage(name),
+                                            "; the repository has: ", absl::StrJoin(names, ", ")));
+  }
+  *stats = &model->stats();
+  if (!version.empty() && version != model->version()) {
+    return absl::NotFoundError(absl::StrCat("model '", model->name(), "' has no version ",
+                                            QuoteForMessage(version), "; it has version '",
+                                            model->version(), "'"));
+  }
+  return model->Acquire();
+}
+
 std::vector<std::shared_ptr<LoadedModel>> ModelRepository::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::shared_ptr<LoadedModel>> out;

@@ -168,6 +168,13 @@ class ModelRepository {
 
   // The model's current entry (any state), or null.
   std::shared_ptr<LoadedModel> Find(absl::string_view name) const;
+  // The model version a request names, held for one inference: NOT_FOUND for an unknown model
+  // (listing the known ones) or version, UNAVAILABLE when it is not READY. `version` empty: the
+  // version the server chooses. `*stats` is set to the model's statistics whenever the model is
+  // known (to count the refusal), else null.
+  absl::StatusOr<LoadedModel::Ref> AcquireForInference(absl::string_view name,
+                                                       absl::string_view version,
+                                                       ModelStats** stats) const;
   // Every model loaded or tried, by name (the entry the repository holds now), less those
   // unloaded after leaving the repository and the config.
   std::vector<std::shared_ptr<LoadedModel>> Snapshot() const;

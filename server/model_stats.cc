@@ -1,5 +1,7 @@
 #include "server/model_stats.h"
 
+#include <algorithm>
+
 namespace inferd::server {
 
 void LatencyHistogram::Record(absl::Duration d) {
@@ -19,6 +21,32 @@ LatencyHistogram::Snapshot LatencyHistogram::Read() const {
   s.count = count_.load(std::memory_order_relaxed);
   s.sum_seconds = static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) * 1e-9;
   return s;
+}
+
+namespace {
+uint64_t Nanos(absl::Duration d) {
+  return static_cast<uint64_t>(std::max<int64_t>(0, absl::ToInt64Nanoseconds(d)));
+}
+}  // namespace
+
+void DurationStat::Add(absl::Duration d, uint64_t n) {
+  count.fetch_add(n, std::memory_order_relaxed);
+  ns.fetch_add(Nanos(d), std::memory_order_relaxed);
+}
+
+void BatchStats::Record(int batch_size, absl::Duration compute_input, absl::Duration compute_infer,
+                        absl::Duration compute_output) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry& e = by_size_[batch_size];
+  ++e.runs;
+  e.compute_input_ns += Nanos(compute_input);
+  e.compute_infer_ns += Nanos(compute_infer);
+  e.compute_output_ns += Nanos(compute_output);
+}
+
+std::map<int, BatchStats::Entry> BatchStats::Read() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return by_size_;
 }
 
 }  // namespace inferd::server

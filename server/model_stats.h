@@ -12,6 +12,8 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -41,6 +43,32 @@ class LatencyHistogram {
   std::atomic<uint64_t> sum_ns_{0};
 };
 
+// A count and the total time it took (Triton's StatisticDuration).
+struct DurationStat {
+  std::atomic<uint64_t> count{0};
+  std::atomic<uint64_t> ns{0};
+  void Add(absl::Duration d, uint64_t n = 1);
+};
+
+// Model runs by batch size (Triton's InferBatchStatistics), for ModelStatistics and the batch
+// size histogram of the metrics. Bounded by max_batch_size distinct sizes.
+class BatchStats {
+ public:
+  struct Entry {
+    uint64_t runs = 0;
+    uint64_t compute_input_ns = 0;
+    uint64_t compute_infer_ns = 0;
+    uint64_t compute_output_ns = 0;
+  };
+  void Record(int batch_size, absl::Duration compute_input, absl::Duration compute_infer,
+              absl::Duration compute_output);
+  std::map<int, Entry> Read() const;  // by batch size
+
+ private:
+  mutable std::mutex mu_;
+  std::map<int, Entry> by_size_;  // protected by mu_
+};
+
 struct ModelStats {
   static constexpr int kNumCodes = 17;  // gRPC / absl status codes 0 (OK) .. 16
 
@@ -63,6 +91,19 @@ struct ModelStats {
   LatencyHistogram compute;    // Session::Run
   LatencyHistogram serialize;  // response written -> last output lease returned by gRPC
   LatencyHistogram request;    // request received -> response handed to gRPC
+
+  // Triton's ModelStatistics. success / fail: requests that reached the model (a bound request,
+  // queued), by outcome, with their whole time; queue and compute_*: successful requests only.
+  DurationStat success;
+  DurationStat fail;
+  DurationStat queue_ok;
+  DurationStat compute_input;   // binding / staging the inputs (and a batch's gather)
+  DurationStat compute_infer;   // Session::Run (a batch's share: the whole run, per request)
+  DurationStat compute_output;  // exporting the outputs as leases (and a batch's split)
+  std::atomic<uint64_t> executions{0};       // model runs; one run may serve a batch
+  std::atomic<uint64_t> inference_count{0};  // batch elements run successfully
+  std::atomic<uint64_t> last_inference_ms{0};  // ms since the epoch of the last success; 0: none
+  BatchStats batches;
 
   void CountRequest(absl::StatusCode code) {
     const int c = static_cast<int>(code);

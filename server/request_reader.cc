@@ -348,6 +348,22 @@ absl::StatusOr<std::unique_ptr<InferRequest>> InferRequest::Parse(const grpc::By
   return req;
 }
 
+std::unique_ptr<InferRequest> InferRequest::FromParts(inference::ModelInferRequest header,
+                                                      std::vector<absl::Span<const uint8_t>> raw,
+                                                      std::shared_ptr<const void> keepalive) {
+  std::unique_ptr<InferRequest> req(new InferRequest());
+  req->header_ = std::move(header);
+  req->keepalive_ = std::move(keepalive);
+  req->raw_.reserve(raw.size());
+  for (absl::Span<const uint8_t> bytes : raw) {
+    RawEntry entry;
+    entry.pieces.push_back({bytes.data(), bytes.size()});
+    entry.size = bytes.size();
+    req->raw_.push_back(std::move(entry));
+  }
+  return req;
+}
+
 absl::StatusOr<void*> InferRequest::Stage(size_t bytes, memory::IOArena& staging) {
   absl::StatusOr<memory::AllocationHandle> h = staging.Allocate(bytes);
   if (!h.ok()) return h.status();

@@ -50,6 +50,14 @@ class InferRequest {
   // INVALID_ARGUMENT for bytes that are not a ModelInferRequest.
   static absl::StatusOr<std::unique_ptr<InferRequest>> Parse(const grpc::ByteBuffer& buffer);
 
+  // A request another transport has already split (HTTP: the JSON header, and the binary
+  // tensor data of its body): `raw` holds one view per input when the inputs travel as raw bytes
+  // (else empty, and the header's typed contents are used). The views must stay valid while
+  // `keepalive` lives; the request holds it for its whole life.
+  static std::unique_ptr<InferRequest> FromParts(inference::ModelInferRequest header,
+                                                 std::vector<absl::Span<const uint8_t>> raw,
+                                                 std::shared_ptr<const void> keepalive);
+
   InferRequest(const InferRequest&) = delete;
   InferRequest& operator=(const InferRequest&) = delete;
   ~InferRequest();
@@ -92,6 +100,7 @@ class InferRequest {
   absl::StatusOr<void*> Stage(size_t bytes, memory::IOArena& staging);
 
   std::vector<grpc::Slice> slices_;  // keeps the received bytes alive
+  std::shared_ptr<const void> keepalive_;  // FromParts: keeps the transport's bytes alive
   inference::ModelInferRequest header_;
   std::vector<RawEntry> raw_;
   std::vector<memory::AllocationHandle> staged_;

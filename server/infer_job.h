@@ -1,0 +1,121 @@
+// The inference path every transport shares (gRPC's ModelInfer, HTTP's /infer), from a parsed
+// InferRequest to leased outputs handed back to the transport:
+//
+//   transport thread: InferRequest (gRPC: Parse; HTTP: FromParts) + an InferResponder
+//                     -> SubmitInfer: the model (AcquireForInference: name, version, READY)
+//                     -> Bind (validate, borrow / stage) -> the model's ModelWorker::Submit
+//   worker thread:    InferJob::Run: dropped if cancelled / past its deadline, else
+//                     RunAndLease (Session::Run, outputs exported as IOLeases)
+//                     -> InferJob::Complete -> InferResponder::Respond
+//
+// A transport implements InferResponder: how to tell a cancelled call, the call's deadline, and
+// how to send the result (the gRPC one writes the zero-copy ByteBuffer of response_writer.h; the
+// HTTP one JSON or binary tensor data from the same leases). Every request is answered exactly
+// once through Respond, also when it fails before reaching a worker.
+//
+// Statistics: SubmitInfer and InferJob count every request's status code, borrowed / staged
+// input bytes and queue / compute / request latency in the model's ModelStats; the transport
+// calls InferResult::on_released when it has finished with the output bytes (the serialize
+// latency).
+//
+// Thread-safe.
+#ifndef INFERD_SERVER_INFER_JOB_H_
+#define INFERD_SERVER_INFER_JOB_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "engine/session.h"
+#include "proto/inference.pb.h"
+#include "server/model_repository.h"
+#include "server/model_worker.h"
+#include "server/request_reader.h"
+#include "server/response_writer.h"
+
+namespace inferd::server {
+
+// What a successful request produced.
+struct InferResult {
+  // model_name, model_version, id (and parameters); no outputs.
+  inference::ModelInferResponse header;
+  std::vector<LeasedOutput> outputs;
+  // Call once when the last output byte has been sent (or dropped); may be null.
+  std::function<void()> on_released;
+};
+
+// One transport's side of a request.
+class InferResponder {
+ public:
+  virtual ~InferResponder() = default;
+  // Polled before the model runs and during the run.
+  virtual bool Cancelled() const { return false; }
+  virtual absl::Time deadline() const { return absl::InfiniteFuture(); }
+  // Called exactly once: OK with the result, or the error (result empty).
+  virtual void Respond(const absl::Status& status, InferResult result) = 0;
+};
+
+// Runs `request` on the model it names. Answers through `responder`, at once when the request
+// cannot be queued (unknown model or version, not READY, a bad request, a full queue).
+void SubmitInfer(ModelRepository& repository, std::unique_ptr<InferRequest> request,
+                 std::unique_ptr<InferResponder> responder, absl::Time received);
+
+// Runs the session on `inputs` and exports every output from the IOArena it lives in as an
+// IOLease (no copy).
+absl::StatusOr<std::vector<LeasedOutput>> RunAndLease(engine::Session& session,
+                                                      absl::Span<const engine::InputTensor> inputs,
+                                                      const std::vector<std::string>& requested,
+                                                      const engine::RunOptions& options);
+
+// One accepted request in a model's queue. Members are destroyed in reverse order: the request
+// (staging buffers, the transport's bytes) goes before the model Ref.
+class InferJob final : public WorkItem {
+ public:
+  // Where the request's time went (Triton's statistics); a batched run sets them for each of
+  // its requests (compute_infer: the whole run's) before Complete.
+  struct Timings {
+    absl::Duration queue;
+    absl::Duration compute_input;  // Bind (+ a batch's gather)
+    absl::Duration compute_infer;  // Session::Run
+    absl::Duration compute_output;  // exporting the outputs (+ a batch's split)
+  };
+
+  // `compute_input`: how long Bind took.
+  InferJob(LoadedModel::Ref model, std::unique_ptr<InferRequest> request,
+           std::unique_ptr<InferResponder> responder, absl::Time received,
+           absl::Duration compute_input);
+
+  bool Cancelled() const override { return responder_->Cancelled(); }
+  absl::Time deadline() const override { return deadline_; }
+  void Drop(const absl::Status& why) override { Finish(why, {}); }
+  // Runs the model on this request alone, then Complete.
+  void Run(absl::Duration queued) override;
+
+  LoadedModel& model() const { return *model_; }
+  InferRequest& request() const { return *request_; }
+  absl::Time received() const { return received_; }
+  Timings& timings() { return timings_; }
+
+  // Answers with the run's outputs (OK) or its error; counts the request (with timings()).
+  void Complete(absl::StatusOr<std::vector<LeasedOutput>> outputs);
+
+  // Answers with `status` (OK: with `outputs`) and records the request's counters: status
+  // code, latency, and Triton's success (with timings()) or fail.
+  void Finish(const absl::Status& status, std::vector<LeasedOutput> outputs);
+
+ private:
+  LoadedModel::Ref model_;
+  std::unique_ptr<InferRequest> request_;
+  std::unique_ptr<InferResponder> responder_;
+  const absl::Time received_;
+  const absl::Time deadline_;
+  Timings timings_;
+};
+
+}  // namespace inferd::server
+
+#endif  // INFERD_SERVER_INFER_JOB_H_
