@@ -11,9 +11,12 @@ PACKAGES=(
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libabsl-dev
   libonnx-dev libdnnl-dev libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  libmicrohttpd-dev rapidjson-dev
   # test data, tools and peers used by the tests
   libonnx-testdata python3 python3-onnx python3-numpy python3-grpcio python3-protobuf
   python3-grpc-tools prometheus curl procps
+  # the virtualenv of PyPI test tools (below), and perf_analyzer's libb64
+  python3-venv python3-pip libb64-0d
 )
 
 missing=()
@@ -37,4 +40,19 @@ if ! command -v bazel >/dev/null 2>&1; then
   echo "bootstrap: bazel not found on PATH after installing bazel-bootstrap" >&2
   exit 1
 fi
+# PyPI tools for the tests (Triton's client library and perf_analyzer), pinned in
+# deploy/requirements-test.txt, in a virtualenv (Debian's Python is externally managed).
+# Re-made only when the requirements change.
+VENV=/opt/inferd/venv
+REQS="$(dirname "$0")/requirements-test.txt"
+want="$(sha256sum "$REQS" | cut -d' ' -f1)"
+if [ "$(cat "$VENV/.requirements-sha256" 2>/dev/null)" != "$want" ]; then
+  echo "bootstrap: making $VENV from $REQS"
+  rm -rf "$VENV"
+  mkdir -p "$(dirname "$VENV")"
+  /usr/bin/python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQS"
+  echo "$want" >"$VENV/.requirements-sha256"
+fi
+
 echo "bootstrap: ok"
