@@ -245,6 +245,10 @@ struct ModelConfig {
   PartitionConfig partition;
   std::map<std::string, RetentionCaps> retention_caps;  // by normalised device
   bool enable_fusions = true;
+  // Triton's batching contract: 0, the model takes whole tensors; N > 0, every input and
+  // output has a leading batch dimension of at most N.
+  int max_batch_size = 0;
+  std::optional<DynamicBatching> dynamic_batching;
 
   // Where these settings were read ("inferd.yaml:12"; two places, joined by " + ", after a
   // merge), for messages.
