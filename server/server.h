@@ -108,6 +108,8 @@ class InferdServer {
   const std::shared_ptr<const Config> config_;
   std::unique_ptr<engine::KernelRegistry> registry_;
   std::unique_ptr<ModelRepository> repository_;
+  // Client regions (system shared memory); before service_, which points to it.
+  std::unique_ptr<SharedMemoryRegistry> shared_memory_;
   std::unique_ptr<InferenceService> service_;
   std::unique_ptr<RepositoryReloader> reloader_;
   bool interrupted_ = false;
