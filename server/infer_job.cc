@@ -74,12 +74,13 @@ void InferJob::Run(absl::Duration queued) {
   // Session::Run alone; exporting the outputs is Triton's compute_output.
   const absl::Duration compute = absl::Now() - start - exported;
   stats.compute.Record(compute);
-  stats.executions.fetch_add(1, std::memory_order_relaxed);
   request_->ReleaseStaging();
   timings_.queue = queued;
   timings_.compute_infer = compute;
   timings_.compute_output = exported;
   if (outputs.ok()) {
+    // Triton's execution_count: successful runs only.
+    stats.executions.fetch_add(1, std::memory_order_relaxed);
     stats.inferences.fetch_add(1, std::memory_order_relaxed);
     stats.batches.Record(1, timings_.compute_input, compute, exported);
   }
