@@ -89,6 +89,7 @@ def check_config(client):
     assert all(o.data_type == 11 and list(o.dims) == [4, 10] for o in c.output), c.output
     assert len(c.instance_group) == 1 and c.instance_group[0].count >= 1, c.instance_group
     assert c.instance_group[0].kind == 2, c.instance_group  # KIND_CPU
+    assert c.instance_group[0].name == "mlp_0", c.instance_group  # Triton's default name
     assert c.default_model_filename == "model.onnx", c
     # A variable dim is -1, as Triton.
     offset = client.get_model_config("offset").config
