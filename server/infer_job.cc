@@ -69,8 +69,8 @@ void InferJob::Run(absl::Duration queued) {
   options.cancelled = [responder] { return responder->Cancelled(); };
   const absl::Time start = absl::Now();
   absl::Duration exported = absl::ZeroDuration();
-  absl::StatusOr<std::vector<LeasedOutput>> outputs = RunAndLease(
-      session, request_->inputs(), request_->requested_outputs(), options, &exported);
+  absl::StatusOr<std::vector<LeasedOutput>> outputs =
+      RunAndLease(session, request_->inputs(), request_->requested_outputs(), options, &exported);
   // Session::Run alone; exporting the outputs is Triton's compute_output.
   const absl::Duration compute = absl::Now() - start - exported;
   stats.compute.Record(compute);

@@ -77,8 +77,7 @@ void FillTensors(
 
 }  // namespace
 
-InferenceService::InferenceService(ModelRepository& repository,
-                                   SharedMemoryRegistry* shared_memory)
+InferenceService::InferenceService(ModelRepository& repository, SharedMemoryRegistry* shared_memory)
     : repository_(repository), shared_memory_(shared_memory) {}
 
 InferenceService::~InferenceService() {

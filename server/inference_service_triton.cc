@@ -45,8 +45,7 @@ grpc::ServerUnaryReactor* InferenceService::ModelStatistics(
 }
 
 grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryStatus(
-    grpc::CallbackServerContext* context,
-    const inference::SystemSharedMemoryStatusRequest* request,
+    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryStatusRequest* request,
     inference::SystemSharedMemoryStatusResponse* response) {
   if (shared_memory_ == nullptr) return Answer(context, NoSharedMemory());
   absl::StatusOr<std::vector<SharedMemoryRegistry::RegionStatus>> regions =

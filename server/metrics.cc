@@ -168,12 +168,12 @@ struct Families {
 // Triton's names, types and help texts (its docs/user_guide/metrics.md), so that Triton's
 // dashboards and alerts read inferd unchanged. Counters without the _total suffix, as Triton.
 void DeclareTritonFamilies(Builder& b, Families& f) {
-  f.nv_success = b.Family("nv_inference_request_success",
-                          "Number of successful inference requests, all batch sizes",
-                          MetricType::Counter);
-  f.nv_failure = b.Family("nv_inference_request_failure",
-                          "Number of failed inference requests, all batch sizes",
-                          MetricType::Counter);
+  f.nv_success =
+      b.Family("nv_inference_request_success",
+               "Number of successful inference requests, all batch sizes", MetricType::Counter);
+  f.nv_failure =
+      b.Family("nv_inference_request_failure",
+               "Number of failed inference requests, all batch sizes", MetricType::Counter);
   f.nv_count = b.Family("nv_inference_count",
                         "Number of inferences performed (does not include cached requests)",
                         MetricType::Counter);

@@ -34,8 +34,7 @@ absl::StatusOr<uint64_t> UnsignedParam(absl::string_view what, const std::string
   if (p.parameter_choice_case() == inference::InferParameter::kUint64Param) {
     return p.uint64_param();
   }
-  if (p.parameter_choice_case() == inference::InferParameter::kInt64Param &&
-      p.int64_param() >= 0) {
+  if (p.parameter_choice_case() == inference::InferParameter::kInt64Param && p.int64_param() >= 0) {
     return static_cast<uint64_t>(p.int64_param());
   }
   return absl::InvalidArgumentError(
@@ -496,7 +495,8 @@ absl::StatusOr<std::optional<InferRequest::SharedRef>> InferRequest::ParseShared
   ref.region = region->second.string_param();
   auto size = parameters.find(kShmByteSize);
   if (size == parameters.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ", kShmRegion, " needs ", kShmByteSize));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ", kShmRegion, " needs ", kShmByteSize));
   }
   INFERD_ASSIGN_OR_RETURN(ref.byte_size, UnsignedParam(what, kShmByteSize, size->second));
   if (auto offset = parameters.find(kShmOffset); offset != parameters.end()) {
@@ -569,10 +569,10 @@ absl::Status InferRequest::WriteSharedMemoryOutputs(std::vector<LeasedOutput>& o
       if (out.name != s.name) continue;
       const uint64_t n = out.lease.size();
       if (n > s.ref.byte_size) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "output ", QuoteForMessage(out.name), ": ", kShmByteSize, " ", s.ref.byte_size,
-            " of region ", QuoteForMessage(s.ref.region), " is too small for the output's ", n,
-            " bytes"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("output ", QuoteForMessage(out.name), ": ", kShmByteSize, " ",
+                         s.ref.byte_size, " of region ", QuoteForMessage(s.ref.region),
+                         " is too small for the output's ", n, " bytes"));
       }
       // In range: Bind checked [offset, offset + byte_size), and n <= byte_size.
       absl::StatusOr<absl::Span<uint8_t>> dst = s.region->Range(s.ref.offset, n);
@@ -586,10 +586,8 @@ absl::Status InferRequest::WriteSharedMemoryOutputs(std::vector<LeasedOutput>& o
   return absl::OkStatus();
 }
 
-
-absl::Status InferRequest::BindOne(int index, int raw_index, const TensorSpec& spec,
-                                   DataType type, const std::vector<int64_t>& dims,
-                                   memory::IOArena& staging) {
+absl::Status InferRequest::BindOne(int index, int raw_index, const TensorSpec& spec, DataType type,
+                                   const std::vector<int64_t>& dims, memory::IOArena& staging) {
   const auto& in = header_.inputs(index);
   const std::string& name = in.name();
   const engine::Shape shape{absl::MakeConstSpan(dims)};
@@ -602,9 +600,9 @@ absl::Status InferRequest::BindOne(int index, int raw_index, const TensorSpec& s
   if (const std::optional<SharedRef>& shared = shared_inputs_[index]) {
     // pass 0 (shared memory): the region's bytes, in place.
     if (!typed.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name),
-                                                     " has both ", kShmRegion, " and contents.",
-                                                     typed[0], "; send the data in one of them"));
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), " has both ",
+                                                     kShmRegion, " and contents.", typed[0],
+                                                     "; send the data in one of them"));
     }
     INFERD_RETURN_IF_ERROR(BindShared(name, *shared, bytes, tensor, staging));
     inputs_.push_back(std::move(tensor));

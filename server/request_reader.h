@@ -138,8 +138,8 @@ class InferRequest {
   // The shared-memory parameters of a tensor (`what`: "input 'x'"); nullopt without
   // shared_memory_region.
   static absl::StatusOr<std::optional<SharedRef>> ParseShared(
-      const std::string& what, const google::protobuf::Map<std::string, inference::InferParameter>&
-                                   parameters);
+      const std::string& what,
+      const google::protobuf::Map<std::string, inference::InferParameter>& parameters);
   absl::StatusOr<void*> Stage(size_t bytes, memory::IOArena& staging);
 
   std::vector<grpc::Slice> slices_;  // keeps the received bytes alive

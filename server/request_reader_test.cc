@@ -334,7 +334,6 @@ TEST_F(RequestReaderTest, MalformedBytesAreInvalidArgument) {
   }
 }
 
-
 // ---- system shared memory: inputs read in place, outputs written into a region ----
 
 // A shared-memory object under a key unique to this process, registered as `region`.

@@ -137,8 +137,8 @@ TEST_F(ResponseWriterTest, SharedMemoryOutputsCarryParametersAndNoBytes) {
   std::vector<LeasedOutput> all;
   all.push_back(in_shm(Output("probs", 64, 1), "out", 0));
   inference::ModelInferResponse parsed;
-  ASSERT_TRUE(parsed.ParseFromString(testing::Flatten(WriteInferResponse(Header(),
-                                                                         std::move(all)))));
+  ASSERT_TRUE(
+      parsed.ParseFromString(testing::Flatten(WriteInferResponse(Header(), std::move(all)))));
   ASSERT_EQ(parsed.outputs_size(), 1);
   EXPECT_EQ(parsed.raw_output_contents_size(), 0);
   const auto& p = parsed.outputs(0).parameters();
@@ -151,8 +151,8 @@ TEST_F(ResponseWriterTest, SharedMemoryOutputsCarryParametersAndNoBytes) {
   mixed.push_back(in_shm(Output("probs", 64, 1), "out", 256));
   mixed.push_back(Output("logits", 32, 2));
   const std::string logits(static_cast<const char*>(mixed[1].lease.data()), 32);
-  ASSERT_TRUE(parsed.ParseFromString(testing::Flatten(WriteInferResponse(Header(),
-                                                                         std::move(mixed)))));
+  ASSERT_TRUE(
+      parsed.ParseFromString(testing::Flatten(WriteInferResponse(Header(), std::move(mixed)))));
   ASSERT_EQ(parsed.raw_output_contents_size(), 2);
   EXPECT_EQ(parsed.raw_output_contents(0), "");
   EXPECT_EQ(parsed.raw_output_contents(1), logits);

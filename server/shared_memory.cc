@@ -51,7 +51,7 @@ SharedMemoryRegion::~SharedMemoryRegion() {
 }
 
 absl::StatusOr<absl::Span<uint8_t>> SharedMemoryRegion::Range(uint64_t offset,
-                                                               uint64_t size) const {
+                                                              uint64_t size) const {
   const std::optional<uint64_t> end = CheckedAdd<uint64_t>(offset, size);
   if (!end || *end > byte_size_) {
     return absl::InvalidArgumentError(
@@ -104,9 +104,8 @@ absl::Status SharedMemoryRegistry::Register(absl::string_view name, absl::string
   const int map_errno = errno;
   close(fd);  // the mapping keeps the object
   if (map == MAP_FAILED) {
-    return absl::ResourceExhaustedError(absl::StrCat("cannot map shared-memory region ",
-                                                     QuoteForMessage(name), ": ",
-                                                     Errno(map_errno)));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot map shared-memory region ", QuoteForMessage(name), ": ", Errno(map_errno)));
   }
   region->map_ = map;
   region->data_ = static_cast<uint8_t*>(map) + (offset - map_start);
@@ -142,8 +141,8 @@ absl::StatusOr<std::vector<SharedMemoryRegistry::RegionStatus>> SharedMemoryRegi
     out.push_back({r->name(), r->key(), r->offset(), r->byte_size()});
   }
   if (!name.empty() && out.empty()) {
-    return absl::NotFoundError(absl::StrCat("unable to find system shared memory region ",
-                                            QuoteForMessage(name)));
+    return absl::NotFoundError(
+        absl::StrCat("unable to find system shared memory region ", QuoteForMessage(name)));
   }
   return out;
 }

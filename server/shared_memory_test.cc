@@ -27,8 +27,7 @@ class ShmObject {
     const int fd = shm_open(key_.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600);
     EXPECT_GE(fd, 0) << std::strerror(errno);
     EXPECT_EQ(ftruncate(fd, static_cast<off_t>(size)), 0);
-    map_ = static_cast<uint8_t*>(
-        mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    map_ = static_cast<uint8_t*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
     size_ = size;
     close(fd);
   }

@@ -153,14 +153,14 @@ TEST_F(OpsMetricsTest, TritonMetricsFollowInference) {
   const std::string before = Scrape();
   Infer(3);
   const std::string after = Scrape();
-  for (const char* name : {"nv_inference_request_success", "nv_inference_count",
-                           "nv_inference_exec_count"}) {
+  for (const char* name :
+       {"nv_inference_request_success", "nv_inference_count", "nv_inference_exec_count"}) {
     EXPECT_EQ(Value(after, name + v), Value(before, name + v) + 3) << name << "\n" << after;
   }
   EXPECT_EQ(Value(after, "nv_inference_request_failure" + v),
             Value(before, "nv_inference_request_failure" + v));
-  for (const char* name : {"nv_inference_request_duration_us",
-                           "nv_inference_compute_infer_duration_us"}) {
+  for (const char* name :
+       {"nv_inference_request_duration_us", "nv_inference_compute_infer_duration_us"}) {
     EXPECT_GT(Value(after, name + v), Value(before, name + v)) << name;
   }
   EXPECT_GE(Value(after, "nv_inference_queue_duration_us" + v),
