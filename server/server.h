@@ -92,6 +92,9 @@ class InferdServer {
   int metrics_port() const { return metrics_port_; }
   ModelRepository& repository() { return *repository_; }
   InferenceService& inference_service() { return *service_; }
+  // The system shared-memory regions (HTTP's requests name them too: InferRequest's
+  // set_shared_memory).
+  SharedMemoryRegistry& shared_memory() { return *shared_memory_; }
   const Config& config() const { return *config_; }
   // One line per model: "mlp READY (cpu:0)", "bad UNAVAILABLE: <reason>".
   std::vector<std::string> Summary() const;
