@@ -4,7 +4,7 @@
 //   loadtest --target 127.0.0.1:8001 --model mlp [--concurrency 16 | --rate 500]
 //            [--requests N] [--duration 30s] [--warmup N] [--shape x:8,64 ...]
 //            [--input x=random|zeros|const:V|npy:PATH] [--verify first|echo|ref|none]
-//            [--admin 127.0.0.1:8002 --server-pid PID] [--json FILE]
+//            [--admin 127.0.0.1:8003 --server-pid PID] [--json FILE]
 //   loadtest admin stats|trim|reset-peak|cap=BYTES|churn --admin ADDR ...
 //
 // Exit status: 0 when every measured call succeeded and was verified (or --allow-errors), 1

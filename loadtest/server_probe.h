@@ -4,7 +4,7 @@
 // 15) and resident memory (status VmRSS).
 //
 // Example:
-//   AdminClient admin(CreateLoopbackChannel("127.0.0.1:8002"), /*token=*/"");
+//   AdminClient admin(CreateLoopbackChannel("127.0.0.1:8003"), /*token=*/"");
 //   absl::StatusOr<ArenaTotals> before = admin.Totals("mlp");
 //   absl::StatusOr<ProcSample> p = ReadProc(pid);
 //

@@ -48,7 +48,8 @@ class GrpcResponder final : public InferResponder {
 grpc::ServerUnaryReactor* HandleModelInfer(ModelRepository& repository,
                                            grpc::CallbackServerContext* context,
                                            const grpc::ByteBuffer* request,
-                                           grpc::ByteBuffer* response) {
+                                           grpc::ByteBuffer* response,
+                                           const SharedMemoryRegistry* shared_memory) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const absl::Time received = absl::Now();
   auto responder = std::make_unique<GrpcResponder>(context, reactor, response);
@@ -57,6 +58,7 @@ grpc::ServerUnaryReactor* HandleModelInfer(ModelRepository& repository,
     responder->Respond(req.status(), {});
     return reactor;
   }
+  (*req)->set_shared_memory(shared_memory);
   SubmitInfer(repository, *std::move(req), std::move(responder), received);
   return reactor;
 }

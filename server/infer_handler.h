@@ -20,6 +20,7 @@
 #include "base/message_text.h"
 #include "server/kserve_types.h"
 #include "server/model_repository.h"
+#include "server/shared_memory.h"
 
 namespace inferd::server {
 
@@ -29,10 +30,12 @@ inline grpc::Status ToGrpcStatus(const absl::Status& s) {
 }
 
 // Handles one ModelInfer call; returns the call's reactor (finished now or later by a worker).
+// `shared_memory` (may be null): the regions inputs and outputs may name.
 grpc::ServerUnaryReactor* HandleModelInfer(ModelRepository& repository,
                                            grpc::CallbackServerContext* context,
                                            const grpc::ByteBuffer* request,
-                                           grpc::ByteBuffer* response);
+                                           grpc::ByteBuffer* response,
+                                           const SharedMemoryRegistry* shared_memory = nullptr);
 
 }  // namespace inferd::server
 

@@ -22,10 +22,12 @@ void Reject(InferResponder& responder, const absl::Status& status, ModelStats* s
 absl::StatusOr<std::vector<LeasedOutput>> RunAndLease(engine::Session& session,
                                                       absl::Span<const engine::InputTensor> inputs,
                                                       const std::vector<std::string>& requested,
-                                                      const engine::RunOptions& options) {
+                                                      const engine::RunOptions& options,
+                                                      absl::Duration* output_time) {
   absl::StatusOr<std::vector<engine::OutputTensor>> outputs =
       session.Run(inputs, requested, options);
   if (!outputs.ok()) return outputs.status();
+  const absl::Time export_start = absl::Now();
   std::vector<LeasedOutput> leased;
   leased.reserve(outputs->size());
   for (engine::OutputTensor& out : *outputs) {
@@ -44,6 +46,7 @@ absl::StatusOr<std::vector<LeasedOutput>> RunAndLease(engine::Session& session,
     if (!lease.ok()) return lease.status();
     leased.push_back({std::move(out.name), out.type, std::move(out.shape), *std::move(lease)});
   }
+  if (output_time != nullptr) *output_time = absl::Now() - export_start;
   return leased;
 }
 
@@ -65,17 +68,21 @@ void InferJob::Run(absl::Duration queued) {
   InferResponder* responder = responder_.get();
   options.cancelled = [responder] { return responder->Cancelled(); };
   const absl::Time start = absl::Now();
+  absl::Duration exported = absl::ZeroDuration();
   absl::StatusOr<std::vector<LeasedOutput>> outputs =
-      RunAndLease(session, request_->inputs(), request_->requested_outputs(), options);
-  const absl::Duration compute = absl::Now() - start;
+      RunAndLease(session, request_->inputs(), request_->requested_outputs(), options, &exported);
+  // Session::Run alone; exporting the outputs is Triton's compute_output.
+  const absl::Duration compute = absl::Now() - start - exported;
   stats.compute.Record(compute);
-  stats.executions.fetch_add(1, std::memory_order_relaxed);
   request_->ReleaseStaging();
   timings_.queue = queued;
   timings_.compute_infer = compute;
+  timings_.compute_output = exported;
   if (outputs.ok()) {
+    // Triton's execution_count: successful runs only.
+    stats.executions.fetch_add(1, std::memory_order_relaxed);
     stats.inferences.fetch_add(1, std::memory_order_relaxed);
-    stats.batches.Record(1, timings_.compute_input, compute, absl::ZeroDuration());
+    stats.batches.Record(1, timings_.compute_input, compute, exported);
   }
   spdlog::debug("infer '{}' id '{}': {}, queue {}, compute {}", model_->name(),
                 request_->header().id(), outputs.ok() ? "OK" : outputs.status().ToString(),
@@ -86,6 +93,11 @@ void InferJob::Run(absl::Duration queued) {
 void InferJob::Complete(absl::StatusOr<std::vector<LeasedOutput>> outputs) {
   if (!outputs.ok()) {
     Finish(outputs.status(), {});
+    return;
+  }
+  if (absl::Status s = request_->WriteSharedMemoryOutputs(*outputs, &timings_.compute_output);
+      !s.ok()) {
+    Finish(s, {});
     return;
   }
   uint64_t bytes = 0;

@@ -65,11 +65,13 @@ void SubmitInfer(ModelRepository& repository, std::unique_ptr<InferRequest> requ
                  std::unique_ptr<InferResponder> responder, absl::Time received);
 
 // Runs the session on `inputs` and exports every output from the IOArena it lives in as an
-// IOLease (no copy).
+// IOLease (no copy). `output_time` (optional): set to how long the export took (Triton's
+// compute_output), on success.
 absl::StatusOr<std::vector<LeasedOutput>> RunAndLease(engine::Session& session,
                                                       absl::Span<const engine::InputTensor> inputs,
                                                       const std::vector<std::string>& requested,
-                                                      const engine::RunOptions& options);
+                                                      const engine::RunOptions& options,
+                                                      absl::Duration* output_time = nullptr);
 
 // One accepted request in a model's queue. Members are destroyed in reverse order: the request
 // (staging buffers, the transport's bytes) goes before the model Ref.

@@ -8,6 +8,7 @@
 #include "server/config.h"
 #include "server/infer_handler.h"
 #include "server/kserve_types.h"
+#include "server/triton_views.h"
 #include "server/version.h"
 
 namespace inferd::server {
@@ -76,7 +77,8 @@ void FillTensors(
 
 }  // namespace
 
-InferenceService::InferenceService(ModelRepository& repository) : repository_(repository) {}
+InferenceService::InferenceService(ModelRepository& repository, SharedMemoryRegistry* shared_memory)
+    : repository_(repository), shared_memory_(shared_memory) {}
 
 InferenceService::~InferenceService() {
   std::list<Op> ops;
@@ -134,7 +136,7 @@ grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
     inference::ServerMetadataResponse* response) {
   response->set_name(kInferdName);
   response->set_version(kInferdVersion);
-  response->add_extensions("model_repository");
+  for (const std::string& e : ServerExtensions()) response->add_extensions(e);
   return Done(context);
 }
 
@@ -158,7 +160,7 @@ grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
 grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext* context,
                                                        const grpc::ByteBuffer* request,
                                                        grpc::ByteBuffer* response) {
-  return HandleModelInfer(repository_, context, request, response);
+  return HandleModelInfer(repository_, context, request, response, shared_memory_);
 }
 
 grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(

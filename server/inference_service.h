@@ -3,6 +3,10 @@
 // and out) for the zero-copy request reader and response writer (server/infer_handler.h); the
 // other methods are typed. Triton extensions not listed in the proto answer UNIMPLEMENTED.
 //
+// Triton's ModelConfig, ModelStatistics and SystemSharedMemory* methods (and ServerMetadata's
+// extension list) are in inference_service_triton.cc, over server/triton_views.h and the
+// SharedMemoryRegistry (server/shared_memory.h).
+//
 // Model control (server.model_control, config.h): with `none` (the default) RepositoryModelLoad
 // and Unload answer FAILED_PRECONDITION; with `explicit` they load / unload, and when an admin
 // token is configured they must carry it (UNAUTHENTICATED otherwise). Every model name a call
@@ -26,6 +30,7 @@
 
 #include "proto/inference.grpc.pb.h"
 #include "server/model_repository.h"
+#include "server/shared_memory.h"
 
 namespace inferd::server {
 
@@ -34,8 +39,9 @@ using InferenceServiceBase = inference::GRPCInferenceService::WithRawCallbackMet
 
 class InferenceService final : public InferenceServiceBase {
  public:
-  // `repository` must outlive the service.
-  explicit InferenceService(ModelRepository& repository);
+  // `repository` and `shared_memory` (null: no system shared memory) must outlive the service.
+  explicit InferenceService(ModelRepository& repository,
+                            SharedMemoryRegistry* shared_memory = nullptr);
   ~InferenceService() override;
 
   // ServerReady's answer: true once start-up loading is done, false again while draining.
@@ -60,6 +66,26 @@ class InferenceService final : public InferenceServiceBase {
   grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
                                        const grpc::ByteBuffer* request,
                                        grpc::ByteBuffer* response) override;
+  // inference_service_triton.cc
+  grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
+                                        const inference::ModelConfigRequest* request,
+                                        inference::ModelConfigResponse* response) override;
+  grpc::ServerUnaryReactor* ModelStatistics(grpc::CallbackServerContext* context,
+                                            const inference::ModelStatisticsRequest* request,
+                                            inference::ModelStatisticsResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryStatus(
+      grpc::CallbackServerContext* context,
+      const inference::SystemSharedMemoryStatusRequest* request,
+      inference::SystemSharedMemoryStatusResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryRegister(
+      grpc::CallbackServerContext* context,
+      const inference::SystemSharedMemoryRegisterRequest* request,
+      inference::SystemSharedMemoryRegisterResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryUnregister(
+      grpc::CallbackServerContext* context,
+      const inference::SystemSharedMemoryUnregisterRequest* request,
+      inference::SystemSharedMemoryUnregisterResponse* response) override;
+
   grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
                                             const inference::RepositoryIndexRequest* request,
                                             inference::RepositoryIndexResponse* response) override;
@@ -79,6 +105,7 @@ class InferenceService final : public InferenceServiceBase {
   void RunInBackground(std::function<void()> fn);
 
   ModelRepository& repository_;
+  SharedMemoryRegistry* const shared_memory_;  // may be null
   std::atomic<bool> ready_{false};
 
   std::mutex ops_mu_;

@@ -61,6 +61,23 @@ class Builder {
     f.metric.push_back(std::move(m));
   }
 
+  // A histogram from per-bucket counts (`buckets[i]` for upper bound `bounds[i]`, the last for
+  // +Inf).
+  void AddBuckets(int family, Labels labels, const std::vector<double>& bounds,
+                  const std::vector<uint64_t>& buckets, double sum) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      cumulative += buckets[i];
+      m.histogram.bucket.push_back(
+          ClientMetric::Bucket{cumulative, i < bounds.size() ? bounds[i] : kInf});
+    }
+    m.histogram.sample_count = cumulative;
+    m.histogram.sample_sum = sum;
+    families_[family].metric.push_back(std::move(m));
+  }
+
   void AddHistogram(int family, Labels labels, const LatencyHistogram::Snapshot& h) {
     ClientMetric m;
     m.label = std::move(labels);
@@ -143,7 +160,50 @@ struct Families {
   int leases, state, requests, inferences, rejected, dropped, loads, input_bytes, output_bytes;
   int queue_h, compute_h, serialize_h, request_h;
   int persistent, budget, assigned, nodes;
+  // Triton's per-model counters {model, version} and inferd's batch size histogram {model}.
+  int nv_success, nv_failure, nv_count, nv_exec, nv_request_us, nv_queue_us, nv_input_us,
+      nv_infer_us, nv_output_us, batch_h;
 };
+
+// Triton's names, types and help texts (its docs/user_guide/metrics.md), so that Triton's
+// dashboards and alerts read inferd unchanged. Counters without the _total suffix, as Triton.
+void DeclareTritonFamilies(Builder& b, Families& f) {
+  f.nv_success =
+      b.Family("nv_inference_request_success",
+               "Number of successful inference requests, all batch sizes", MetricType::Counter);
+  f.nv_failure =
+      b.Family("nv_inference_request_failure",
+               "Number of failed inference requests, all batch sizes", MetricType::Counter);
+  f.nv_count = b.Family("nv_inference_count",
+                        "Number of inferences performed (does not include cached requests)",
+                        MetricType::Counter);
+  f.nv_exec = b.Family("nv_inference_exec_count",
+                       "Number of model executions performed (does not include cached requests)",
+                       MetricType::Counter);
+  f.nv_request_us =
+      b.Family("nv_inference_request_duration_us",
+               "Cumulative inference request duration in microseconds (includes cached requests)",
+               MetricType::Counter);
+  f.nv_queue_us =
+      b.Family("nv_inference_queue_duration_us",
+               "Cumulative inference queuing duration in microseconds (includes cached requests)",
+               MetricType::Counter);
+  f.nv_input_us = b.Family(
+      "nv_inference_compute_input_duration_us",
+      "Cumulative compute input duration in microseconds (does not include cached requests)",
+      MetricType::Counter);
+  f.nv_infer_us = b.Family(
+      "nv_inference_compute_infer_duration_us",
+      "Cumulative compute inference duration in microseconds (does not include cached requests)",
+      MetricType::Counter);
+  f.nv_output_us = b.Family("nv_inference_compute_output_duration_us",
+                            "Cumulative inference compute output duration in microseconds (does "
+                            "not include cached requests)",
+                            MetricType::Counter);
+  f.batch_h = b.Family("inferd_batch_size",
+                       "Model runs by the number of requests' batch elements they ran at once.",
+                       MetricType::Histogram);
+}
 
 Families DeclareFamilies(Builder& b) {
   Families f;
@@ -201,6 +261,7 @@ Families DeclareFamilies(Builder& b) {
                MetricType::Gauge);
   f.nodes =
       b.Family("inferd_partition_nodes", "Graph nodes assigned to the device.", MetricType::Gauge);
+  DeclareTritonFamilies(b, f);
   return f;
 }
 
@@ -265,6 +326,39 @@ void AddRequestStats(Builder& b, const Families& f, const LoadedModel& m) {
   b.AddHistogram(f.request_h, {{"model", name}}, st.request.Read());
 }
 
+// Triton's counters of one model, and its runs by batch size.
+void AddTritonStats(Builder& b, const Families& f, const LoadedModel& m) {
+  const ModelStats& st = m.stats();
+  const Labels labels = {{"model", m.name()}, {"version", m.version()}};
+  auto value = [](const std::atomic<uint64_t>& v) {
+    return static_cast<double>(v.load(std::memory_order_relaxed));
+  };
+  auto us = [](const DurationStat& d) {
+    return static_cast<double>(d.ns.load(std::memory_order_relaxed) / 1000);
+  };
+  b.Add(f.nv_success, labels, value(st.success.count));
+  b.Add(f.nv_failure, labels, value(st.fail.count));
+  b.Add(f.nv_count, labels, value(st.inference_count));
+  b.Add(f.nv_exec, labels, value(st.executions));
+  // Triton adds a request's duration (and its queue) to these for successful requests only.
+  b.Add(f.nv_request_us, labels, us(st.success));
+  b.Add(f.nv_queue_us, labels, us(st.queue_ok));
+  b.Add(f.nv_input_us, labels, us(st.compute_input));
+  b.Add(f.nv_infer_us, labels, us(st.compute_infer));
+  b.Add(f.nv_output_us, labels, us(st.compute_output));
+  // Powers of two up to 1024 (a max_batch_size beyond it lands in +Inf).
+  static const std::vector<double> kBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+  std::vector<uint64_t> buckets(kBounds.size() + 1, 0);
+  double sum = 0;
+  for (const auto& [size, e] : st.batches.Read()) {
+    size_t i = 0;
+    while (i < kBounds.size() && size > kBounds[i]) ++i;
+    buckets[i] += e.runs;
+    sum += static_cast<double>(size) * static_cast<double>(e.runs);
+  }
+  b.AddBuckets(f.batch_h, {{"model", m.name()}}, kBounds, buckets, sum);
+}
+
 // Per loaded model: kernels' own memory and the partition.
 void AddSessions(Builder& b, const Families& f, const ModelRepository& repository) {
   for (const LoadedSession& l : LoadedSessions(repository)) {
@@ -291,7 +385,10 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   // pass 3: model states.
   AddModelStates(b, f, repository_);
   // pass 4: request statistics of every model ever loaded or tried.
-  for (const std::shared_ptr<LoadedModel>& m : repository_.Snapshot()) AddRequestStats(b, f, *m);
+  for (const std::shared_ptr<LoadedModel>& m : repository_.Snapshot()) {
+    AddRequestStats(b, f, *m);
+    AddTritonStats(b, f, *m);
+  }
   // pass 5: per loaded model: kernels' own memory and the partition.
   AddSessions(b, f, repository_);
   return b.Take();

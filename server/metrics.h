@@ -27,6 +27,14 @@
 //              partitioner's accounted total: weights + activations + workspace),
 //              partition_nodes
 //
+//   Triton's names {model, version} (docs/metrics.md), counters without the _total suffix as
+//   Triton has them: nv_inference_request_success, nv_inference_request_failure,
+//              nv_inference_count, nv_inference_exec_count, nv_inference_request_duration_us,
+//              nv_inference_queue_duration_us, nv_inference_compute_input_duration_us,
+//              nv_inference_compute_infer_duration_us, nv_inference_compute_output_duration_us
+//              (ModelStats' Triton fields, what ModelStatistics answers)
+//   batch size {model}: histogram inferd_batch_size (runs by batch size; buckets 1, 2, 4 ... 1024)
+//
 // A limit that is not set (an unbounded retention cap, a device without a budget) is exported
 // as +Inf rather than left out: the series never disappears when a cap is removed, and
 // `used / limit` reads 0. requests_total always has code="OK" and the other codes once seen.

@@ -22,6 +22,25 @@ absl::Status Malformed(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("malformed ModelInferRequest: ", what));
 }
 
+constexpr char kShmRegion[] = "shared_memory_region";
+constexpr char kShmByteSize[] = "shared_memory_byte_size";
+constexpr char kShmOffset[] = "shared_memory_offset";
+
+using Parameters = google::protobuf::Map<std::string, inference::InferParameter>;
+
+// A non-negative integer parameter (int64_param or uint64_param), as tritonclient sends them.
+absl::StatusOr<uint64_t> UnsignedParam(absl::string_view what, const std::string& key,
+                                       const inference::InferParameter& p) {
+  if (p.parameter_choice_case() == inference::InferParameter::kUint64Param) {
+    return p.uint64_param();
+  }
+  if (p.parameter_choice_case() == inference::InferParameter::kInt64Param && p.int64_param() >= 0) {
+    return static_cast<uint64_t>(p.int64_param());
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, ": parameter ", key, " must be a non-negative integer"));
+}
+
 std::string Names(const std::vector<TensorSpec>& specs) {
   return absl::StrJoin(specs, ", ",
                        [](std::string* out, const TensorSpec& s) { out->append(s.name); });
@@ -382,11 +401,23 @@ absl::Status InferRequest::Bind(const ModelSignature& model, memory::IOArena& st
   if (bound_) return absl::FailedPreconditionError("InferRequest::Bind called twice");
   bound_ = true;
   const int n_inputs = header_.inputs_size();
-  if (!raw_.empty() && raw_.size() != static_cast<size_t>(n_inputs)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the request has ", raw_.size(), " raw_input_contents for ", n_inputs,
-        " inputs; send one raw_input_contents entry per input, in the order of 'inputs'"));
+  // pass 0: the inputs in shared memory, which have no raw_input_contents entry.
+  shared_inputs_.resize(n_inputs);
+  int n_shared = 0;
+  for (int i = 0; i < n_inputs; ++i) {
+    const auto& in = header_.inputs(i);
+    INFERD_ASSIGN_OR_RETURN(
+        shared_inputs_[i],
+        ParseShared(absl::StrCat("input ", QuoteForMessage(in.name())), in.parameters()));
+    n_shared += shared_inputs_[i].has_value() ? 1 : 0;
   }
+  if (!raw_.empty() && raw_.size() != static_cast<size_t>(n_inputs - n_shared)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the request has ", raw_.size(), " raw_input_contents for ", n_inputs - n_shared,
+        " inputs not in shared memory; send one raw_input_contents entry per such input, in the "
+        "order of 'inputs'"));
+  }
+  int raw_index = 0;
   std::vector<bool> seen(model.inputs.size(), false);
   inputs_.reserve(n_inputs);
   for (int i = 0; i < n_inputs; ++i) {
@@ -416,7 +447,8 @@ absl::Status InferRequest::Bind(const ModelSignature& model, memory::IOArena& st
                        KServeDataTypeName(spec.type), ", got ", in.datatype()));
     }
     const std::vector<int64_t> dims(in.shape().begin(), in.shape().end());
-    INFERD_RETURN_IF_ERROR(BindOne(i, spec, *type, dims, staging));
+    const int raw_at = shared_inputs_[i] ? -1 : raw_index++;
+    INFERD_RETURN_IF_ERROR(BindOne(i, raw_at, spec, *type, dims, staging));
   }
   for (size_t k = 0; k < model.inputs.size(); ++k) {
     if (!seen[k]) {
@@ -440,10 +472,121 @@ absl::Status InferRequest::Bind(const ModelSignature& model, memory::IOArena& st
     }
     outputs_.push_back(out.name());
   }
+  return BindSharedOutputs();
+}
+
+absl::StatusOr<std::optional<InferRequest::SharedRef>> InferRequest::ParseShared(
+    const std::string& what, const Parameters& parameters) {
+  auto region = parameters.find(kShmRegion);
+  if (region == parameters.end()) {
+    for (const char* key : {kShmByteSize, kShmOffset}) {
+      if (parameters.count(key) != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": parameter ", key, " without ", kShmRegion));
+      }
+    }
+    return std::nullopt;
+  }
+  if (region->second.parameter_choice_case() != inference::InferParameter::kStringParam) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": parameter ", kShmRegion, " must be a string"));
+  }
+  SharedRef ref;
+  ref.region = region->second.string_param();
+  auto size = parameters.find(kShmByteSize);
+  if (size == parameters.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ", kShmRegion, " needs ", kShmByteSize));
+  }
+  INFERD_ASSIGN_OR_RETURN(ref.byte_size, UnsignedParam(what, kShmByteSize, size->second));
+  if (auto offset = parameters.find(kShmOffset); offset != parameters.end()) {
+    INFERD_ASSIGN_OR_RETURN(ref.offset, UnsignedParam(what, kShmOffset, offset->second));
+  }
+  return ref;
+}
+
+absl::StatusOr<std::shared_ptr<const SharedMemoryRegion>> InferRequest::Region(
+    const std::string& tensor, const std::string& region) {
+  if (shared_memory_ == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        tensor, ": shared memory is not available on this transport; send the data instead"));
+  }
+  absl::StatusOr<std::shared_ptr<const SharedMemoryRegion>> r = shared_memory_->Find(region);
+  if (!r.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(tensor, ": ", r.status().message()));
+  }
+  regions_.push_back(*r);
+  return r;
+}
+
+absl::Status InferRequest::BindShared(const std::string& name, const SharedRef& ref, size_t bytes,
+                                      engine::InputTensor& tensor, memory::IOArena& staging) {
+  const std::string what = absl::StrCat("input ", QuoteForMessage(name));
+  if (ref.byte_size != bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expected ", bytes, " bytes, ", kShmByteSize, " is ", ref.byte_size));
+  }
+  INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const SharedMemoryRegion> region,
+                          Region(what, ref.region));
+  absl::StatusOr<absl::Span<uint8_t>> range = region->Range(ref.offset, ref.byte_size);
+  if (!range.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", range.status().message()));
+  }
+  if (bytes == 0) return absl::OkStatus();
+  if (reinterpret_cast<uintptr_t>(range->data()) % engine::ElementSize(tensor.type) == 0) {
+    tensor.data = range->data();  // borrowed: the client's shared memory, no copy
+    borrowed_bytes_ += bytes;
+    return absl::OkStatus();
+  }
+  INFERD_ASSIGN_OR_RETURN(void* dst, Stage(bytes, staging));
+  std::memcpy(dst, range->data(), bytes);
+  tensor.data = dst;
   return absl::OkStatus();
 }
 
-absl::Status InferRequest::BindOne(int index, const TensorSpec& spec, DataType type,
+absl::Status InferRequest::BindSharedOutputs() {
+  for (const auto& out : header_.outputs()) {
+    const std::string what = absl::StrCat("output ", QuoteForMessage(out.name()));
+    INFERD_ASSIGN_OR_RETURN(std::optional<SharedRef> ref, ParseShared(what, out.parameters()));
+    if (!ref) continue;
+    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const SharedMemoryRegion> region,
+                            Region(what, ref->region));
+    if (absl::StatusOr<absl::Span<uint8_t>> range = region->Range(ref->offset, ref->byte_size);
+        !range.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", range.status().message()));
+    }
+    shared_outputs_.push_back({out.name(), *std::move(ref), std::move(region)});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InferRequest::WriteSharedMemoryOutputs(std::vector<LeasedOutput>& outputs,
+                                                    absl::Duration* elapsed) {
+  if (shared_outputs_.empty()) return absl::OkStatus();
+  const absl::Time start = absl::Now();
+  for (const SharedOutput& s : shared_outputs_) {
+    for (LeasedOutput& out : outputs) {
+      if (out.name != s.name) continue;
+      const uint64_t n = out.lease.size();
+      if (n > s.ref.byte_size) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("output ", QuoteForMessage(out.name), ": ", kShmByteSize, " ",
+                         s.ref.byte_size, " of region ", QuoteForMessage(s.ref.region),
+                         " is too small for the output's ", n, " bytes"));
+      }
+      // In range: Bind checked [offset, offset + byte_size), and n <= byte_size.
+      absl::StatusOr<absl::Span<uint8_t>> dst = s.region->Range(s.ref.offset, n);
+      if (!dst.ok()) return dst.status();
+      if (n > 0) std::memcpy(dst->data(), out.lease.data(), n);
+      out.shared_memory = SharedMemoryPlacement{s.ref.region, s.ref.offset, n};
+      out.lease = memory::IOLease();  // the arena buffer goes back now
+    }
+  }
+  if (elapsed != nullptr) *elapsed += absl::Now() - start;
+  return absl::OkStatus();
+}
+
+absl::Status InferRequest::BindOne(int index, int raw_index, const TensorSpec& spec, DataType type,
                                    const std::vector<int64_t>& dims, memory::IOArena& staging) {
   const auto& in = header_.inputs(index);
   const std::string& name = in.name();
@@ -454,9 +597,20 @@ absl::Status InferRequest::BindOne(int index, const TensorSpec& spec, DataType t
   const std::vector<std::string> typed = NonEmptyFields(in.contents());
   engine::InputTensor tensor{name, type, shape, kEmpty, bytes};
 
+  if (const std::optional<SharedRef>& shared = shared_inputs_[index]) {
+    // pass 0 (shared memory): the region's bytes, in place.
+    if (!typed.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), " has both ",
+                                                     kShmRegion, " and contents.", typed[0],
+                                                     "; send the data in one of them"));
+    }
+    INFERD_RETURN_IF_ERROR(BindShared(name, *shared, bytes, tensor, staging));
+    inputs_.push_back(std::move(tensor));
+    return absl::OkStatus();
+  }
   if (!raw_.empty()) {
     // pass 1 (raw): the entry must hold exactly the shape's bytes.
-    const RawEntry& raw = raw_[index];
+    const RawEntry& raw = raw_[raw_index];
     INFERD_RETURN_IF_ERROR(CheckRawEntry(name, typed, raw.size, bytes, type, dims));
     if (bytes == 0) {
       inputs_.push_back(std::move(tensor));

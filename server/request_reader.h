@@ -11,6 +11,12 @@
 //     tensor points into gRPC's receive buffer, no byte is copied;
 //   - a raw entry split across slices, a misaligned one, and typed `contents` are STAGED: copied
 //     (converted) into a buffer of the model's IOArena, returned when the request is destroyed.
+//   - an input whose parameters name a registered system shared-memory region
+//     (shared_memory_region, shared_memory_byte_size, optional shared_memory_offset: Triton's
+//     system_shared_memory extension) is read from the region IN PLACE (borrowed; staged only
+//     when misaligned); it has no raw_input_contents entry. The request holds the region (mapped)
+//     for its whole life. A requested output with the same parameters is written into its
+//     region after the run (WriteSharedMemoryOutputs: one copy from the arena).
 // Every problem is an INVALID_ARGUMENT with a message a client can act on, e.g.
 //   input 'x': expected FP32 [1,3,224,224] (602112 bytes), got 602100 bytes
 //
@@ -27,6 +33,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,12 +42,15 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "engine/session.h"
 #include "memory/allocation_handle.h"
 #include "memory/io_arena.h"
 #include "proto/inference.pb.h"
 #include "server/model_signature.h"
+#include "server/response_writer.h"
+#include "server/shared_memory.h"
 
 namespace inferd::server {
 
@@ -66,6 +76,10 @@ class InferRequest {
   const inference::ModelInferRequest& header() const { return header_; }
   size_t raw_input_count() const { return raw_.size(); }
 
+  // The regions that inputs and requested outputs may name; set by the transport before Bind.
+  // Null (the default): a request naming a region is INVALID_ARGUMENT. Must outlive Bind.
+  void set_shared_memory(const SharedMemoryRegistry* registry) { shared_memory_ = registry; }
+
   // Validates the request against `model` (input names, datatypes, shapes, byte sizes, contents,
   // requested outputs) and makes the input tensors, staging into `staging` what cannot be
   // borrowed. Call once. INVALID_ARGUMENT for a bad request; the arena's status if staging
@@ -82,6 +96,13 @@ class InferRequest {
   // Returns the staging buffers now (they are also returned by the destructor).
   void ReleaseStaging();
 
+  // After a successful run: copies each output that the request asked into a shared-memory
+  // region there (one copy from the arena), sets its LeasedOutput::shared_memory and drops its
+  // lease (the response carries no bytes for it). Adds the time taken to `*elapsed`.
+  // INVALID_ARGUMENT when an output is larger than its region's shared_memory_byte_size.
+  absl::Status WriteSharedMemoryOutputs(std::vector<LeasedOutput>& outputs,
+                                        absl::Duration* elapsed);
+
  private:
   struct Piece {
     const uint8_t* data;
@@ -93,10 +114,32 @@ class InferRequest {
     size_t size = 0;
   };
   class Walker;
+  // Where a tensor lives in shared memory (from its parameters).
+  struct SharedRef {
+    std::string region;
+    uint64_t offset = 0;
+    uint64_t byte_size = 0;
+  };
+  struct SharedOutput {
+    std::string name;
+    SharedRef ref;
+    std::shared_ptr<const SharedMemoryRegion> region;
+  };
 
   InferRequest() = default;
-  absl::Status BindOne(int index, const TensorSpec& spec, engine::DataType type,
+  absl::Status BindOne(int index, int raw_index, const TensorSpec& spec, engine::DataType type,
                        const std::vector<int64_t>& dims, memory::IOArena& staging);
+  // An input read from shared memory: `tensor` points into the region (or a staged copy).
+  absl::Status BindShared(const std::string& name, const SharedRef& ref, size_t bytes,
+                          engine::InputTensor& tensor, memory::IOArena& staging);
+  absl::StatusOr<std::shared_ptr<const SharedMemoryRegion>> Region(const std::string& tensor,
+                                                                   const std::string& region);
+  absl::Status BindSharedOutputs();
+  // The shared-memory parameters of a tensor (`what`: "input 'x'"); nullopt without
+  // shared_memory_region.
+  static absl::StatusOr<std::optional<SharedRef>> ParseShared(
+      const std::string& what,
+      const google::protobuf::Map<std::string, inference::InferParameter>& parameters);
   absl::StatusOr<void*> Stage(size_t bytes, memory::IOArena& staging);
 
   std::vector<grpc::Slice> slices_;  // keeps the received bytes alive
@@ -109,6 +152,11 @@ class InferRequest {
   uint64_t borrowed_bytes_ = 0;
   uint64_t staged_bytes_ = 0;
   bool bound_ = false;
+  const SharedMemoryRegistry* shared_memory_ = nullptr;
+  std::vector<std::optional<SharedRef>> shared_inputs_;  // per input, from Bind
+  std::vector<SharedOutput> shared_outputs_;
+  // The regions inputs and outputs use: mapped while the request lives.
+  std::vector<std::shared_ptr<const SharedMemoryRegion>> regions_;
 };
 
 }  // namespace inferd::server

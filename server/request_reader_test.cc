@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 
 #include "memory/testing/arena_inspector.h"
@@ -328,6 +332,149 @@ TEST_F(RequestReaderTest, MalformedBytesAreInvalidArgument) {
     EXPECT_EQ(req.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(req.status().message()), HasSubstr(message));
   }
+}
+
+// ---- system shared memory: inputs read in place, outputs written into a region ----
+
+// A shared-memory object under a key unique to this process, registered as `region`.
+class ShmRegion {
+ public:
+  ShmRegion(SharedMemoryRegistry& shm, const std::string& region, size_t size)
+      : key_("/inferd_rr_" + region + "_" + std::to_string(getpid())), size_(size) {
+    const int fd = shm_open(key_.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(ftruncate(fd, static_cast<off_t>(size)), 0);
+    bytes_ = static_cast<uint8_t*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    close(fd);
+    EXPECT_TRUE(shm.Register(region, key_, 0, size).ok());
+  }
+  ~ShmRegion() {
+    munmap(bytes_, size_);
+    shm_unlink(key_.c_str());
+  }
+  uint8_t* bytes() { return bytes_; }
+
+ private:
+  std::string key_;
+  size_t size_;
+  uint8_t* bytes_ = nullptr;
+};
+
+void SetShm(google::protobuf::Map<std::string, inference::InferParameter>& p,
+            const std::string& region, int64_t byte_size, int64_t offset = -1) {
+  p["shared_memory_region"].set_string_param(region);
+  p["shared_memory_byte_size"].set_int64_param(byte_size);
+  if (offset >= 0) p["shared_memory_offset"].set_int64_param(offset);
+}
+
+class RequestReaderShmTest : public RequestReaderTest {
+ protected:
+  // GoodRequest with x (32 bytes) at `offset` of region "in" instead of raw_input_contents.
+  inference::ModelInferRequest WithSharedX(int64_t byte_size, int64_t offset) {
+    inference::ModelInferRequest r = GoodHeader();
+    SetShm(*r.mutable_inputs(0)->mutable_parameters(), "in", byte_size, offset);
+    const Payloads p = MakePayloads();
+    for (const std::string* s : {&p.ids, &p.mask, &p.h, &p.small}) r.add_raw_input_contents(*s);
+    return r;
+  }
+  absl::StatusOr<std::unique_ptr<InferRequest>> Bind(const inference::ModelInferRequest& r) {
+    absl::StatusOr<std::unique_ptr<InferRequest>> req =
+        InferRequest::Parse(Chopped(Serialize(r), 1 << 20));
+    if (!req.ok()) return req.status();
+    (*req)->set_shared_memory(&shm_);
+    if (absl::Status s = (*req)->Bind(toy_, io_); !s.ok()) return s;
+    return req;
+  }
+
+  SharedMemoryRegistry shm_;
+  ShmRegion in_{shm_, "in", 4096};
+};
+
+TEST_F(RequestReaderShmTest, InputIsReadInPlace) {
+  const Payloads p = MakePayloads();
+  std::memcpy(in_.bytes() + 64, p.x.data(), p.x.size());
+  absl::StatusOr<std::unique_ptr<InferRequest>> req = Bind(WithSharedX(32, 64));
+  ASSERT_TRUE(req.ok()) << req.status();
+  const engine::InputTensor& x = (*req)->inputs()[0];
+  EXPECT_EQ(std::memcmp(x.data, p.x.data(), 32), 0);
+  // In place: a byte the client writes now is what the tensor reads.
+  in_.bytes()[64] ^= 0xff;
+  EXPECT_EQ(static_cast<const uint8_t*>(x.data)[0], in_.bytes()[64]) << "x was copied";
+  in_.bytes()[64] ^= 0xff;
+  // The other inputs took the raw entries in order.
+  EXPECT_EQ(std::memcmp((*req)->inputs()[1].data, p.ids.data(), p.ids.size()), 0);
+  // Unregistered meanwhile: the request keeps the region mapped.
+  ASSERT_TRUE(shm_.Unregister("in").ok());
+  EXPECT_EQ(std::memcmp(x.data, p.x.data(), 32), 0);
+}
+
+TEST_F(RequestReaderShmTest, BadSharedInputs) {
+  auto message = [&](const inference::ModelInferRequest& r) {
+    absl::StatusOr<std::unique_ptr<InferRequest>> req = Bind(r);
+    EXPECT_EQ(req.status().code(), absl::StatusCode::kInvalidArgument);
+    return std::string(req.status().message());
+  };
+  EXPECT_THAT(message(WithSharedX(28, 0)), HasSubstr("expected 32 bytes"));
+  EXPECT_THAT(message(WithSharedX(32, 4090)), HasSubstr("do not fit"));
+  inference::ModelInferRequest unknown = WithSharedX(32, 0);
+  SetShm(*unknown.mutable_inputs(0)->mutable_parameters(), "nope", 32);
+  EXPECT_THAT(message(unknown), HasSubstr("unknown shared-memory region"));
+  inference::ModelInferRequest no_size = WithSharedX(32, 0);
+  no_size.mutable_inputs(0)->mutable_parameters()->erase("shared_memory_byte_size");
+  EXPECT_THAT(message(no_size), HasSubstr("needs shared_memory_byte_size"));
+  inference::ModelInferRequest negative = WithSharedX(32, 0);
+  (*negative.mutable_inputs(0)->mutable_parameters())["shared_memory_offset"].set_int64_param(-8);
+  EXPECT_THAT(message(negative), HasSubstr("non-negative"));
+  inference::ModelInferRequest extra_raw = WithSharedX(32, 0);
+  extra_raw.add_raw_input_contents(MakePayloads().x);
+  EXPECT_THAT(message(extra_raw), HasSubstr("not in shared memory"));
+  // Without a registry (a transport that has none): refused, not read.
+  absl::StatusOr<std::unique_ptr<InferRequest>> req =
+      InferRequest::Parse(Chopped(Serialize(WithSharedX(32, 0)), 1 << 20));
+  ASSERT_TRUE(req.ok());
+  EXPECT_THAT((*req)->Bind(toy_, io_).message(), HasSubstr("not available"));
+}
+
+TEST_F(RequestReaderShmTest, OutputIsWrittenIntoItsRegion) {
+  ShmRegion out(shm_, "out", 4096);
+  inference::ModelInferRequest r = GoodRequest();
+  auto* y = r.add_outputs();
+  y->set_name("y");
+  SetShm(*y->mutable_parameters(), "out", 32, 128);
+  absl::StatusOr<std::unique_ptr<InferRequest>> req = Bind(r);
+  ASSERT_TRUE(req.ok()) << req.status();
+
+  absl::StatusOr<memory::AllocationHandle> h = io_.Allocate(32);
+  ASSERT_TRUE(h.ok());
+  for (int i = 0; i < 32; ++i) static_cast<uint8_t*>(h->data())[i] = static_cast<uint8_t>(i + 1);
+  std::vector<LeasedOutput> outputs;
+  outputs.push_back({"y", DataType::kFloat32, engine::Shape{2, 4}, *io_.Export(*std::move(h))});
+  absl::Duration spent = absl::ZeroDuration();
+  ASSERT_TRUE((*req)->WriteSharedMemoryOutputs(outputs, &spent).ok());
+  EXPECT_EQ(out.bytes()[128], 1);
+  EXPECT_EQ(out.bytes()[128 + 31], 32);
+  ASSERT_TRUE(outputs[0].shared_memory.has_value());
+  EXPECT_EQ(outputs[0].shared_memory->region, "out");
+  EXPECT_EQ(outputs[0].shared_memory->offset, 128u);
+  EXPECT_EQ(outputs[0].shared_memory->byte_size, 32u);
+  EXPECT_FALSE(outputs[0].lease.valid()) << "the arena buffer is still pinned";
+}
+
+TEST_F(RequestReaderShmTest, OutputLargerThanItsRegionIsAnError) {
+  ShmRegion out(shm_, "out2", 4096);
+  inference::ModelInferRequest r = GoodRequest();
+  auto* y = r.add_outputs();
+  y->set_name("y");
+  SetShm(*y->mutable_parameters(), "out2", 16);
+  absl::StatusOr<std::unique_ptr<InferRequest>> req = Bind(r);
+  ASSERT_TRUE(req.ok()) << req.status();
+  absl::StatusOr<memory::AllocationHandle> h = io_.Allocate(32);
+  ASSERT_TRUE(h.ok());
+  std::vector<LeasedOutput> outputs;
+  outputs.push_back({"y", DataType::kFloat32, engine::Shape{2, 4}, *io_.Export(*std::move(h))});
+  absl::Status s = (*req)->WriteSharedMemoryOutputs(outputs, nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("too small"));
 }
 
 }  // namespace

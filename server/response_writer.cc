@@ -48,11 +48,21 @@ size_t PutVarint(uint64_t v, uint8_t* out) {
 grpc::ByteBuffer WriteInferResponse(inference::ModelInferResponse header,
                                     std::vector<LeasedOutput> outputs,
                                     std::function<void()> on_released) {
+  bool all_shared = !outputs.empty();
   for (const LeasedOutput& out : outputs) {
     auto* t = header.add_outputs();
     t->set_name(out.name);
     t->set_datatype(KServeDataTypeName(out.type));
     for (int64_t d : out.shape.dims()) t->add_shape(d);
+    all_shared = all_shared && out.shared_memory.has_value();
+    if (const std::optional<SharedMemoryPlacement>& shm = out.shared_memory) {
+      auto& params = *t->mutable_parameters();
+      params["shared_memory_region"].set_string_param(shm->region);
+      params["shared_memory_byte_size"].set_int64_param(static_cast<int64_t>(shm->byte_size));
+      if (shm->offset != 0) {
+        params["shared_memory_offset"].set_int64_param(static_cast<int64_t>(shm->offset));
+      }
+    }
   }
   auto notifier = std::make_shared<ReleaseNotifier>(std::move(on_released));
 
@@ -65,6 +75,7 @@ grpc::ByteBuffer WriteInferResponse(inference::ModelInferResponse header,
   slices.emplace_back(head, grpc::Slice::STEAL_REF);
   // pass 2: per output, tag + length, then the arena buffer itself.
   for (LeasedOutput& out : outputs) {
+    if (all_shared) break;
     uint8_t prefix[11];
     prefix[0] = kRawOutputContentsTag;
     const size_t n = 1 + PutVarint(out.lease.size(), prefix + 1);

@@ -8,6 +8,12 @@
 // the buffer to the arena's free list. Protobuf lets repeated fields follow the other fields, so
 // the result parses as an ordinary ModelInferResponse.
 //
+// An output written into shared memory (LeasedOutput::shared_memory) carries the parameters
+// shared_memory_region, shared_memory_byte_size (and shared_memory_offset when not 0), as Triton
+// answers, and no bytes: when every output is in shared memory the response has no
+// raw_output_contents; otherwise such an output has an empty entry, so that the entries stay
+// one per output in order (clients index them by position).
+//
 // Example:
 //   std::vector<LeasedOutput> outs;
 //   outs.push_back({"probs", DataType::kFloat32, Shape{4, 10}, *io.Export(std::move(handle))});
@@ -20,7 +26,9 @@
 #ifndef INFERD_SERVER_RESPONSE_WRITER_H_
 #define INFERD_SERVER_RESPONSE_WRITER_H_
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +41,22 @@
 
 namespace inferd::server {
 
+// Where an output was written in a client's system shared-memory region (Triton's
+// system_shared_memory): the response names it in the output's parameters instead of sending
+// the bytes.
+struct SharedMemoryPlacement {
+  std::string region;
+  uint64_t offset = 0;
+  uint64_t byte_size = 0;  // the bytes written
+};
+
 struct LeasedOutput {
   std::string name;
   engine::DataType type = engine::DataType::kUndefined;
   engine::Shape shape;
   memory::IOLease lease;  // the output's bytes: lease.data(), lease.size()
+  // Set when the bytes went to shared memory (the lease is then empty).
+  std::optional<SharedMemoryPlacement> shared_memory;
 };
 
 // `header` carries model_name, model_version, id and parameters; its outputs and

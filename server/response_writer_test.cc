@@ -126,5 +126,39 @@ TEST_F(ResponseWriterTest, EmptyOutputsAndNoOutputs) {
   EXPECT_EQ(parsed.outputs_size(), 0);
 }
 
+// Outputs in shared memory: named by parameters, no bytes; when some output is not, an empty
+// entry keeps raw_output_contents one per output.
+TEST_F(ResponseWriterTest, SharedMemoryOutputsCarryParametersAndNoBytes) {
+  auto in_shm = [](LeasedOutput o, const std::string& region, uint64_t offset) {
+    o.shared_memory = SharedMemoryPlacement{region, offset, o.lease.size()};
+    o.lease = memory::IOLease();
+    return o;
+  };
+  std::vector<LeasedOutput> all;
+  all.push_back(in_shm(Output("probs", 64, 1), "out", 0));
+  inference::ModelInferResponse parsed;
+  ASSERT_TRUE(
+      parsed.ParseFromString(testing::Flatten(WriteInferResponse(Header(), std::move(all)))));
+  ASSERT_EQ(parsed.outputs_size(), 1);
+  EXPECT_EQ(parsed.raw_output_contents_size(), 0);
+  const auto& p = parsed.outputs(0).parameters();
+  EXPECT_EQ(p.at("shared_memory_region").string_param(), "out");
+  EXPECT_EQ(p.at("shared_memory_byte_size").int64_param(), 64);
+  EXPECT_EQ(p.count("shared_memory_offset"), 0u);
+  EXPECT_EQ(parsed.outputs(0).shape(0), 16);
+
+  std::vector<LeasedOutput> mixed;
+  mixed.push_back(in_shm(Output("probs", 64, 1), "out", 256));
+  mixed.push_back(Output("logits", 32, 2));
+  const std::string logits(static_cast<const char*>(mixed[1].lease.data()), 32);
+  ASSERT_TRUE(
+      parsed.ParseFromString(testing::Flatten(WriteInferResponse(Header(), std::move(mixed)))));
+  ASSERT_EQ(parsed.raw_output_contents_size(), 2);
+  EXPECT_EQ(parsed.raw_output_contents(0), "");
+  EXPECT_EQ(parsed.raw_output_contents(1), logits);
+  EXPECT_EQ(parsed.outputs(0).parameters().at("shared_memory_offset").int64_param(), 256);
+  EXPECT_EQ(io_.Stats().outstanding_leases, 0u);
+}
+
 }  // namespace
 }  // namespace inferd::server

@@ -152,7 +152,8 @@ absl::Status InferdServer::Init(const InferdServerOptions& options) {
   registry_ = std::make_unique<engine::KernelRegistry>();
   INFERD_RETURN_IF_ERROR(kernels::cpu::RegisterCpuKernels(*registry_));
   repository_ = std::make_unique<ModelRepository>(config_, *registry_);
-  service_ = std::make_unique<InferenceService>(*repository_);
+  shared_memory_ = std::make_unique<SharedMemoryRegistry>();
+  service_ = std::make_unique<InferenceService>(*repository_, shared_memory_.get());
   reloader_ = std::make_unique<RepositoryReloader>(*repository_);
 
   // pass 1: the KServe listener, serving (live, not ready) before the models load.

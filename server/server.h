@@ -92,6 +92,9 @@ class InferdServer {
   int metrics_port() const { return metrics_port_; }
   ModelRepository& repository() { return *repository_; }
   InferenceService& inference_service() { return *service_; }
+  // The system shared-memory regions (HTTP's requests name them too: InferRequest's
+  // set_shared_memory).
+  SharedMemoryRegistry& shared_memory() { return *shared_memory_; }
   const Config& config() const { return *config_; }
   // One line per model: "mlp READY (cpu:0)", "bad UNAVAILABLE: <reason>".
   std::vector<std::string> Summary() const;
@@ -108,6 +111,8 @@ class InferdServer {
   const std::shared_ptr<const Config> config_;
   std::unique_ptr<engine::KernelRegistry> registry_;
   std::unique_ptr<ModelRepository> repository_;
+  // Client regions (system shared memory); before service_, which points to it.
+  std::unique_ptr<SharedMemoryRegistry> shared_memory_;
   std::unique_ptr<InferenceService> service_;
   std::unique_ptr<RepositoryReloader> reloader_;
   bool interrupted_ = false;

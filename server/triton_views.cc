@@ -151,7 +151,7 @@ absl::StatusOr<inference::ModelConfig> ModelConfigOf(ModelRepository& repository
     for (int64_t d : TritonDims(s, config.max_batch_size)) o->add_dims(d);
   }
   inference::ModelInstanceGroup* group = out.add_instance_group();
-  group->set_name(config.name);
+  group->set_name(absl::StrCat(config.name, "_0"));  // Triton's name for an unnamed first group
   group->set_kind(inference::ModelInstanceGroup::KIND_CPU);
   group->set_count(config.max_concurrent_runs);
   if (config.dynamic_batching) {

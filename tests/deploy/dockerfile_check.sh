@@ -132,10 +132,11 @@ if [[ "$uid" =~ ^[0-9]+$ ]] && [ "$uid" -ne 0 ]; then ok "USER $user (numeric, n
 
 port_of() { sed -n "s/^ *$1: *[^#]*:\([0-9][0-9]*\).*/\1/p" "$image_config"; }
 grpc_port="$(port_of grpc_address)" admin_port="$(port_of admin_address)"
-metrics_port="$(port_of metrics_address)"
+metrics_port="$(port_of metrics_address)" http_port="$(port_of http_address)"
 exposed="$(instr_of runtime EXPOSE | tr ' ' '\n' | sed 's|/tcp||' | sort -n | tr '\n' ' ')"
-want_ports="$(printf '%s\n' "$grpc_port" "$admin_port" "$metrics_port" | sort -n | tr '\n' ' ')"
-[ "$exposed" = "$want_ports" ] && ok "EXPOSE $exposed= the config's gRPC, admin and metrics ports" ||
+want_ports="$(printf '%s\n' $http_port "$grpc_port" "$admin_port" "$metrics_port" | sort -n |
+  tr '\n' ' ')"
+[ "$exposed" = "$want_ports" ] && ok "EXPOSE $exposed= the config's HTTP, gRPC, admin and metrics ports" ||
   fail "EXPOSE '$exposed' differs from the ports in $image_config: '$want_ports'"
 
 copied_bins="$(instructions | awk -F'\t' '$1 == "runtime" && $2 == "COPY" && $3 ~ /--from=build/ {

@@ -74,6 +74,9 @@ TEST_F(ApiTest, ServerLiveReadyAndMetadata) {
   EXPECT_EQ(meta.name(), "inferd");
   EXPECT_FALSE(meta.version().empty());
   EXPECT_THAT(meta.extensions(), Contains("model_repository"));
+  for (const char* e : {"model_configuration", "statistics", "system_shared_memory"}) {
+    EXPECT_THAT(meta.extensions(), Contains(e));
+  }
 }
 
 TEST_F(ApiTest, HealthOverallAndPerModel) {
@@ -97,7 +100,8 @@ TEST_F(ApiTest, ReflectionListsTheServices) {
 }
 
 TEST_F(ApiTest, OtherTritonExtensionsAreUnimplemented) {
-  for (const char* method : {"ModelStatistics", "ModelStreamInfer", "SystemSharedMemoryStatus"}) {
+  // ModelConfig, ModelStatistics and SystemSharedMemory* are served (tests/server/triton_api_test).
+  for (const char* method : {"ModelStreamInfer", "CudaSharedMemoryStatus", "TraceSetting"}) {
     grpc::Status s = RawUnaryCall(
         inferd_->Channel(), std::string("/inference.GRPCInferenceService/") + method, "", nullptr);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;

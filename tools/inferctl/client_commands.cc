@@ -38,7 +38,7 @@ const char kClientCommandsUsage[] =
     "                    (server.model_control: explicit; the admin token when one is set)\n"
     "  stats [--model M] [--device D] [--arena execution|io]\n"
     "                    memory of every arena (admin API: --admin-addr HOST:PORT, default\n"
-    "                    127.0.0.1:8002; --token T or $INFERD_ADMIN_TOKEN)\n"
+    "                    127.0.0.1:8003; --token T or $INFERD_ADMIN_TOKEN)\n"
     "  trim [--model M] [--device D] [--arena A]    free the arenas' retained buffers\n"
     "  set-cap --model M --device D --arena A --bytes 512MiB|unbounded    set a retention cap\n"
     "  reset-peak [--model M] [--device D] [--arena A]    reset peak live bytes\n"

@@ -6,7 +6,7 @@
 //     inferctl models
 //     inferctl load   --model M
 //     inferctl unload --model M
-//   Admin API (--admin-addr, default 127.0.0.1:8002; --token T or $INFERD_ADMIN_TOKEN):
+//   Admin API (--admin-addr, default 127.0.0.1:8003; --token T or $INFERD_ADMIN_TOKEN):
 //     inferctl stats      [--model M] [--device D] [--arena execution|io]
 //     inferctl trim       [--model M] [--device D] [--arena A]
 //     inferctl set-cap    --model M --device D --arena A --bytes 512MiB|unbounded
@@ -53,7 +53,7 @@ int RunClientCommand(const std::string& command, const std::vector<std::string>&
 
 struct ClientArgs {
   std::string addr = "127.0.0.1:8001";
-  std::string admin_addr = "127.0.0.1:8002";
+  std::string admin_addr = "127.0.0.1:8003";
   std::string token;  // --token, else $INFERD_ADMIN_TOKEN
   std::string ca_cert;
   absl::Duration timeout = absl::Seconds(30);

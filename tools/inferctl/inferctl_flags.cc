@@ -29,7 +29,7 @@ ABSL_FLAG(bool, nodes, false, "also print one line per node");
 
 ABSL_FLAG(bool, json, false, "print JSON instead of a table");
 ABSL_FLAG(std::string, addr, "127.0.0.1:8001", "inferd's KServe v2 gRPC address (HOST:PORT)");
-ABSL_FLAG(std::string, admin_addr, "127.0.0.1:8002", "inferd's admin API address (HOST:PORT)");
+ABSL_FLAG(std::string, admin_addr, "127.0.0.1:8003", "inferd's admin API address (HOST:PORT)");
 ABSL_FLAG(std::string, token, "", "the admin API's bearer token; without it, $INFERD_ADMIN_TOKEN");
 ABSL_FLAG(std::string, ca_cert, "", "use TLS, trusting the CA certificate in FILE");
 ABSL_FLAG(std::string, timeout, "30s", "the call's deadline");
