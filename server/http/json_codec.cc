@@ -63,10 +63,11 @@ absl::Status AppendInteger(const Value& v, const std::string& name, std::vector<
       return absl::OkStatus();
     }
   }
+  const bool integer = v.IsInt64() || v.IsUint64();
   return Invalid(
       name, absl::StrCat("expected integers from ", int64_t{std::numeric_limits<T>::min()}, " to ",
                          uint64_t{std::numeric_limits<T>::max()}, " in data, got ",
-                         v.IsNumber() ? "a number outside" : "a non-integer"));
+                         integer ? "a number outside" : "a non-integer"));
 }
 
 // One JSON element of a tensor of `type`, appended in its raw (KServe) layout.
