@@ -625,6 +625,7 @@ Reply HttpServer::Impl::ModelReady(const ModelPath& path) {
 
 std::optional<Reply> HttpServer::Impl::Infer(MHD_Connection* c, Call& call, const ModelPath& path) {
   const absl::Time received = absl::Now();
+  if (absl::Status valid = ValidateModelName(path.name); !valid.ok()) return ErrorReply(valid);
   const std::string encoding = Header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
   if (!encoding.empty() && encoding != "identity") {
     return Reply{415, ErrorJson(absl::StrCat("Content-Encoding ", QuoteForMessage(encoding),
