@@ -28,6 +28,25 @@ std::string HttpRequestBytes(const std::string& method, const std::string& path,
   return req;
 }
 
+absl::StatusOr<HttpReply> ParseHttpReply(const std::string& in) {
+  const size_t end = in.find("\r\n\r\n");
+  if (end == std::string::npos) return absl::DataLossError("no complete HTTP reply: " + in);
+  HttpReply reply;
+  std::vector<std::string> lines = absl::StrSplit(in.substr(0, end), "\r\n");
+  std::vector<std::string> status_line = absl::StrSplit(lines[0], ' ');
+  if (status_line.size() < 2 || !absl::SimpleAtoi(status_line[1], &reply.status)) {
+    return absl::DataLossError("bad status line: " + lines[0]);
+  }
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const size_t colon = lines[i].find(':');
+    if (colon == std::string::npos) continue;
+    reply.headers[absl::AsciiStrToLower(lines[i].substr(0, colon))] =
+        std::string(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
+  }
+  reply.body = in.substr(end + 4);
+  return reply;
+}
+
 absl::StatusOr<HttpReply> HttpCall(
     int port, const std::string& method, const std::string& path, const std::string& body,
     const std::vector<std::pair<std::string, std::string>>& headers) {
@@ -50,22 +69,7 @@ absl::StatusOr<HttpReply> HttpCall(
   char buf[65536];
   for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) in.append(buf, static_cast<size_t>(n));
   close(fd);
-  const size_t end = in.find("\r\n\r\n");
-  if (end == std::string::npos) return absl::DataLossError("no complete HTTP reply: " + in);
-  HttpReply reply;
-  std::vector<std::string> lines = absl::StrSplit(in.substr(0, end), "\r\n");
-  std::vector<std::string> status_line = absl::StrSplit(lines[0], ' ');
-  if (status_line.size() < 2 || !absl::SimpleAtoi(status_line[1], &reply.status)) {
-    return absl::DataLossError("bad status line: " + lines[0]);
-  }
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const size_t colon = lines[i].find(':');
-    if (colon == std::string::npos) continue;
-    reply.headers[absl::AsciiStrToLower(lines[i].substr(0, colon))] =
-        std::string(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
-  }
-  reply.body = in.substr(end + 4);
-  return reply;
+  return ParseHttpReply(in);
 }
 
 std::pair<std::string, size_t> BinaryInferBody(const inference::ModelInferRequest& request,

@@ -29,6 +29,9 @@ absl::StatusOr<HttpReply> HttpCall(
     int port, const std::string& method, const std::string& path, const std::string& body = "",
     const std::vector<std::pair<std::string, std::string>>& headers = {});
 
+// A whole HTTP/1.1 reply (status line, headers, body up to the end of `bytes`).
+absl::StatusOr<HttpReply> ParseHttpReply(const std::string& bytes);
+
 // The raw HTTP request bytes (for tests that send them on a socket of their own).
 std::string HttpRequestBytes(const std::string& method, const std::string& path,
                              const std::string& body,
