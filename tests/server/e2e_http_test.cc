@@ -224,5 +224,33 @@ TEST_F(HttpE2eTest, ModelControlNeedsTheTokenAndLoadsOffThePool) {
   EXPECT_THAT(r->body, HasSubstr(R"({"name":"mlp","version":"1","state":"READY","reason":""})"));
 }
 
+TEST_F(HttpE2eTest, ServesOverTlsWhenConfigured) {
+  const std::string cert = engine::testing::Runfile("tests/server/testdata/tls/server.crt");
+  const std::string key = engine::testing::Runfile("tests/server/testdata/tls/server.key");
+  Start("  tls: {cert_file: " + cert + ", key_file: " + key + "}\n");
+  const std::string https = absl::StrCat("https://127.0.0.1:", inferd_->http_port());
+  auto [code, body] = Curl("-k " + https + "/v2/models/mlp/ready");
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_EQ(Curl(url_ + "/v2/health/live").first, 0) << "no plaintext on the TLS port";
+}
+
+TEST(HttpPortTest, ATakenHttpPortRefusesTheStartAndTheFirstKeepsServing) {
+  InferdProcess::Options o;
+  o.models = {{"mlp", "tools/models/mlp"}};
+  o.http_address = absl::StrCat("127.0.0.1:", PickFreePort());
+  auto first = InferdProcess::Start("http_port_first", o);
+  ASSERT_TRUE(first.ok()) << first.status();
+  o.retry_taken_ports = false;
+  auto second = InferdProcess::Start("http_port_second", o);
+  ASSERT_FALSE(second.ok()) << "a second inferd started on " << o.http_address;
+  EXPECT_THAT(std::string(second.status().message()),
+              HasSubstr(absl::StrCat("cannot listen on ", o.http_address, ": address in use")));
+  for (int i = 0; i < 10; ++i) {
+    absl::StatusOr<HttpReply> r = HttpCall((*first)->http_port(), "GET", "/v2/health/ready");
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->status, 200);
+  }
+}
+
 }  // namespace
 }  // namespace inferd::testing
