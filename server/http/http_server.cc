@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -56,7 +57,8 @@ MHD_Response* JsonResponse(const std::string& body) {
   return r;
 }
 
-// Counts the requests whose connections are suspended, for Shutdown's drain.
+// Counts the requests answered off the pool (infer, load, unload) from their suspension until
+// their response has been sent (MHD's completed callback), for Shutdown's drain.
 struct InFlight {
   std::mutex mu;
   std::condition_variable cv;
@@ -71,11 +73,7 @@ class Pending {
   ~Pending() {
     if (response_ != nullptr) MHD_destroy_response(response_);
   }
-  Pending(MHD_Connection* connection, std::shared_ptr<InFlight> in_flight)
-      : connection_(connection), in_flight_(std::move(in_flight)) {
-    std::lock_guard<std::mutex> lock(in_flight_->mu);
-    ++in_flight_->count;
-  }
+  explicit Pending(MHD_Connection* connection) : connection_(connection) {}
 
   // Suspends the connection unless Finish already ran (a request refused at once); returns the
   // response to queue now in that case.
@@ -113,9 +111,6 @@ class Pending {
         if (suspended_) MHD_resume_connection(connection_);
       }
     }
-    std::lock_guard<std::mutex> lock(in_flight_->mu);
-    --in_flight_->count;
-    in_flight_->cv.notify_all();
   }
   void Finish(const Reply& reply) { Finish(reply.status, JsonResponse(reply.body)); }
 
@@ -135,7 +130,6 @@ class Pending {
 
  private:
   MHD_Connection* const connection_;
-  const std::shared_ptr<InFlight> in_flight_;
   std::atomic<bool> cancelled_{false};
   std::mutex mu_;
   // Protected by mu_.
@@ -302,6 +296,7 @@ class HttpServer::Impl {
                                     bool load);
   Reply RepositoryIndex(const Call& call);
   Reply ModelReady(const ModelPath& path);
+  // The request's Pending, counted for the drain; null once Stop has begun.
   std::shared_ptr<Pending> NewPending(MHD_Connection* c, Call& call);
   // Runs `fn` on a thread of its own (a load or an unload), joined by Stop.
   void RunInBackground(std::function<void()> fn);
@@ -351,8 +346,9 @@ absl::Status HttpServer::Impl::Start() {
   const bool v6 = found->ai_family == AF_INET6;
   freeaddrinfo(found);
 
+  // MHD_USE_ITC: MHD_quiesce_daemon (Shutdown) needs it with a thread pool.
   unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-                       MHD_USE_ERROR_LOG;
+                       MHD_USE_ITC | MHD_USE_ERROR_LOG;
   if (v6) flags |= MHD_USE_IPv6;
   std::vector<MHD_OptionItem> options = {
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&Impl::Log), this},  // first
@@ -397,7 +393,9 @@ void HttpServer::Impl::Stop(absl::Duration drain_timeout) {
     stopped_ = true;
   }
   if (daemon_ == nullptr) return;
-  MHD_quiesce_daemon(daemon_);  // no new connections; the listening socket stays ours
+  // No new connections. The listening socket is ours from here on (MHD no longer closes it): it
+  // stays bound until the daemon has stopped, so no one else takes the port mid-drain.
+  const MHD_socket listener = MHD_quiesce_daemon(daemon_);
   {
     std::unique_lock<std::mutex> lock(in_flight_->mu);
     in_flight_->cv.wait_for(lock, absl::ToChronoMilliseconds(drain_timeout),
@@ -408,7 +406,8 @@ void HttpServer::Impl::Stop(absl::Duration drain_timeout) {
     std::lock_guard<std::mutex> lock(mu_);
     pending.swap(pending_);
   }
-  // Past the drain: the workers drop what has not run yet (Cancelled) and answer at once.
+  // Past the drain: the workers drop what has not run yet (Cancelled) and answer at once; a
+  // second, short wait lets those answers go out.
   for (const auto& p : pending) p->Cancel();
   {
     std::unique_lock<std::mutex> lock(in_flight_->mu);
@@ -419,6 +418,7 @@ void HttpServer::Impl::Stop(absl::Duration drain_timeout) {
   for (const auto& p : pending) p->Detach();
   MHD_stop_daemon(daemon_);
   daemon_ = nullptr;
+  if (listener != MHD_INVALID_SOCKET) close(listener);
   std::list<Op> ops;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -445,9 +445,12 @@ void HttpServer::Impl::RunInBackground(std::function<void()> fn) {
 }
 
 std::shared_ptr<Pending> HttpServer::Impl::NewPending(MHD_Connection* c, Call& call) {
-  call.pending = std::make_shared<Pending>(c, in_flight_);
   std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return nullptr;  // draining: Stop no longer tracks new requests
+  call.pending = std::make_shared<Pending>(c);
   pending_.insert(call.pending);
+  std::lock_guard<std::mutex> count_lock(in_flight_->mu);
+  ++in_flight_->count;
   return call.pending;
 }
 
@@ -485,13 +488,17 @@ MHD_Result HttpServer::Impl::Access(void* cls, MHD_Connection* c, const char* ur
   return self->Handle(c, *call);
 }
 
-void HttpServer::Impl::Completed(void*, MHD_Connection*, void** con_cls,
+void HttpServer::Impl::Completed(void* cls, MHD_Connection*, void** con_cls,
                                  MHD_RequestTerminationCode) {
   auto* call = static_cast<Call*>(*con_cls);
   if (call == nullptr) return;
   if (call->pending != nullptr) {
     call->pending->Cancel();  // the client is gone, or the daemon stops
     call->pending->Detach();
+    InFlight& in_flight = *static_cast<Impl*>(cls)->in_flight_;
+    std::lock_guard<std::mutex> lock(in_flight.mu);
+    --in_flight.count;
+    in_flight.cv.notify_all();
   }
   delete call;
   *con_cls = nullptr;
@@ -648,6 +655,7 @@ std::optional<Reply> HttpServer::Impl::Infer(MHD_Connection* c, Call& call, cons
   const absl::Time deadline =
       parsed->timeout ? received + *parsed->timeout : absl::InfiniteFuture();
   std::shared_ptr<Pending> pending = NewPending(c, call);
+  if (pending == nullptr) return ErrorReply(absl::UnavailableError("the server is shutting down"));
   SubmitInfer(repository_, std::move(request),
               std::make_unique<HttpResponder>(pending, *std::move(parsed), deadline), received);
   return std::nullopt;
@@ -725,6 +733,7 @@ std::optional<Reply> HttpServer::Impl::LoadOrUnload(MHD_Connection* c, Call& cal
   }
   spdlog::info("HTTP {} '{}'", method, name);
   std::shared_ptr<Pending> pending = NewPending(c, call);
+  if (pending == nullptr) return ErrorReply(absl::UnavailableError("the server is shutting down"));
   RunInBackground([this, pending, name, load] {
     const absl::Status s = load ? repository_.Load(name) : repository_.Unload(name);
     pending->Finish(s.ok() ? Reply{200, ""} : ErrorReply(s));

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 #include "engine/testing/runfiles.h"
 #include "server/server.h"
@@ -135,6 +137,31 @@ TEST_F(HttpLeaseTest, AClientThatGoesAwayMidTransferReturnsTheLease) {
                {{"Inference-Header-Content-Length", std::to_string(header)}});
   ASSERT_TRUE(reply.ok()) << reply.status();
   EXPECT_EQ(reply->status, 200);
+}
+
+TEST_F(HttpLeaseTest, ShutdownDrainsInFlightRequestsThenClosesThePort) {
+  const int port = server_->http_port();
+  auto [body, header] = BinaryInferBody(RawRequest("wide", wide_), true);
+  constexpr int kRequests = 8;
+  std::vector<absl::StatusOr<HttpReply>> replies(kRequests, absl::UnknownError("not run"));
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kRequests; ++i) {
+    clients.emplace_back([&, i] {
+      replies[i] = HttpCall(port, "POST", "/v2/models/wide/infer", body,
+                            {{"Inference-Header-Content-Length", std::to_string(header)}});
+    });
+  }
+  ASSERT_TRUE(Responded(1));  // the others are queued behind 2 workers or running
+  server_->Shutdown(absl::Seconds(20));
+  for (std::thread& t : clients) t.join();
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(replies[i].ok()) << i << ": " << replies[i].status();
+    EXPECT_EQ(replies[i]->status, 200) << i << ": " << replies[i]->body.substr(0, 200);
+    absl::StatusOr<inference::ModelInferResponse> resp = ParseInferReply(*replies[i]);
+    ASSERT_TRUE(resp.ok()) << resp.status();
+    EXPECT_TRUE(CheckOutputs(*resp, wide_).ok());
+  }
+  EXPECT_FALSE(HttpCall(port, "GET", "/v2/health/live").ok()) << "the listener is closed";
 }
 
 }  // namespace
