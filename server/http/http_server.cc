@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <list>
@@ -532,7 +534,7 @@ MHD_Result HttpServer::Impl::Handle(MHD_Connection* c, Call& call) {
     }
   }
   if (response == nullptr) return MHD_NO;
-  spdlog::debug("http {} {}: {}", call.method, call.url, status);
+  spdlog::debug("http {} {}: {}", call.method, QuoteForMessage(call.url), status);
   const MHD_Result queued = MHD_queue_response(c, static_cast<unsigned int>(status), response);
   MHD_destroy_response(response);
   return queued;
