@@ -31,6 +31,7 @@ mkdir -p "$TMP/models"
 ln -sfn "$PWD/$MODEL_DIR" "$TMP/models/identity"
 cat >"$TMP/inferd.yaml" <<YAML
 server:
+  http_address: 127.0.0.1:0
   grpc_address: 127.0.0.1:0
   admin_address: 127.0.0.1:0
   metrics_address: 127.0.0.1:0

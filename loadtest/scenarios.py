@@ -154,7 +154,8 @@ class Inferd:
             os.symlink(d, os.path.join(repo, m))
         config = os.path.join(self.dir, "inferd.yaml")
         with open(config, "w") as f:
-            f.write("server:\n  grpc_address: 127.0.0.1:0\n  admin_address: 127.0.0.1:0\n"
+            f.write("server:\n  http_address: 127.0.0.1:0\n  grpc_address: 127.0.0.1:0\n"
+                    "  admin_address: 127.0.0.1:0\n"
                     "  metrics_address: 127.0.0.1:0\n  model_repository: models\n"
                     "  max_message_bytes: 256MiB\n  log_level: warn\n" + server_yaml)
             f.write("models:\n" + models_yaml)

@@ -13,7 +13,8 @@
 //   SIGHUP: re-read the model repository (server/repository_reload.h): changed models reload,
 //     new ones load, removed ones unload; calls in flight are unaffected. The main config file
 //     is not re-read (server settings need a restart).
-// --port-file writes the bound gRPC port (useful with port 0) once the server is ready.
+// --port-file writes the bound gRPC port (useful with port 0) once the server is ready;
+// --http-port-file the bound HTTP/REST port (0 with http_address: none).
 #include <grpc/grpc.h>
 #include <signal.h>
 #include <spdlog/pattern_formatter.h>
@@ -45,6 +46,8 @@ ABSL_FLAG(std::string, log_level, "",
           "trace, debug, info, warn, error or off; overrides the config's server.log_level");
 ABSL_FLAG(std::string, port_file, "",
           "write the bound gRPC port to this file once the server is ready (useful with port 0)");
+ABSL_FLAG(std::string, http_port_file, "",
+          "write the bound HTTP/REST port to this file once the server is ready (0: no HTTP)");
 
 namespace {
 
@@ -135,6 +138,7 @@ bool WritePortFile(const std::string& path, int port) {
 struct Options {
   std::string config_path;
   std::string port_file;
+  std::string http_port_file;
   std::optional<spdlog::level::level_enum> level;  // --log-level, over the config's
 };
 
@@ -148,7 +152,7 @@ Options ParseOptions(int argc, char** argv) {
   }
   const std::vector<std::string> positional = inferd::ParseCommandLine(
       argc, argv,
-      inferd::CommandLineSpec{kUsage, {"config", "log-level", "port-file"}, kUsageError});
+      inferd::CommandLineSpec{kUsage, {"config", "log-level", "port-file", "http-port-file"}, kUsageError});
   const auto usage_error = [](const std::string& what) {
     std::cerr << "inferd: " << what << "\n" << kUsage;
     std::exit(kUsageError);
@@ -157,6 +161,7 @@ Options ParseOptions(int argc, char** argv) {
   Options o;
   o.config_path = absl::GetFlag(FLAGS_config);
   o.port_file = absl::GetFlag(FLAGS_port_file);
+  o.http_port_file = absl::GetFlag(FLAGS_http_port_file);
   if (o.config_path.empty()) usage_error("--config is required");
   const std::string log_level = absl::GetFlag(FLAGS_log_level);
   if (!log_level.empty()) {
@@ -257,7 +262,7 @@ void ServeUntilStopped(inferd::server::InferdServer& server, SignalState& state)
 // Starts the server, writes the port file, serves until SIGTERM, SIGINT or SIGQUIT (SIGHUP:
 // reload the model repository), drains. Returns the exit status.
 int Serve(const std::shared_ptr<const inferd::server::Config>& config,
-          const std::string& port_file) {
+          const std::string& port_file, const std::string& http_port_file) {
   // Block the signals before any thread starts (threads inherit the mask; one that did not
   // block them would be killed by their default action), then take them on a thread of their
   // own, so that they are handled while the models load.
@@ -297,6 +302,12 @@ int Serve(const std::shared_ptr<const inferd::server::Config>& config,
     return 1;
   }
   if (!(*server)->interrupted()) {
+    // The HTTP port first: a harness that waits for --port-file then finds both.
+    if (!http_port_file.empty() && !WritePortFile(http_port_file, (*server)->http_port())) {
+      spdlog::error("cannot write --http-port-file {}", http_port_file);
+      end_signal_thread();
+      return 1;
+    }
     if (!port_file.empty() && !WritePortFile(port_file, (*server)->grpc_port())) {
       spdlog::error("cannot write --port-file {}", port_file);
       end_signal_thread();
@@ -324,5 +335,5 @@ int main(int argc, char** argv) {
   }
   SetUpLogging((*config)->server.log_json,
                options.level.value_or(SpdlogLevel((*config)->server.log_level)));
-  return Serve(*config, options.port_file);
+  return Serve(*config, options.port_file, options.http_port_file);
 }

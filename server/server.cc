@@ -183,6 +183,17 @@ absl::Status InferdServer::Init(const InferdServerOptions& options) {
       kInferdName, kInferdVersion, sc.grpc_address, grpc_port_, sc.tls ? " over TLS" : "",
       max_bytes);
 
+  // pass 1b: the KServe HTTP/REST listener, answering like gRPC (live, not ready yet).
+  if (!sc.http_address.empty()) {
+    INFERD_RETURN_IF_ERROR(CheckPortFree(sc.http_address));
+    InferenceService* service = service_.get();
+    INFERD_ASSIGN_OR_RETURN(
+        http_, http::HttpServer::Start(sc, *repository_, [service] { return service->ready(); }));
+    spdlog::info("KServe v2 HTTP/REST{} listening on {} (port {}), {} threads",
+                 sc.tls ? " over TLS" : "", sc.http_address, http_->port(),
+                 http::HttpServer::kThreads);
+  }
+
   // pass 2: the ops listeners (admin API; metrics are read from repository()).
   INFERD_RETURN_IF_ERROR(AddOpsServices(options));
 
@@ -270,6 +281,10 @@ void InferdServer::Shutdown(absl::Duration drain_timeout) {
     server_->GetHealthCheckService()->Shutdown();
     server_->Shutdown(absl::ToChronoTime(start + drain_timeout));
   }
+  // HTTP drains within what is left of the same drain timeout (both drained in parallel would
+  // need a thread; gRPC's in-flight calls were mostly HTTP's too, so little is left here).
+  if (http_ != nullptr)
+    http_->Shutdown(std::max(absl::ZeroDuration(), start + drain_timeout - absl::Now()));
   if (admin_server_ != nullptr) admin_server_->Shutdown(absl::ToChronoTime(absl::Now()));
   metrics_.reset();  // ops: stop serving /metrics (waits for scrapes in progress)
   if (repository_ != nullptr) repository_->UnloadAll();
@@ -291,6 +306,7 @@ InferdServer::~InferdServer() {
   // Server::Shutdown has waited for every call, so nothing calls into the service any more.
   if (repository_ != nullptr) repository_->SetStateListener(nullptr);  // health goes with server_
   server_.reset();
+  http_.reset();
   admin_server_.reset();
   service_.reset();  // joins finished load / unload threads
   repository_.reset();

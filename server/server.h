@@ -1,6 +1,8 @@
-// InferdServer: the daemon without main(): the kernel registry, the model repository, and the
+// InferdServer: the daemon without main(): the kernel registry, the model repository, the
 // gRPC server on config.server.grpc_address with inference.GRPCInferenceService,
-// grpc.health.v1.Health ("" and one entry per model: SERVING while READY) and server reflection.
+// grpc.health.v1.Health ("" and one entry per model: SERVING while READY) and server reflection,
+// and the KServe v2 HTTP/REST listener on config.server.http_address (unless `none`), started
+// right after gRPC and stopped (drained within the same drain timeout) right after it.
 //
 // Start binds the port, starts serving (ServerLive true, ServerReady false), loads the start-up
 // models (a model that fails is reported, the others serve), then turns ready. Every listener
@@ -44,6 +46,7 @@
 #include "engine/kernel_registry.h"
 #include "server/admin_service.h"  // ops
 #include "server/config.h"
+#include "server/http/http_server.h"
 #include "server/inference_service.h"
 #include "server/metrics.h"  // ops
 #include "server/model_repository.h"
@@ -88,6 +91,7 @@ class InferdServer {
 
   // The ports actually bound (useful with port 0); 0 for a listener that is not running.
   int grpc_port() const { return grpc_port_; }
+  int http_port() const { return http_ != nullptr ? http_->port() : 0; }
   int admin_port() const { return admin_port_; }
   int metrics_port() const { return metrics_port_; }
   ModelRepository& repository() { return *repository_; }
@@ -118,6 +122,9 @@ class InferdServer {
   bool interrupted_ = false;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<grpc::Server> admin_server_;
+  // KServe v2 HTTP/REST on config.server.http_address (server/http/http_server.h); null when
+  // http_address is `none`.
+  std::unique_ptr<http::HttpServer> http_;
   int grpc_port_ = 0;
   int admin_port_ = 0;
   std::unique_ptr<AdminService> admin_service_;  // ops; outlives admin_server_'s calls

@@ -68,6 +68,7 @@ mkdir -p "$work/models/mlp"
 cp -L "$model_onnx" "$work/models/mlp/model.onnx"
 cat > "$work/inferd.yaml" <<'YAML'
 server:
+  http_address: 127.0.0.1:0
   grpc_address: 127.0.0.1:0
   admin_address: 127.0.0.1:0
   metrics_address: 127.0.0.1:0

@@ -116,6 +116,7 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
   admin_address_ = absl::StrCat("127.0.0.1:", admin_port);
   const std::string config = (fs::path(dir_) / "inferd.yaml").string();
   std::ofstream(config) << "server:\n"
+                        << "  http_address: " << options.http_address << "\n"
                         << "  grpc_address: " << options.grpc_address << "\n"
                         << "  admin_address: " << options.admin_host << ":" << admin_port << "\n"
                         << "  metrics_address: 127.0.0.1:" << metrics_port_ << "\n"
@@ -123,6 +124,7 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
                         << options.server_yaml
                         << (options.models_yaml.empty() ? "" : "models:\n" + options.models_yaml);
   const std::string port_file = (fs::path(dir_) / "port").string();
+  const std::string http_port_file = (fs::path(dir_) / "http_port").string();
   log_path_ = (fs::path(dir_) / "inferd.log").string();
 
   // pass 2: spawn inferd, its stdout and stderr appended to the log.
@@ -130,8 +132,9 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
   const std::string binary = override_binary != nullptr && *override_binary != '\0'
                                  ? std::string(override_binary)
                                  : engine::testing::Runfile("server/inferd");
-  std::vector<std::string> args = {
-      binary, "--config", config, "--log-level", options.log_level, "--port-file", port_file};
+  std::vector<std::string> args = {binary,        "--config",         config,
+                                   "--log-level", options.log_level,  "--port-file",
+                                   port_file,     "--http-port-file", http_port_file};
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
   for (const auto& [k, v] : options.env) env.push_back(k + "=" + v);
@@ -164,7 +167,10 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
     }
     absl::SleepFor(absl::Milliseconds(20));
   }
-  if (!wait_log) address_ = absl::StrCat("127.0.0.1:", std::stoi(ReadAll(port_file)));
+  if (!wait_log) {
+    address_ = absl::StrCat("127.0.0.1:", std::stoi(ReadAll(port_file)));
+    http_port_ = std::stoi(ReadAll(http_port_file));  // written before the gRPC one
+  }
   return absl::OkStatus();
 }
 

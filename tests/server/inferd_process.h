@@ -1,8 +1,9 @@
 // InferdProcess: the real //server:inferd binary, started by a test as a child process with a
 // model repository of symlinks to generated models; the harness of the end-to-end, ops (admin
-// API, metrics) and inferctl tests. inferd binds its gRPC port itself (127.0.0.1:0, reported
-// through --port-file); the admin and metrics ports are picked free just before the start (a
-// start that loses the race for one is retried). $INFERD_BINARY, when set, is run instead of
+// API, metrics) and inferctl tests. inferd binds its gRPC and HTTP ports itself (127.0.0.1:0,
+// reported through --port-file and --http-port-file); the admin and metrics ports are picked free
+// just before the start (a start that loses the race for one is retried). $INFERD_BINARY, when set,
+// is run instead of
 // //server:inferd (to check a test against another build). Its stdout and stderr go to a log file
 // the test can read. The destructor kills it if it still runs.
 //
@@ -56,6 +57,8 @@ class InferdProcess {
     // The gRPC listener's address (port 0: inferd picks one), and the admin and metrics ports
     // (0: picked free before the start).
     std::string grpc_address = "127.0.0.1:0";
+    // The HTTP/REST listener's address (port 0: inferd picks one, see http_port(); none: off).
+    std::string http_address = "127.0.0.1:0";
     int admin_port = 0;
     int metrics_port = 0;
     // Empty: Start returns once inferd is ready (its port file). Else once its log holds this
@@ -74,6 +77,7 @@ class InferdProcess {
   const std::string& address() const { return address_; }              // 127.0.0.1:<grpc>
   const std::string& admin_address() const { return admin_address_; }  // 127.0.0.1:<admin>
   int metrics_port() const { return metrics_port_; }
+  int http_port() const { return http_port_; }     // 0 when HTTP is off or not started yet
   pid_t pid() const { return pid_; }               // for /proc/<pid> (memory figures)
   std::shared_ptr<grpc::Channel> Channel() const;  // to address(), no message size limits
   std::unique_ptr<inference::GRPCInferenceService::Stub> Stub() const;
@@ -105,6 +109,7 @@ class InferdProcess {
   std::string address_;
   std::string admin_address_;
   int metrics_port_ = 0;
+  int http_port_ = 0;
 };
 
 // The name the ops tests knew it by (tools/inferctl/client_commands_test.cc still uses it).

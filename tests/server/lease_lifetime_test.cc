@@ -35,8 +35,8 @@ class LeaseLifetimeTest : public ::testing::Test {
     fs::create_directories(dir);
     fs::create_directory_symlink(engine::testing::Runfile("tests/server/wide_large"), dir / "wide");
     auto config = server::ParseConfig(
-        "server:\n  grpc_address: 127.0.0.1:0\n  admin_address: 127.0.0.1:0\n"
-        "  metrics_address: 127.0.0.1:0\n  model_repository: " +
+        "server:\n  http_address: 127.0.0.1:0\n  grpc_address: 127.0.0.1:0\n"
+        "  admin_address: 127.0.0.1:0\n  metrics_address: 127.0.0.1:0\n  model_repository: " +
             dir.string() + "\nmodels:\n  - {name: wide, max_concurrent_runs: 2}\n",
         "test.yaml");
     ASSERT_TRUE(config.ok()) << config.status();

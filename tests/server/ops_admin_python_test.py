@@ -42,7 +42,7 @@ def main():
     admin_port = free_port()
     config = os.path.join(work, "inferd.yaml")
     with open(config, "w") as f:
-        f.write("server:\n  grpc_address: 127.0.0.1:0\n"
+        f.write("server:\n  http_address: 127.0.0.1:0\n  grpc_address: 127.0.0.1:0\n"
                 "  admin_address: 127.0.0.1:%d\n  metrics_address: 127.0.0.1:0\n"
                 "  admin_token_env: OPS_PY_TOKEN\n  model_repository: models\n" % admin_port)
     port_file = os.path.join(work, "port")

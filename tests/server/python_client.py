@@ -39,7 +39,7 @@ def main():
     os.symlink(os.path.abspath(model_dir), os.path.join(work, "models", "mlp"))
     config = os.path.join(work, "inferd.yaml")
     with open(config, "w") as f:
-        f.write("server:\n  grpc_address: 127.0.0.1:0\n  admin_address: 127.0.0.1:0\n"
+        f.write("server:\n  http_address: 127.0.0.1:0\n  grpc_address: 127.0.0.1:0\n  admin_address: 127.0.0.1:0\n"
                 "  metrics_address: 127.0.0.1:0\n  model_repository: models\n")
     port_file = os.path.join(work, "port")
     log = open(os.path.join(work, "inferd.log"), "w")
