@@ -1,6 +1,7 @@
 #include "server/admin_auth.h"
 
 #include <arpa/inet.h>
+#include <spdlog/spdlog.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -80,6 +81,27 @@ absl::Status AdminAuth::Authorize(const Metadata& client_metadata) const {
     return absl::UnauthenticatedError("invalid admin bearer token");
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckModelControlAccess(const ServerConfig& server,
+                                     const AdminAuth::Metadata& client_metadata,
+                                     absl::string_view method, absl::string_view peer) {
+  absl::Status access = absl::OkStatus();
+  if (server.model_control != ModelControl::kExplicit) {
+    access = absl::FailedPreconditionError(absl::StrCat(
+        "model control is disabled (server.model_control: ", ModelControlName(server.model_control),
+        "): the models are those of the config and the repository; set server.model_control: "
+        "explicit to load and unload models at run time"));
+  } else if (absl::Status auth = AdminAuth(server.admin_token).Authorize(client_metadata);
+             !auth.ok()) {
+    access = absl::UnauthenticatedError(
+        absl::StrCat("explicit model control requires the admin token: ", auth.message()));
+  }
+  if (!access.ok()) {
+    spdlog::warn("{} refused from {}: {}", std::string(method), std::string(peer),
+                 std::string(access.message()));
+  }
+  return access;
 }
 
 }  // namespace inferd::server

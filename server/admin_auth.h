@@ -51,6 +51,16 @@ class AdminAuth {
   std::string token_;  // constant after construction
 };
 
+// Whether a call may load or unload models (gRPC's RepositoryModelLoad/Unload, HTTP's
+// /v2/repository/models/<m>/load|unload): FAILED_PRECONDITION unless server.model_control is
+// explicit; then, when an admin token is configured, UNAUTHENTICATED unless the call carries it
+// (`authorization: Bearer <token>`). `method` and `peer` go into the warning logged on a refusal.
+// The model name is checked by the caller after this (a caller without access learns nothing
+// from it).
+absl::Status CheckModelControlAccess(const ServerConfig& server,
+                                     const AdminAuth::Metadata& client_metadata,
+                                     absl::string_view method, absl::string_view peer);
+
 // True for addresses that only this machine can reach: 127.0.0.0/8, [::1], localhost, and
 // unix: sockets. "0.0.0.0:8002", "10.1.2.3:8002", "[::]:8002", "host.example:8002" are not.
 bool IsLoopbackAddress(absl::string_view address);

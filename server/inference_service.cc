@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/message_text.h"
+#include "base/status_macros.h"
 #include "server/admin_auth.h"
 #include "server/config.h"
 #include "server/infer_handler.h"
@@ -45,22 +46,8 @@ absl::StatusOr<std::shared_ptr<LoadedModel>> FindModel(ModelRepository& repo,
 absl::Status CheckModelControl(absl::string_view method, const ServerConfig& server,
                                const grpc::CallbackServerContext& context,
                                const std::string& name) {
-  absl::Status access = absl::OkStatus();
-  if (server.model_control != ModelControl::kExplicit) {
-    access = absl::FailedPreconditionError(
-        "model control is disabled (server.model_control: none): the models are those of the "
-        "config and the repository at start-up; set server.model_control: explicit to load and "
-        "unload models at run time");
-  } else if (absl::Status auth = AdminAuth(server.admin_token).Authorize(context.client_metadata());
-             !auth.ok()) {
-    access = absl::UnauthenticatedError(
-        absl::StrCat("explicit model control requires the admin token: ", auth.message()));
-  }
-  if (!access.ok()) {
-    spdlog::warn("{} refused from {}: {}", std::string(method), context.peer(),
-                 std::string(access.message()));
-    return access;
-  }
+  INFERD_RETURN_IF_ERROR(
+      CheckModelControlAccess(server, context.client_metadata(), method, context.peer()));
   return ValidateModelName(name);
 }
 
@@ -136,7 +123,7 @@ grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
     inference::ServerMetadataResponse* response) {
   response->set_name(kInferdName);
   response->set_version(kInferdVersion);
-  for (const std::string& e : ServerExtensions()) response->add_extensions(e);
+  for (const std::string& e : ServerExtensions(Transport::kGrpc)) response->add_extensions(e);
   return Done(context);
 }
 

@@ -92,11 +92,12 @@ void FillStatistics(const LoadedModel& model, inference::ModelStatistics* out) {
 
 }  // namespace
 
-const std::vector<std::string>& ServerExtensions() {
-  static const auto* const kExtensions = new std::vector<std::string>{
-      "model_repository", "model_configuration", "statistics", "binary_tensor_data",
-      "system_shared_memory"};
-  return *kExtensions;
+std::vector<std::string> ServerExtensions(Transport transport) {
+  std::vector<std::string> out = {"model_repository", "model_configuration", "statistics",
+                                  "binary_tensor_data"};
+  // The gRPC RPCs; the HTTP front end has no /v2/systemsharedmemory endpoints yet.
+  if (transport == Transport::kGrpc) out.push_back("system_shared_memory");
+  return out;
 }
 
 inference::DataType TritonDataType(engine::DataType type) {

@@ -21,8 +21,12 @@
 
 namespace inferd::server {
 
-// ServerMetadata's extensions: the Triton protocol extensions inferd implements.
-const std::vector<std::string>& ServerExtensions();
+enum class Transport { kGrpc, kHttp };
+
+// ServerMetadata's extensions: the Triton protocol extensions inferd implements on `transport`
+// (system_shared_memory only on gRPC: the HTTP front end has no /v2/systemsharedmemory
+// endpoints yet).
+std::vector<std::string> ServerExtensions(Transport transport);
 
 // ModelMetadata of a READY model version (`version` empty: the one inference would use).
 absl::StatusOr<inference::ModelMetadataResponse> ModelMetadataOf(ModelRepository& repository,

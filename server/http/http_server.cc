@@ -559,7 +559,7 @@ std::optional<Reply> HttpServer::Impl::Route(MHD_Connection* c, Call& call) {
     w.String(kInferdVersion);
     w.Key("extensions");
     w.StartArray();
-    for (const std::string& e : ServerExtensions()) w.String(e.c_str());
+    for (const std::string& e : ServerExtensions(Transport::kHttp)) w.String(e.c_str());
     w.EndArray();
     w.EndObject();
     return Reply{200, buffer.GetString()};
@@ -699,24 +699,13 @@ Reply HttpServer::Impl::RepositoryIndex(const Call& call) {
 std::optional<Reply> HttpServer::Impl::LoadOrUnload(MHD_Connection* c, Call& call,
                                                     const std::string& name, bool load) {
   const char* method = load ? "RepositoryModelLoad" : "RepositoryModelUnload";
-  // The gRPC rule (inference_service.cc's CheckModelControl): enabled, the token, the name.
-  absl::Status access = absl::OkStatus();
-  if (config_.model_control != server::ModelControl::kExplicit) {
-    access = absl::FailedPreconditionError(
-        "model control is disabled (server.model_control is not explicit): the models are those "
-        "of the config and the repository; set server.model_control: explicit to load and "
-        "unload models at run time");
-  } else {
-    const std::string authorization = Header(c, MHD_HTTP_HEADER_AUTHORIZATION);
-    AdminAuth::Metadata metadata;
-    if (!authorization.empty()) metadata.emplace("authorization", authorization);
-    if (absl::Status auth = AdminAuth(config_.admin_token).Authorize(metadata); !auth.ok()) {
-      access = absl::UnauthenticatedError(
-          absl::StrCat("explicit model control requires the admin token: ", auth.message()));
-    }
-  }
-  if (!access.ok()) {
-    spdlog::warn("HTTP {} refused: {}", method, std::string(access.message()));
+  // The gRPC rule (admin_auth.h's CheckModelControlAccess), then the name.
+  const std::string authorization = Header(c, MHD_HTTP_HEADER_AUTHORIZATION);
+  AdminAuth::Metadata metadata;
+  if (!authorization.empty()) metadata.emplace("authorization", authorization);
+  if (absl::Status access =
+          CheckModelControlAccess(config_, metadata, absl::StrCat("HTTP ", method), "HTTP");
+      !access.ok()) {
     return ErrorReply(access);
   }
   if (absl::Status valid = ValidateModelName(name); !valid.ok()) return ErrorReply(valid);
