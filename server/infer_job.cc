@@ -228,17 +228,16 @@ void InferJob::RunBatch(absl::Span<const Queued> batch,
   std::vector<engine::InputTensor> inputs;
   absl::Status status = Gather(batch, total_rows, session.staging_arena(), &buffers, &inputs);
   const absl::Time gathered = absl::Now();
-  absl::StatusOr<std::vector<LeasedOutput>> outputs = status;
-  if (status.ok()) {
-    engine::RunOptions options;
-    options.cancelled = [batch] {  // the run stops only when nobody waits for it
-      for (const Queued& q : batch) {
-        if (!q.item->Cancelled()) return false;
-      }
-      return true;
-    };
-    outputs = RunAndLease(session, inputs, request_->requested_outputs(), options);
-  }
+  engine::RunOptions options;
+  options.cancelled = [batch] {  // the run stops only when nobody waits for it
+    for (const Queued& q : batch) {
+      if (!q.item->Cancelled()) return false;
+    }
+    return true;
+  };
+  absl::StatusOr<std::vector<LeasedOutput>> outputs =
+      status.ok() ? RunAndLease(session, inputs, request_->requested_outputs(), options)
+                  : absl::StatusOr<std::vector<LeasedOutput>>(status);
   const absl::Time ran = absl::Now();
   buffers.clear();
   absl::StatusOr<std::vector<std::vector<LeasedOutput>>> parts =
