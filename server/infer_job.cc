@@ -120,12 +120,16 @@ absl::StatusOr<int64_t> RequestBatchSize(const InferRequest& request, int max_ba
     }
     rows = in.shape[0];
   }
+  if (rows == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the request's batch size (dim 0) is 0; send 1 to ", max_batch_size, " rows"));
+  }
   if (rows > max_batch_size) {
     return absl::InvalidArgumentError(absl::StrCat("the request's batch size (dim 0) is ", rows,
                                                    ", larger than the model's max_batch_size ",
                                                    max_batch_size));
   }
-  return std::max<int64_t>(rows, 1);
+  return rows < 0 ? 1 : rows;  // a model without inputs counts one
 }
 
 absl::StatusOr<std::vector<LeasedOutput>> RunAndLease(engine::Session& session,
