@@ -802,8 +802,8 @@ def environment_md(env, commands):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("command", choices=["transport", "memory", "engine", "soak", "unload", "batching",
-                                        "all"])
+    p.add_argument("command", choices=["transport", "memory", "engine", "soak", "unload",
+                                        "batching", "all"])
     p.add_argument("--quick", action="store_true", help="short runs (~20 s soak), for CI")
     p.add_argument("--out", help="directory for the report, JSON and logs")
     p.add_argument("--soak-duration", type=int, help="seconds (default 180; 20 with --quick)")

@@ -68,10 +68,9 @@ absl::Status Batcher::Submit(std::unique_ptr<WorkItem>& item) {
   std::deque<Entry>& queue = levels_[level - 1];
   if (queue.size() >= max_queued) {
     stats_->rejected_queue_full.fetch_add(1, std::memory_order_relaxed);
-    return absl::ResourceExhaustedError(
-        absl::StrCat("model '", model_name_, "' is busy: ", queue.size(),
-                     " requests wait at priority ", level, " (max_queue_size ", max_queued,
-                     "); retry later"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "model '", model_name_, "' is busy: ", queue.size(), " requests wait at priority ", level,
+        " (max_queue_size ", max_queued, "); retry later"));
   }
   const absl::Time now = absl::Now();
   Entry e{std::move(item), now,
@@ -90,22 +89,20 @@ void Batcher::Sweep(absl::Time now, std::vector<Dropped>* dropped, absl::Time* n
       const absl::Duration waited = now - e.enqueued;
       if (e.item->Cancelled()) {
         stats_->dropped_cancelled.fetch_add(1, std::memory_order_relaxed);
-        dropped->push_back({std::move(e.item), absl::CancelledError(
-                                                   "the client cancelled the request while it "
-                                                   "was queued")});
+        dropped->push_back(
+            {std::move(e.item), absl::CancelledError("the client cancelled the request while it "
+                                                     "was queued")});
       } else if (now >= e.item->deadline()) {
         stats_->dropped_deadline.fetch_add(1, std::memory_order_relaxed);
         dropped->push_back(
-            {std::move(e.item),
-             absl::DeadlineExceededError(absl::StrCat(
-                 "the deadline passed while the request was queued for ",
-                 absl::FormatDuration(waited)))});
+            {std::move(e.item), absl::DeadlineExceededError(absl::StrCat(
+                                    "the deadline passed while the request was queued for ",
+                                    absl::FormatDuration(waited)))});
       } else if (now >= e.timeout_at && e.reject_on_timeout) {
-        dropped->push_back({std::move(e.item),
-                            absl::UnavailableError(absl::StrCat(
-                                "the request timed out in the queue after ",
-                                absl::FormatDuration(waited), " (model '", model_name_,
-                                "' queue policy timeout)"))});
+        dropped->push_back({std::move(e.item), absl::UnavailableError(absl::StrCat(
+                                                   "the request timed out in the queue after ",
+                                                   absl::FormatDuration(waited), " (model '",
+                                                   model_name_, "' queue policy timeout)"))});
       } else if (now >= e.timeout_at && &level != &delayed) {
         e.timeout_at = absl::InfiniteFuture();  // DELAY: served after the others
         delayed.push_back(std::move(e));

@@ -42,7 +42,9 @@ class FakeItem final : public WorkItem {
  public:
   FakeItem(Log* log, int id, int64_t size = 1, std::string key = "x", int priority = 0)
       : log_(log), id_(id), size_(size), key_(std::move(key)), priority_(priority) {}
-  void Run(absl::Duration) override { RunBatch({{this, absl::ZeroDuration()}}, [] {}); }
+  void Run(absl::Duration) override {
+    RunBatch({{this, absl::ZeroDuration()}}, [] {});
+  }
   void Drop(const absl::Status& why) override {
     std::lock_guard<std::mutex> l(log_->mu);
     log_->drops.push_back({id_, why});
@@ -192,7 +194,7 @@ TEST(BatcherTest, HigherPriorityRunsFirst) {
     std::unique_lock<std::mutex> l(log.mu);
     log.cv.wait(l, [&] { return log.batches.size() == 1; });
   }
-  ASSERT_TRUE(Put(b, std::make_unique<FakeItem>(&log, 1)).ok());           // default: 2
+  ASSERT_TRUE(Put(b, std::make_unique<FakeItem>(&log, 1)).ok());  // default: 2
   ASSERT_TRUE(Put(b, std::make_unique<FakeItem>(&log, 2, 1, "x", 2)).ok());
   ASSERT_TRUE(Put(b, std::make_unique<FakeItem>(&log, 3, 1, "x", 1)).ok());
   log.Open();
@@ -227,8 +229,7 @@ TEST(BatcherTest, QueueTimeoutRejectsOrDelays) {
   ASSERT_EQ(log.drops.size(), 1u);
   EXPECT_EQ(log.drops[0].first, 2);
   EXPECT_EQ(log.drops[0].second.code(), absl::StatusCode::kUnavailable);
-  EXPECT_NE(log.drops[0].second.message().find("timed out in the queue after"),
-            std::string::npos);
+  EXPECT_NE(log.drops[0].second.message().find("timed out in the queue after"), std::string::npos);
   EXPECT_EQ(log.answered, (std::vector<int>{0, 3, 1}));  // the delayed one after the others
 }
 

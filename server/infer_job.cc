@@ -121,8 +121,8 @@ absl::StatusOr<int64_t> RequestBatchSize(const InferRequest& request, int max_ba
     rows = in.shape[0];
   }
   if (rows == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the request's batch size (dim 0) is 0; send 1 to ", max_batch_size, " rows"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request's batch size (dim 0) is 0; send 1 to ", max_batch_size, " rows"));
   }
   if (rows > max_batch_size) {
     return absl::InvalidArgumentError(absl::StrCat("the request's batch size (dim 0) is ", rows,
@@ -171,7 +171,9 @@ InferJob::InferJob(LoadedModel::Ref model, std::unique_ptr<InferRequest> request
   timings_.compute_input = compute_input;
 }
 
-void InferJob::Run(absl::Duration queued) { RunAlone(queued, [] {}); }
+void InferJob::Run(absl::Duration queued) {
+  RunAlone(queued, [] {});
+}
 
 void InferJob::RunAlone(absl::Duration queued, const std::function<void()>& before_answer) {
   engine::Session& session = model_->session_ref();
@@ -205,12 +207,14 @@ bool InferJob::BatchesWith(const WorkItem& leader) const {
   if (other == nullptr || other->model_.operator->() != model_.operator->()) return false;
   const absl::Span<const engine::InputTensor> a = request_->inputs();
   const absl::Span<const engine::InputTensor> b = other->request_->inputs();
-  if (a.size() != b.size() || request_->requested_outputs() != other->request_->requested_outputs()) {
+  if (a.size() != b.size() ||
+      request_->requested_outputs() != other->request_->requested_outputs()) {
     return false;
   }
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].name != b[i].name || a[i].type != b[i].type || a[i].shape.rank() != b[i].shape.rank() ||
-        a[i].shape.rank() == 0 || a[i].shape.SizeFrom(1) != b[i].shape.SizeFrom(1)) {
+    if (a[i].name != b[i].name || a[i].type != b[i].type ||
+        a[i].shape.rank() != b[i].shape.rank() || a[i].shape.rank() == 0 ||
+        a[i].shape.SizeFrom(1) != b[i].shape.SizeFrom(1)) {
       return false;
     }
     for (size_t d = 1; d < a[i].shape.rank(); ++d) {

@@ -37,10 +37,10 @@ constexpr absl::string_view kModelKeys[] = {"name",
                                             "enable_fusions",
                                             "max_batch_size",
                                             "dynamic_batching"};
-constexpr absl::string_view kBatchingKeys[] = {
-    "preferred_batch_sizes", "max_queue_delay",    "preserve_ordering",    "priority_levels",
-    "default_priority_level", "default_queue_timeout", "default_queue_policy",
-    "priority_queue_policy"};
+constexpr absl::string_view kBatchingKeys[] = {"preferred_batch_sizes",  "max_queue_delay",
+                                               "preserve_ordering",      "priority_levels",
+                                               "default_priority_level", "default_queue_timeout",
+                                               "default_queue_policy",   "priority_queue_policy"};
 constexpr absl::string_view kQueuePolicyKeys[] = {"timeout", "timeout_action",
                                                   "allow_timeout_override", "max_queue_size"};
 constexpr absl::string_view kPartitionKeys[] = {"devices", "name_rules", "annotation_rules",
@@ -121,7 +121,8 @@ std::string BatchingError(const ModelConfig& m) {
                         m.max_batch_size, "), got ", b.preferred_batch_sizes.back());
   }
   const int levels = std::max(1, b.priority_levels);
-  if (b.default_priority_level > levels || (b.priority_levels > 0 && b.default_priority_level < 1)) {
+  if (b.default_priority_level > levels ||
+      (b.priority_levels > 0 && b.default_priority_level < 1)) {
     return absl::StrCat("dynamic_batching.default_priority_level: expected 1..", levels, ", got ",
                         b.default_priority_level);
   }
@@ -142,8 +143,9 @@ absl::StatusOr<absl::Duration> ReadBoundedDuration(const Reader& r, const Field&
   absl::StatusOr<absl::Duration> d = ParseDuration(text);
   if (!d.ok()) return r.Error(f.line, f.path, d.status().message());
   if (*d < absl::ZeroDuration() || *d > max) {
-    return r.Error(f.line, f.path, absl::StrCat("at most ", absl::FormatDuration(max), ", got ",
-                                                absl::FormatDuration(*d)));
+    return r.Error(
+        f.line, f.path,
+        absl::StrCat("at most ", absl::FormatDuration(max), ", got ", absl::FormatDuration(*d)));
   }
   return *d;
 }
@@ -169,21 +171,22 @@ absl::StatusOr<QueuePolicy> ParseQueuePolicy(const Reader& r, const Field& f) {
 
 absl::Status ParsePreferredSizes(const Reader& r, const Field& f, std::vector<int>* out) {
   if (!f.value.IsSequence()) {
-    return r.Error(f.line, f.path, absl::StrCat("expected a list such as [4, 8], got ",
-                                                Got(f.value)));
+    return r.Error(f.line, f.path,
+                   absl::StrCat("expected a list such as [4, 8], got ", Got(f.value)));
   }
   if (f.value.size() > static_cast<size_t>(kMaxPreferredBatchSizes)) {
-    return r.Error(f.line, f.path, absl::StrCat("at most ", kMaxPreferredBatchSizes,
-                                                " sizes, got ", f.value.size()));
+    return r.Error(
+        f.line, f.path,
+        absl::StrCat("at most ", kMaxPreferredBatchSizes, " sizes, got ", f.value.size()));
   }
   for (size_t i = 0; i < f.value.size(); ++i) {
     const YAML::Node n = f.value[i];
-    INFERD_ASSIGN_OR_RETURN(int64_t v, ReadInt(r, n, LineOf(n, f.line),
-                                               absl::StrCat(f.path, "[", i, "]"), 1,
-                                               kMaxBatchSize));
+    INFERD_ASSIGN_OR_RETURN(
+        int64_t v,
+        ReadInt(r, n, LineOf(n, f.line), absl::StrCat(f.path, "[", i, "]"), 1, kMaxBatchSize));
     if (!out->empty() && v <= out->back()) {
-      return r.Error(f.line, f.path, absl::StrCat("sizes must be ascending, got ", v, " after ",
-                                                  out->back()));
+      return r.Error(f.line, f.path,
+                     absl::StrCat("sizes must be ascending, got ", v, " after ", out->back()));
     }
     out->push_back(static_cast<int>(v));
   }
@@ -217,8 +220,8 @@ absl::Status ParseDynamicBatching(const Reader& r, const Field& f, ModelConfig* 
     } else if (g.key == "priority_queue_policy") {
       INFERD_ASSIGN_OR_RETURN(std::vector<Field> levels, ReadMap(r, g.value, g.line, g.path));
       for (const Field& l : levels) {
-        INFERD_ASSIGN_OR_RETURN(int64_t level, ReadInt(r, YAML::Node(l.key), l.line, l.path, 1,
-                                                       kMaxPriorityLevels));
+        INFERD_ASSIGN_OR_RETURN(
+            int64_t level, ReadInt(r, YAML::Node(l.key), l.line, l.path, 1, kMaxPriorityLevels));
         INFERD_ASSIGN_OR_RETURN(b.priority_queue_policy[static_cast<int>(level)],
                                 ParseQueuePolicy(r, l));
       }

@@ -231,18 +231,18 @@ TEST(ModelBoundsTest, CountsAreBounded) {
 
 TEST(ModelConfigBatchingTest, KeysAndDefaults) {
   const std::string head = "server: {model_repository: m}\nmodels:\n  - name: a\n";
-  const std::shared_ptr<const Config> c = MustParse(
-      head +
-      "    max_batch_size: 8\n"
-      "    dynamic_batching:\n"
-      "      preferred_batch_sizes: [4, 8]\n"
-      "      max_queue_delay: 500us\n"
-      "      preserve_ordering: true\n"
-      "      priority_levels: 2\n"
-      "      default_priority_level: 2\n"
-      "      default_queue_policy: {timeout: 10ms, timeout_action: delay,\n"
-      "                             allow_timeout_override: true, max_queue_size: 5}\n"
-      "      priority_queue_policy: {1: {timeout: 1ms}}\n");
+  const std::shared_ptr<const Config> c =
+      MustParse(head +
+                "    max_batch_size: 8\n"
+                "    dynamic_batching:\n"
+                "      preferred_batch_sizes: [4, 8]\n"
+                "      max_queue_delay: 500us\n"
+                "      preserve_ordering: true\n"
+                "      priority_levels: 2\n"
+                "      default_priority_level: 2\n"
+                "      default_queue_policy: {timeout: 10ms, timeout_action: delay,\n"
+                "                             allow_timeout_override: true, max_queue_size: 5}\n"
+                "      priority_queue_policy: {1: {timeout: 1ms}}\n");
   const ModelConfig& m = c->models[0];
   EXPECT_EQ(m.max_batch_size, 8);
   ASSERT_TRUE(m.dynamic_batching.has_value());
@@ -264,7 +264,8 @@ TEST(ModelConfigBatchingTest, KeysAndDefaults) {
   EXPECT_EQ(d.max_batch_size, 0);
   EXPECT_FALSE(d.dynamic_batching.has_value());
   const ModelConfig& s =
-      MustParse(head + "    max_batch_size: 4\n    dynamic_batching: {default_queue_timeout: 2ms}\n")
+      MustParse(head +
+                "    max_batch_size: 4\n    dynamic_batching: {default_queue_timeout: 2ms}\n")
           ->models[0];
   EXPECT_EQ(s.dynamic_batching->default_queue_policy.default_timeout, absl::Milliseconds(2));
   EXPECT_TRUE(s.dynamic_batching->preferred_batch_sizes.empty());
@@ -297,8 +298,8 @@ TEST(ModelConfigBatchingTest, Bounds) {
             "default_queue_policy are both set: put the timeout in default_queue_policy.timeout");
   // The pair is checked once both files are merged: a config.yaml may leave the size to the
   // main config.
-  absl::StatusOr<ModelConfig> dir = ParseModelConfig(
-      "dynamic_batching: {preferred_batch_sizes: [8]}\n", "a/config.yaml", "a");
+  absl::StatusOr<ModelConfig> dir =
+      ParseModelConfig("dynamic_batching: {preferred_batch_sizes: [8]}\n", "a/config.yaml", "a");
   ASSERT_TRUE(dir.ok()) << dir.status();
   absl::StatusOr<ModelConfig> merged =
       MergeModelConfig(MustParse(head + "    max_batch_size: 4\n")->models[0], *dir);
