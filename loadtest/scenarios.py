@@ -487,6 +487,65 @@ def engine(env):
     return "\n".join(md)
 
 
+# --- batching ---------------------------------------------------------------------------------
+
+BATCH_MODELS = [("mlp", "mlp_dynamic", "x:1,64"), ("cnn", "cnn_dynamic", "image:1,3,32,32")]
+BATCH_CONCURRENCY = [1, 16, 64]
+
+
+def batching(env):
+    """Throughput and latency of batch-1 requests with and without dynamic batching."""
+    models_yaml = ""
+    for name, model, _ in BATCH_MODELS:
+        models_yaml += ("  - {name: %s, path: %s/model.onnx, max_concurrent_runs: 2, "
+                        "queue_length: 256}\n" % (name, model))
+        models_yaml += ("  - name: %s_batched\n    path: %s/model.onnx\n"
+                        "    max_concurrent_runs: 2\n    queue_length: 256\n"
+                        "    max_batch_size: 64\n    dynamic_batching: {max_queue_delay: 0us}\n"
+                        % (name, model))
+    srv = Inferd(env, "batching", [m for _, m, _ in BATCH_MODELS], models_yaml)
+    rounds = 1 if env.quick else 3
+    duration = "1s" if env.quick else "3s"
+    results = {}  # (model, batched, c) -> [reports]
+    try:
+        for rnd in range(rounds):
+            for name, _, shape in BATCH_MODELS:
+                for c in BATCH_CONCURRENCY:
+                    for batched in (False, True):
+                        target = name + ("_batched" if batched else "")
+                        r = loadtest(env, "batching_%s_%d_r%d" % (target, c, rnd), [
+                            "--target", srv.address, "--model", target, "--shape", shape,
+                            "--verify", "first", "--concurrency", str(c),
+                            "--connections", str(min(c, 4)), "--warmup", str(max(50, 4 * c)),
+                            "--requests", "1000000", "--duration", duration])
+                        results.setdefault((name, batched, c), []).append(r)
+    finally:
+        srv.stop()
+    md = ["## Dynamic batching", "",
+          "Batch-1 requests (`--shape %s`), closed loop; each model twice in one inferd: "
+          "`max_concurrent_runs: 2` alone, and with `max_batch_size: 64, dynamic_batching: "
+          "{max_queue_delay: 0us}` (a run takes what queued while the previous ran). Median of "
+          "%d round(s) of %s each; every response checked against the first (`--verify first`)."
+          % (", ".join(s for _, _, s in BATCH_MODELS), rounds, duration), ""]
+    rows = []
+    for name, _, _ in BATCH_MODELS:
+        for c in BATCH_CONCURRENCY:
+            plain = results[(name, False, c)]
+            batched = results[(name, True, c)]
+            t0 = median([r["measured"]["throughput_rps"] for r in plain])
+            t1 = median([r["measured"]["throughput_rps"] for r in batched])
+            p0 = median([r["measured"]["latency_us"]["p50"] for r in plain])
+            p1 = median([r["measured"]["latency_us"]["p50"] for r in batched])
+            errs = sum(r["measured"]["failed"] for r in plain + batched)
+            rows.append([name, str(c), "%.0f" % t0, "%.0f" % t1, fmt_ratio(t1, t0),
+                         fmt_us(p0), fmt_us(p1), "%+.1f%%" % (100.0 * (p1 - p0) / p0),
+                         str(errs)])
+    md.append(table(["model", "concurrency", "req/s alone", "req/s batched", "speed-up",
+                     "p50 alone", "p50 batched", "p50 change", "errors"], rows))
+    md.append("")
+    return "\n".join(md)
+
+
 # --- 4. soak -----------------------------------------------------------------------------------
 
 def soak(env):
@@ -744,7 +803,8 @@ def environment_md(env, commands):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("command", choices=["transport", "memory", "engine", "soak", "unload", "all"])
+    p.add_argument("command", choices=["transport", "memory", "engine", "soak", "unload",
+                                        "batching", "all"])
     p.add_argument("--quick", action="store_true", help="short runs (~20 s soak), for CI")
     p.add_argument("--out", help="directory for the report, JSON and logs")
     p.add_argument("--soak-duration", type=int, help="seconds (default 180; 20 with --quick)")
@@ -756,11 +816,12 @@ def main():
                                 datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
     os.makedirs(args.out, exist_ok=True)
     env = Env(args)
-    commands = ["transport", "memory", "engine", "soak", "unload"] if args.command == "all" \
+    commands = ["transport", "memory", "engine", "soak", "unload", "batching"] \
+        if args.command == "all" \
         else [args.command]
     sections = [environment_md(env, commands)]
     funcs = {"transport": transport, "memory": memory, "engine": engine, "soak": soak,
-             "unload": unload_soak}
+             "unload": unload_soak, "batching": batching}
     failed = False
     t0 = time.time()
     try:

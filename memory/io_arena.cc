@@ -1,5 +1,6 @@
 #include "memory/io_arena.h"
 
+#include "absl/strings/str_cat.h"
 #include "memory/arena_core.h"
 
 namespace inferd::memory {
@@ -54,6 +55,20 @@ IOLease& IOLease::operator=(IOLease&& other) noexcept {
     other.size_ = other.capacity_ = 0;
   }
   return *this;
+}
+
+absl::StatusOr<IOLease> IOLease::Slice(size_t offset, size_t size) const {
+  if (record_ == nullptr) return absl::InvalidArgumentError("cannot slice an empty lease");
+  // offset + size may overflow; offset <= size_ makes size_ - offset safe.
+  if (offset > size_ || size > size_ - offset) {
+    return absl::InvalidArgumentError(absl::StrCat("slice [", offset, ", +", size,
+                                                   ") is outside the lease of ", size_, " bytes"));
+  }
+  IOLease slice(*this);  // shares the pin
+  slice.data_ = static_cast<uint8_t*>(data_) + offset;
+  slice.size_ = size;
+  slice.capacity_ = size;
+  return slice;
 }
 
 int IOLease::use_count() const {

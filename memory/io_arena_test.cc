@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -50,6 +51,40 @@ TEST_F(IOArenaTest, CopiesShareThePinAndTheLastOneReturnsTheBuffer) {
   EXPECT_EQ(arena_.Stats().retained_buffers, 1u);
   EXPECT_EQ(arena_.Stats().outstanding_leases, 0u);
   EXPECT_EQ(arena_.Stats().system_frees, 0u);
+}
+
+TEST_F(IOArenaTest, SlicesShareThePinAndOutliveTheWholeLease) {
+  IOLease whole = *arena_.Export(*arena_.Allocate(1000));
+  auto* bytes = static_cast<unsigned char*>(whole.mutable_data());
+  for (int i = 0; i < 1000; ++i) bytes[i] = static_cast<unsigned char>(i % 251);
+  absl::StatusOr<IOLease> first = whole.Slice(0, 400);
+  absl::StatusOr<IOLease> second = whole.Slice(400, 600);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(first->data(), whole.data());
+  EXPECT_EQ(first->size(), 400u);
+  EXPECT_EQ(second->size(), 600u);
+  EXPECT_EQ(second->capacity(), 600u);
+  EXPECT_EQ(static_cast<const unsigned char*>(second->data())[0], 400 % 251);
+  EXPECT_EQ(whole.use_count(), 3);
+  whole.Reset();
+  first->Reset();
+  EXPECT_EQ(arena_.Stats().outstanding_leases, 1u);  // the second slice still pins it
+  EXPECT_EQ(static_cast<const unsigned char*>(second->data())[599], 999 % 251);
+  second->Reset();
+  EXPECT_EQ(arena_.Stats().outstanding_leases, 0u);
+  EXPECT_EQ(arena_.Stats().retained_buffers, 1u);
+}
+
+TEST_F(IOArenaTest, SliceOutsideTheLeaseIsRefused) {
+  IOLease whole = *arena_.Export(*arena_.Allocate(100));
+  absl::StatusOr<IOLease> at_end = whole.Slice(100, 0);  // an empty slice at the end
+  EXPECT_TRUE(at_end.ok());
+  EXPECT_EQ(whole.Slice(0, 101).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(whole.Slice(101, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(whole.Slice(50, SIZE_MAX).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(IOLease().Slice(0, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(whole.use_count(), 2);  // the refused slices took no share
 }
 
 TEST_F(IOArenaTest, MovingALeaseKeepsOneReference) {

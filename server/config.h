@@ -48,11 +48,24 @@
 //       retention_caps:                # device -> arena -> cap; unset or `unbounded`: no cap
 //         cpu:0: {execution: 512MiB, io: 1GiB}
 //       enable_fusions: true           # default true
-//       max_batch_size: 8              # default 0: no batch dimension (Triton's meaning)
+//       max_batch_size: 8              # default 0: no batch dimension (Triton's meaning);
+//                                      # N: dim 0 of every input / output is the batch, <= N
 //       dynamic_batching:              # gather requests into one run; needs max_batch_size > 0
-//         preferred_batch_sizes: [4, 8]    # default: none (run what is there, up to the max)
-//         max_queue_delay: 500us       # how long the first request waits for others; default 0
-//         default_queue_timeout: 10ms  # a request queued longer is rejected; default: none
+//         preferred_batch_sizes: [4, 8]    # ascending, <= max_batch_size; default: none (run
+//                                      # what is there, up to the max)
+//         max_queue_delay: 500us       # how long the oldest request waits for others; default 0
+//         preserve_ordering: false     # true: responses leave in arrival order
+//         priority_levels: 2           # default 0 (one level); requests send `priority` 1..N,
+//                                      # 1 the highest (Triton's meaning)
+//         default_priority_level: 2    # required with priority_levels: a request's default
+//         default_queue_timeout: 10ms  # shorthand for default_queue_policy.timeout
+//         default_queue_policy:        # for every level without its own
+//           timeout: 10ms              # queued longer: timed out; default 0: never
+//           timeout_action: reject     # reject (UNAVAILABLE, default) | delay (served after the
+//                                      # requests that have not timed out)
+//           allow_timeout_override: false  # a request's `timeout` parameter (us) may lower it
+//           max_queue_size: 0          # waiting requests of the level; 0: queue_length
+//         priority_queue_policy: {1: {timeout: 1ms}}   # level -> policy (keys as above)
 //
 // A model folder may instead hold Triton's config.pbtxt (server/triton_config.h), read into
 // the same ModelConfig; a config.yaml beside it adds inferd's own settings.
@@ -72,7 +85,9 @@
 // config's models, to the repository's directories (others are skipped with a warning), and to
 // every RPC that takes a model name (INVALID_ARGUMENT otherwise, quoting at most 64 bytes).
 //
-// Bounds (each error names the bound and the value): threads and max_concurrent_runs at most 256
+// Bounds (each error names the bound and the value): max_batch_size at most 65536, at most 64
+// preferred_batch_sizes, max_queue_delay at most 10s, queue timeouts at most 1h, at most 256
+// priority_levels; threads and max_concurrent_runs at most 256
 // each (the largest hosts have about 256 hardware threads; more only contend) and their product
 // at most 4096 threads per model; queue_length at most 65536; at most 1024 models; at most 64
 // partition devices and 64 retention_caps devices; name_rules / annotation_rules at most 64 KiB;
@@ -156,6 +171,11 @@ inline constexpr int64_t kMaxShapeDim = (int64_t{1} << 31) - 1;
 inline constexpr int64_t kMaxShapeElements = int64_t{1} << 40;
 inline constexpr int kMaxLoadedModelsBound = 4096;
 inline constexpr int kMaxAdminTokenBytes = 4096;
+inline constexpr int kMaxBatchSize = 65536;
+inline constexpr int kMaxPreferredBatchSizes = 64;
+inline constexpr int kMaxPriorityLevels = 256;
+inline constexpr absl::Duration kMaxQueueDelay = absl::Seconds(10);
+inline constexpr absl::Duration kMaxQueueTimeout = absl::Hours(1);
 
 struct TlsConfig {
   std::string cert_file;  // PEM certificate chain

@@ -2,9 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
+#include "memory/allocation_handle.h"
 
 namespace inferd::server {
 namespace {
@@ -17,7 +20,117 @@ void Reject(InferResponder& responder, const absl::Status& status, ModelStats* s
   responder.Respond(status, {});
 }
 
+// A request parameter as a non-negative integer (Triton's clients send int64 or uint64);
+// `fallback` when absent.
+absl::StatusOr<int64_t> IntParameter(const inference::ModelInferRequest& header,
+                                     const std::string& name, int64_t fallback) {
+  auto it = header.parameters().find(name);
+  if (it == header.parameters().end()) return fallback;
+  const inference::InferParameter& p = it->second;
+  if (p.parameter_choice_case() == inference::InferParameter::kInt64Param && p.int64_param() >= 0) {
+    return p.int64_param();
+  }
+  if (p.parameter_choice_case() == inference::InferParameter::kUint64Param &&
+      p.uint64_param() <= static_cast<uint64_t>(INT64_MAX)) {
+    return static_cast<int64_t>(p.uint64_param());
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("parameter '", name, "': expected a non-negative integer"));
+}
+
+// Each input of the batch's jobs copied into one staging buffer per input, in batch order; the
+// tensors point into `buffers`.
+absl::Status Gather(absl::Span<const WorkItem::Queued> batch, int64_t total_rows,
+                    memory::IOArena& arena, std::vector<memory::AllocationHandle>* buffers,
+                    std::vector<engine::InputTensor>* inputs) {
+  const InferRequest& leader = static_cast<InferJob*>(batch[0].item)->request();
+  for (size_t i = 0; i < leader.inputs().size(); ++i) {
+    uint64_t bytes = 0;
+    for (const WorkItem::Queued& q : batch) {
+      const std::optional<uint64_t> sum =
+          CheckedAdd<uint64_t>(bytes, static_cast<InferJob*>(q.item)->request().inputs()[i].bytes);
+      if (!sum) return absl::InvalidArgumentError("the batch's input bytes overflow");
+      bytes = *sum;
+    }
+    absl::StatusOr<memory::AllocationHandle> buffer = arena.Allocate(bytes);
+    if (!buffer.ok()) return buffer.status();
+    auto* dst = static_cast<uint8_t*>(buffer->data());
+    for (const WorkItem::Queued& q : batch) {
+      const engine::InputTensor& in = static_cast<InferJob*>(q.item)->request().inputs()[i];
+      if (in.bytes > 0) std::memcpy(dst, in.data, in.bytes);
+      dst += in.bytes;
+    }
+    engine::InputTensor tensor = leader.inputs()[i];
+    tensor.shape[0] = total_rows;
+    tensor.data = buffer->data();
+    tensor.bytes = bytes;
+    inputs->push_back(std::move(tensor));
+    buffers->push_back(*std::move(buffer));
+  }
+  return absl::OkStatus();
+}
+
+// The batch's outputs cut into each job's rows: slices of the same leases, no copy.
+absl::StatusOr<std::vector<std::vector<LeasedOutput>>> Split(
+    const std::vector<LeasedOutput>& outputs, absl::Span<const WorkItem::Queued> batch,
+    int64_t total_rows, const std::string& model) {
+  std::vector<std::vector<LeasedOutput>> out(batch.size());
+  for (const LeasedOutput& o : outputs) {
+    if (o.shape.rank() == 0 || o.shape[0] != total_rows ||
+        o.lease.size() % static_cast<uint64_t>(total_rows) != 0) {
+      return absl::InternalError(absl::StrCat(
+          "model '", model, "': output '", o.name, "' has shape ", o.shape.ToString(),
+          " for a batch of ", total_rows,
+          ": its dim 0 is not the batch size, so the model does not batch as max_batch_size "
+          "declares; set max_batch_size: 0 or fix the model"));
+    }
+    const size_t row_bytes = o.lease.size() / static_cast<size_t>(total_rows);
+    size_t offset = 0;
+    for (size_t j = 0; j < batch.size(); ++j) {
+      const int64_t rows = batch[j].item->batch_size();
+      LeasedOutput part{o.name, o.type, o.shape, {}};
+      part.shape[0] = rows;
+      const size_t bytes = row_bytes * static_cast<size_t>(rows);
+      if (o.lease.valid()) {
+        absl::StatusOr<memory::IOLease> slice = o.lease.Slice(offset, bytes);
+        if (!slice.ok()) return slice.status();
+        part.lease = *std::move(slice);
+      }
+      offset += bytes;
+      out[j].push_back(std::move(part));
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+absl::StatusOr<int64_t> RequestBatchSize(const InferRequest& request, int max_batch_size) {
+  int64_t rows = -1;
+  for (const engine::InputTensor& in : request.inputs()) {
+    if (in.shape.rank() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", in.name, "' is a scalar; the model has max_batch_size ",
+                       max_batch_size, ", so every input's dim 0 is the batch size"));
+    }
+    if (rows >= 0 && in.shape[0] != rows) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", in.name, "' has batch size (dim 0) ", in.shape[0], " but an earlier input ",
+          rows, "; all inputs of a request share the batch size"));
+    }
+    rows = in.shape[0];
+  }
+  if (rows == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request's batch size (dim 0) is 0; send 1 to ", max_batch_size, " rows"));
+  }
+  if (rows > max_batch_size) {
+    return absl::InvalidArgumentError(absl::StrCat("the request's batch size (dim 0) is ", rows,
+                                                   ", larger than the model's max_batch_size ",
+                                                   max_batch_size));
+  }
+  return rows < 0 ? 1 : rows;  // a model without inputs counts one
+}
 
 absl::StatusOr<std::vector<LeasedOutput>> RunAndLease(engine::Session& session,
                                                       absl::Span<const engine::InputTensor> inputs,
@@ -62,6 +175,10 @@ InferJob::InferJob(LoadedModel::Ref model, std::unique_ptr<InferRequest> request
 }
 
 void InferJob::Run(absl::Duration queued) {
+  RunAlone(queued, [] {});
+}
+
+void InferJob::RunAlone(absl::Duration queued, const std::function<void()>& before_answer) {
   engine::Session& session = model_->session_ref();
   ModelStats& stats = model_->stats();
   engine::RunOptions options;
@@ -82,12 +199,88 @@ void InferJob::Run(absl::Duration queued) {
     // Triton's execution_count: successful runs only.
     stats.executions.fetch_add(1, std::memory_order_relaxed);
     stats.inferences.fetch_add(1, std::memory_order_relaxed);
-    stats.batches.Record(1, timings_.compute_input, compute, exported);
+    stats.batches.Record(static_cast<int>(batch_size_), timings_.compute_input, compute,
+                         exported);
   }
   spdlog::debug("infer '{}' id '{}': {}, queue {}, compute {}", model_->name(),
                 request_->header().id(), outputs.ok() ? "OK" : outputs.status().ToString(),
                 absl::FormatDuration(queued), absl::FormatDuration(compute));
+  before_answer();
   Complete(std::move(outputs));
+}
+
+bool InferJob::BatchesWith(const WorkItem& leader) const {
+  const auto* other = dynamic_cast<const InferJob*>(&leader);
+  if (other == nullptr || other->model_.operator->() != model_.operator->()) return false;
+  const absl::Span<const engine::InputTensor> a = request_->inputs();
+  const absl::Span<const engine::InputTensor> b = other->request_->inputs();
+  if (a.size() != b.size() ||
+      request_->requested_outputs() != other->request_->requested_outputs()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || a[i].type != b[i].type ||
+        a[i].shape.rank() != b[i].shape.rank() || a[i].shape.rank() == 0 ||
+        a[i].shape.SizeFrom(1) != b[i].shape.SizeFrom(1)) {
+      return false;
+    }
+    for (size_t d = 1; d < a[i].shape.rank(); ++d) {
+      if (a[i].shape[d] != b[i].shape[d]) return false;
+    }
+  }
+  return true;
+}
+
+void InferJob::RunBatch(absl::Span<const Queued> batch,
+                        const std::function<void()>& before_answer) {
+  if (batch.size() == 1) return RunAlone(batch[0].queued, before_answer);  // nothing to gather
+  engine::Session& session = model_->session_ref();
+  ModelStats& stats = model_->stats();
+  int64_t total_rows = 0;
+  for (const Queued& q : batch) total_rows += q.item->batch_size();  // <= max_batch_size
+  const absl::Time start = absl::Now();
+  std::vector<memory::AllocationHandle> buffers;
+  std::vector<engine::InputTensor> inputs;
+  absl::Status status = Gather(batch, total_rows, session.staging_arena(), &buffers, &inputs);
+  const absl::Time gathered = absl::Now();
+  engine::RunOptions options;
+  options.cancelled = [batch] {  // the run stops only when nobody waits for it
+    for (const Queued& q : batch) {
+      if (!q.item->Cancelled()) return false;
+    }
+    return true;
+  };
+  absl::StatusOr<std::vector<LeasedOutput>> outputs =
+      status.ok() ? RunAndLease(session, inputs, request_->requested_outputs(), options)
+                  : absl::StatusOr<std::vector<LeasedOutput>>(status);
+  const absl::Time ran = absl::Now();
+  buffers.clear();
+  absl::StatusOr<std::vector<std::vector<LeasedOutput>>> parts =
+      outputs.ok() ? Split(*outputs, batch, total_rows, model_->name()) : outputs.status();
+  if (outputs.ok()) outputs->clear();  // the slices hold the buffers now
+  const absl::Time split = absl::Now();
+  stats.compute.Record(ran - gathered);
+  if (parts.ok()) {
+    // Triton's execution_count: successful runs only.
+    stats.executions.fetch_add(1, std::memory_order_relaxed);
+    stats.inferences.fetch_add(1, std::memory_order_relaxed);
+    stats.batches.Record(static_cast<int>(total_rows), gathered - start, ran - gathered,
+                         split - ran);
+  }
+  spdlog::debug("infer '{}': batch of {} requests ({} rows): {}, run {}", model_->name(),
+                batch.size(), total_rows, parts.ok() ? "OK" : parts.status().ToString(),
+                absl::FormatDuration(ran - gathered));
+  before_answer();
+  for (size_t j = 0; j < batch.size(); ++j) {
+    auto* job = static_cast<InferJob*>(batch[j].item);
+    job->request_->ReleaseStaging();
+    job->timings_.queue = batch[j].queued;
+    job->timings_.compute_input += gathered - start;
+    job->timings_.compute_infer = ran - gathered;
+    job->timings_.compute_output = split - ran;
+    job->Complete(parts.ok() ? absl::StatusOr<std::vector<LeasedOutput>>(std::move((*parts)[j]))
+                             : parts.status());
+  }
 }
 
 void InferJob::Complete(absl::StatusOr<std::vector<LeasedOutput>> outputs) {
@@ -128,7 +321,7 @@ void InferJob::Finish(const absl::Status& status, std::vector<LeasedOutput> outp
   stats.compute_input.Add(timings_.compute_input);
   stats.compute_infer.Add(timings_.compute_infer);
   stats.compute_output.Add(timings_.compute_output);
-  stats.inference_count.fetch_add(1, std::memory_order_relaxed);
+  stats.inference_count.fetch_add(static_cast<uint64_t>(batch_size_), std::memory_order_relaxed);
   stats.last_inference_ms.store(static_cast<uint64_t>(absl::ToUnixMillis(now)),
                                 std::memory_order_relaxed);
   InferResult result;
@@ -160,9 +353,26 @@ void SubmitInfer(ModelRepository& repository, std::unique_ptr<InferRequest> requ
   stats->input_bytes_staged.fetch_add(request->staged_bytes(), std::memory_order_relaxed);
   if (!bound.ok()) return Reject(*responder, bound, stats);
 
+  const ModelConfig& config = (*ref)->config();
+  int64_t batch_size = 1, priority = 0, timeout_us = 0;
+  if (config.max_batch_size > 0) {
+    absl::StatusOr<int64_t> rows = RequestBatchSize(*request, config.max_batch_size);
+    if (!rows.ok()) return Reject(*responder, rows.status(), stats);
+    batch_size = *rows;
+  }
+  if (config.dynamic_batching.has_value()) {
+    absl::StatusOr<int64_t> p = IntParameter(header, "priority", 0);
+    absl::StatusOr<int64_t> t = IntParameter(header, "timeout", 0);
+    if (!p.ok() || !t.ok()) return Reject(*responder, p.ok() ? t.status() : p.status(), stats);
+    // Past the levels: the Batcher's Submit names them (INT_MAX stays past any level).
+    priority = std::min<int64_t>(*p, INT32_MAX);
+    timeout_us = std::min<int64_t>(*t, absl::ToInt64Microseconds(kMaxQueueTimeout));
+  }
+
   ModelWorker& worker = (*ref)->worker();
   auto job = std::make_unique<InferJob>(*std::move(ref), std::move(request), std::move(responder),
                                         received, compute_input);
+  job->SetBatching(batch_size, static_cast<int>(priority), absl::Microseconds(timeout_us));
   InferJob* raw = job.get();
   std::unique_ptr<WorkItem> item = std::move(job);
   absl::Status queued = worker.Submit(item);

@@ -13,6 +13,14 @@
 // HTTP one JSON or binary tensor data from the same leases). Every request is answered exactly
 // once through Respond, also when it fails before reaching a worker.
 //
+// Batching: for a model with max_batch_size > 0, SubmitInfer checks that every input has the
+// same dim 0 (the request's batch size) and that it is at most max_batch_size (else
+// INVALID_ARGUMENT naming both), and reads the `priority` and `timeout` (microseconds) request
+// parameters. A Batcher then hands a batch of compatible jobs to InferJob::RunBatch: each input
+// gathered into one staging buffer (the one copy a batch needs), one Session::Run, and each
+// job's outputs sliced from the batch's output buffers (IOLease::Slice: no copy; the buffer
+// returns to its arena when the last response has been sent).
+//
 // Statistics: SubmitInfer and InferJob count every request's status code, borrowed / staged
 // input bytes and queue / compute / request latency in the model's ModelStats; the transport
 // calls InferResult::on_released when it has finished with the output bytes (the serialize
@@ -97,6 +105,22 @@ class InferJob final : public WorkItem {
   // Runs the model on this request alone, then Complete.
   void Run(absl::Duration queued) override;
 
+  // Batching (see above): the request's dim 0, its priority and queue timeout parameters.
+  void SetBatching(int64_t batch_size, int priority, absl::Duration timeout) {
+    batch_size_ = batch_size;
+    priority_ = priority;
+    requested_timeout_ = timeout;
+  }
+  int64_t batch_size() const override { return batch_size_; }
+  int priority() const override { return priority_; }
+  absl::Duration requested_timeout() const override { return requested_timeout_; }
+  // Same model, same input names, datatypes and shapes apart from dim 0, same outputs.
+  bool BatchesWith(const WorkItem& leader) const override;
+  // Every item of `batch` is an InferJob (BatchesWith this one). One run for all of them; an
+  // output whose dim 0 is not the batch's fails them all (INTERNAL).
+  void RunBatch(absl::Span<const Queued> batch,
+                const std::function<void()>& before_answer) override;
+
   LoadedModel& model() const { return *model_; }
   InferRequest& request() const { return *request_; }
   absl::Time received() const { return received_; }
@@ -110,13 +134,23 @@ class InferJob final : public WorkItem {
   void Finish(const absl::Status& status, std::vector<LeasedOutput> outputs);
 
  private:
+  // Run, with `before_answer` called between the run and the answer (RunBatch's turn).
+  void RunAlone(absl::Duration queued, const std::function<void()>& before_answer);
+
   LoadedModel::Ref model_;
   std::unique_ptr<InferRequest> request_;
   std::unique_ptr<InferResponder> responder_;
   const absl::Time received_;
   const absl::Time deadline_;
   Timings timings_;
+  int64_t batch_size_ = 1;  // counted in inference_count and BatchStats
+  int priority_ = 0;
+  absl::Duration requested_timeout_;
 };
+
+// For a model with max_batch_size > 0: the request's batch size (the dim 0 all its inputs
+// share), or INVALID_ARGUMENT (a scalar input, inputs that disagree, a batch past the maximum).
+absl::StatusOr<int64_t> RequestBatchSize(const InferRequest& request, int max_batch_size);
 
 }  // namespace inferd::server
 

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/duration.h"
 #include "base/status_macros.h"
 #include "server/config.h"
 #include "server/model_config_reader.h"
@@ -33,7 +34,15 @@ constexpr absl::string_view kModelKeys[] = {"name",
                                             "max_input_shapes",
                                             "partition",
                                             "retention_caps",
-                                            "enable_fusions"};
+                                            "enable_fusions",
+                                            "max_batch_size",
+                                            "dynamic_batching"};
+constexpr absl::string_view kBatchingKeys[] = {"preferred_batch_sizes",  "max_queue_delay",
+                                               "preserve_ordering",      "priority_levels",
+                                               "default_priority_level", "default_queue_timeout",
+                                               "default_queue_policy",   "priority_queue_policy"};
+constexpr absl::string_view kQueuePolicyKeys[] = {"timeout", "timeout_action",
+                                                  "allow_timeout_override", "max_queue_size"};
 constexpr absl::string_view kPartitionKeys[] = {"devices", "name_rules", "annotation_rules",
                                                 "fallback_device", "fallback_on_missing_device"};
 constexpr absl::string_view kArenaKeys[] = {"execution", "io"};
@@ -96,6 +105,134 @@ absl::Status ReadShapes(const Reader& r, const Field& f, int64_t min_dim,
     (*out)[input.key] = std::move(shape);
     (*lines)[input.key] = input.line;
   }
+  return absl::OkStatus();
+}
+
+// The batching settings against each other and max_batch_size: "" when consistent, else why
+// not (checked once the model's settings are complete: one file, or both merged).
+std::string BatchingError(const ModelConfig& m) {
+  if (!m.dynamic_batching.has_value()) return "";
+  const DynamicBatching& b = *m.dynamic_batching;
+  if (m.max_batch_size <= 0) {
+    return "dynamic_batching needs max_batch_size > 0 (the model's batch dimension)";
+  }
+  if (!b.preferred_batch_sizes.empty() && b.preferred_batch_sizes.back() > m.max_batch_size) {
+    return absl::StrCat("dynamic_batching.preferred_batch_sizes: at most max_batch_size (",
+                        m.max_batch_size, "), got ", b.preferred_batch_sizes.back());
+  }
+  const int levels = std::max(1, b.priority_levels);
+  if (b.default_priority_level > levels ||
+      (b.priority_levels > 0 && b.default_priority_level < 1)) {
+    return absl::StrCat("dynamic_batching.default_priority_level: expected 1..", levels, ", got ",
+                        b.default_priority_level);
+  }
+  for (const auto& [level, policy] : b.priority_queue_policy) {
+    if (level > levels) {
+      return absl::StrCat("dynamic_batching.priority_queue_policy: level ", level,
+                          " is past priority_levels (", levels, ")");
+    }
+  }
+  return "";
+}
+
+// A duration in [0, max]; the error names the bound.
+absl::StatusOr<absl::Duration> ReadBoundedDuration(const Reader& r, const Field& f,
+                                                   absl::Duration max) {
+  INFERD_ASSIGN_OR_RETURN(std::string text,
+                          ReadScalar(r, f.value, f.line, f.path, "a duration such as 500us"));
+  absl::StatusOr<absl::Duration> d = ParseDuration(text);
+  if (!d.ok()) return r.Error(f.line, f.path, d.status().message());
+  if (*d < absl::ZeroDuration() || *d > max) {
+    return r.Error(
+        f.line, f.path,
+        absl::StrCat("at most ", absl::FormatDuration(max), ", got ", absl::FormatDuration(*d)));
+  }
+  return *d;
+}
+
+absl::StatusOr<QueuePolicy> ParseQueuePolicy(const Reader& r, const Field& f) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                          ReadMap(r, f.value, f.line, f.path, kQueuePolicyKeys));
+  QueuePolicy q;
+  for (const Field& g : fields) {
+    if (g.key == "timeout") {
+      INFERD_ASSIGN_OR_RETURN(q.default_timeout, ReadBoundedDuration(r, g, kMaxQueueTimeout));
+    } else if (g.key == "timeout_action") {
+      INFERD_ASSIGN_OR_RETURN(q.reject_on_timeout,
+                              ReadEnum<bool>(r, g, {{"reject", true}, {"delay", false}}));
+    } else if (g.key == "allow_timeout_override") {
+      INFERD_ASSIGN_OR_RETURN(q.allow_timeout_override, ReadBool(r, g));
+    } else if (g.key == "max_queue_size") {
+      INFERD_ASSIGN_OR_RETURN(q.max_queue_size, ReadBoundedCount(r, g, 0, kMaxQueueLength));
+    }
+  }
+  return q;
+}
+
+absl::Status ParsePreferredSizes(const Reader& r, const Field& f, std::vector<int>* out) {
+  if (!f.value.IsSequence()) {
+    return r.Error(f.line, f.path,
+                   absl::StrCat("expected a list such as [4, 8], got ", Got(f.value)));
+  }
+  if (f.value.size() > static_cast<size_t>(kMaxPreferredBatchSizes)) {
+    return r.Error(
+        f.line, f.path,
+        absl::StrCat("at most ", kMaxPreferredBatchSizes, " sizes, got ", f.value.size()));
+  }
+  for (size_t i = 0; i < f.value.size(); ++i) {
+    const YAML::Node n = f.value[i];
+    INFERD_ASSIGN_OR_RETURN(
+        int64_t v,
+        ReadInt(r, n, LineOf(n, f.line), absl::StrCat(f.path, "[", i, "]"), 1, kMaxBatchSize));
+    if (!out->empty() && v <= out->back()) {
+      return r.Error(f.line, f.path,
+                     absl::StrCat("sizes must be ascending, got ", v, " after ", out->back()));
+    }
+    out->push_back(static_cast<int>(v));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseDynamicBatching(const Reader& r, const Field& f, ModelConfig* m) {
+  INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                          ReadMap(r, f.value, f.line, f.path, kBatchingKeys));
+  DynamicBatching b;
+  bool timeout_shorthand = false, policy_given = false;
+  for (const Field& g : fields) {
+    if (g.key == "preferred_batch_sizes") {
+      INFERD_RETURN_IF_ERROR(ParsePreferredSizes(r, g, &b.preferred_batch_sizes));
+    } else if (g.key == "max_queue_delay") {
+      INFERD_ASSIGN_OR_RETURN(b.max_queue_delay, ReadBoundedDuration(r, g, kMaxQueueDelay));
+    } else if (g.key == "preserve_ordering") {
+      INFERD_ASSIGN_OR_RETURN(b.preserve_ordering, ReadBool(r, g));
+    } else if (g.key == "priority_levels") {
+      INFERD_ASSIGN_OR_RETURN(b.priority_levels, ReadBoundedCount(r, g, 0, kMaxPriorityLevels));
+    } else if (g.key == "default_priority_level") {
+      INFERD_ASSIGN_OR_RETURN(b.default_priority_level,
+                              ReadBoundedCount(r, g, 0, kMaxPriorityLevels));
+    } else if (g.key == "default_queue_timeout") {
+      timeout_shorthand = true;
+      INFERD_ASSIGN_OR_RETURN(b.default_queue_policy.default_timeout,
+                              ReadBoundedDuration(r, g, kMaxQueueTimeout));
+    } else if (g.key == "default_queue_policy") {
+      policy_given = true;
+      INFERD_ASSIGN_OR_RETURN(b.default_queue_policy, ParseQueuePolicy(r, g));
+    } else if (g.key == "priority_queue_policy") {
+      INFERD_ASSIGN_OR_RETURN(std::vector<Field> levels, ReadMap(r, g.value, g.line, g.path));
+      for (const Field& l : levels) {
+        INFERD_ASSIGN_OR_RETURN(
+            int64_t level, ReadInt(r, YAML::Node(l.key), l.line, l.path, 1, kMaxPriorityLevels));
+        INFERD_ASSIGN_OR_RETURN(b.priority_queue_policy[static_cast<int>(level)],
+                                ParseQueuePolicy(r, l));
+      }
+    }
+  }
+  if (timeout_shorthand && policy_given) {
+    return r.Error(f.line, f.path,
+                   "default_queue_timeout and default_queue_policy are both set: put the "
+                   "timeout in default_queue_policy.timeout");
+  }
+  m->dynamic_batching = std::move(b);
   return absl::OkStatus();
 }
 
@@ -236,6 +373,10 @@ absl::Status ParseModelFields(const Reader& r, const std::vector<Field>& fields,
       INFERD_RETURN_IF_ERROR(ParseRetentionCaps(r, f, m));
     } else if (f.key == "enable_fusions") {
       INFERD_ASSIGN_OR_RETURN(m->enable_fusions, ReadBool(r, f));
+    } else if (f.key == "max_batch_size") {
+      INFERD_ASSIGN_OR_RETURN(m->max_batch_size, ReadBoundedCount(r, f, 0, kMaxBatchSize));
+    } else if (f.key == "dynamic_batching") {
+      INFERD_RETURN_IF_ERROR(ParseDynamicBatching(r, f, m));
     }
   }
   for (const auto& [input, max_line] : max_lines) {
@@ -247,6 +388,11 @@ absl::Status ParseModelFields(const Reader& r, const std::vector<Field>& fields,
     }
   }
   if (const std::string e = ThreadProductError(*m); !e.empty()) return r.Error(line, path, e);
+  // A config.yaml may set dynamic_batching and leave max_batch_size to the main file (or the
+  // other way round): the pair is checked where the model's settings are complete.
+  if (source != ModelSource::kModelDir) {
+    if (const std::string e = BatchingError(*m); !e.empty()) return r.Error(line, path, e);
+  }
   m->source = absl::StrCat(r.file(), ":", line);
   return absl::OkStatus();
 }
@@ -371,9 +517,15 @@ absl::StatusOr<ModelConfig> MergeModelConfig(const ModelConfig& main, const Mode
   }
   if (wins("retention_caps")) out.retention_caps = main.retention_caps;
   if (wins("enable_fusions")) out.enable_fusions = main.enable_fusions;
+  if (wins("max_batch_size")) out.max_batch_size = main.max_batch_size;
+  if (wins("dynamic_batching")) out.dynamic_batching = main.dynamic_batching;
   out.keys_set.insert(main.keys_set.begin(), main.keys_set.end());
   out.source = main.source.empty() ? dir.source : absl::StrCat(main.source, " + ", dir.source);
   if (const std::string e = ThreadProductError(out); !e.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model '", out.name, "' (", out.source, "): ", e));
+  }
+  if (const std::string e = BatchingError(out); !e.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("model '", out.name, "' (", out.source, "): ", e));
   }

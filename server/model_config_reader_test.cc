@@ -229,5 +229,89 @@ TEST(ModelBoundsTest, CountsAreBounded) {
             "4096, got 64 x 128 = 8192");
 }
 
+TEST(ModelConfigBatchingTest, KeysAndDefaults) {
+  const std::string head = "server: {model_repository: m}\nmodels:\n  - name: a\n";
+  const std::shared_ptr<const Config> c =
+      MustParse(head +
+                "    max_batch_size: 8\n"
+                "    dynamic_batching:\n"
+                "      preferred_batch_sizes: [4, 8]\n"
+                "      max_queue_delay: 500us\n"
+                "      preserve_ordering: true\n"
+                "      priority_levels: 2\n"
+                "      default_priority_level: 2\n"
+                "      default_queue_policy: {timeout: 10ms, timeout_action: delay,\n"
+                "                             allow_timeout_override: true, max_queue_size: 5}\n"
+                "      priority_queue_policy: {1: {timeout: 1ms}}\n");
+  const ModelConfig& m = c->models[0];
+  EXPECT_EQ(m.max_batch_size, 8);
+  ASSERT_TRUE(m.dynamic_batching.has_value());
+  const DynamicBatching& b = *m.dynamic_batching;
+  EXPECT_EQ(b.preferred_batch_sizes, (std::vector<int>{4, 8}));
+  EXPECT_EQ(b.max_queue_delay, absl::Microseconds(500));
+  EXPECT_TRUE(b.preserve_ordering);
+  EXPECT_EQ(b.priority_levels, 2);
+  EXPECT_EQ(b.default_priority_level, 2);
+  EXPECT_EQ(b.default_queue_policy.default_timeout, absl::Milliseconds(10));
+  EXPECT_FALSE(b.default_queue_policy.reject_on_timeout);
+  EXPECT_TRUE(b.default_queue_policy.allow_timeout_override);
+  EXPECT_EQ(b.default_queue_policy.max_queue_size, 5);
+  ASSERT_EQ(b.priority_queue_policy.count(1), 1u);
+  EXPECT_EQ(b.priority_queue_policy.at(1).default_timeout, absl::Milliseconds(1));
+  EXPECT_TRUE(b.priority_queue_policy.at(1).reject_on_timeout);
+
+  const ModelConfig& d = MustParse(head)->models[0];
+  EXPECT_EQ(d.max_batch_size, 0);
+  EXPECT_FALSE(d.dynamic_batching.has_value());
+  const ModelConfig& s =
+      MustParse(head +
+                "    max_batch_size: 4\n    dynamic_batching: {default_queue_timeout: 2ms}\n")
+          ->models[0];
+  EXPECT_EQ(s.dynamic_batching->default_queue_policy.default_timeout, absl::Milliseconds(2));
+  EXPECT_TRUE(s.dynamic_batching->preferred_batch_sizes.empty());
+}
+
+TEST(ModelConfigBatchingTest, Bounds) {
+  const std::string head = "server: {model_repository: m}\nmodels:\n  - name: a\n";
+  EXPECT_EQ(ErrorOf(head + "    max_batch_size: 70000\n"),
+            "inferd.yaml:4: models[0].max_batch_size: at most 65536, got 70000");
+  EXPECT_EQ(ErrorOf(head + "    dynamic_batching: {}\n"),
+            "inferd.yaml:3: models[0]: dynamic_batching needs max_batch_size > 0 (the model's "
+            "batch dimension)");
+  const std::string b8 = head + "    max_batch_size: 8\n    dynamic_batching:\n";
+  EXPECT_EQ(ErrorOf(b8 + "      preferred_batch_sizes: [4, 16]\n"),
+            "inferd.yaml:3: models[0]: dynamic_batching.preferred_batch_sizes: at most "
+            "max_batch_size (8), got 16");
+  EXPECT_EQ(ErrorOf(b8 + "      preferred_batch_sizes: [4, 2]\n"),
+            "inferd.yaml:6: models[0].dynamic_batching.preferred_batch_sizes: sizes must be "
+            "ascending, got 2 after 4");
+  EXPECT_EQ(ErrorOf(b8 + "      max_queue_delay: 1m\n"),
+            "inferd.yaml:6: models[0].dynamic_batching.max_queue_delay: at most 10s, got 1m");
+  EXPECT_EQ(ErrorOf(b8 + "      priority_levels: 2\n"),
+            "inferd.yaml:3: models[0]: dynamic_batching.default_priority_level: expected 1..2, "
+            "got 0");
+  EXPECT_EQ(ErrorOf(b8 + "      default_queue_policy: {timeout_action: drop}\n"),
+            "inferd.yaml:6: models[0].dynamic_batching.default_queue_policy.timeout_action: "
+            "expected one of reject, delay; got 'drop'");
+  EXPECT_EQ(ErrorOf(b8 + "      default_queue_timeout: 1ms\n      default_queue_policy: {}\n"),
+            "inferd.yaml:5: models[0].dynamic_batching: default_queue_timeout and "
+            "default_queue_policy are both set: put the timeout in default_queue_policy.timeout");
+  // The pair is checked once both files are merged: a config.yaml may leave the size to the
+  // main config.
+  absl::StatusOr<ModelConfig> dir =
+      ParseModelConfig("dynamic_batching: {preferred_batch_sizes: [8]}\n", "a/config.yaml", "a");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  absl::StatusOr<ModelConfig> merged =
+      MergeModelConfig(MustParse(head + "    max_batch_size: 4\n")->models[0], *dir);
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().message(),
+            "model 'a' (inferd.yaml:3 + a/config.yaml): dynamic_batching.preferred_batch_sizes: "
+            "at most max_batch_size (4), got 8");
+  merged = MergeModelConfig(MustParse(head + "    max_batch_size: 8\n")->models[0], *dir);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->max_batch_size, 8);
+  EXPECT_EQ(merged->dynamic_batching->preferred_batch_sizes, (std::vector<int>{8}));
+}
+
 }  // namespace
 }  // namespace inferd::server

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "base/message_text.h"
 #include "base/status_macros.h"
+#include "server/batcher.h"
 #include "server/kserve_types.h"
 
 namespace inferd::server {
@@ -210,8 +211,14 @@ absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegi
     if (!s.ok()) return s.status();
     session = *std::move(s);
     INFERD_RETURN_IF_ERROR(host.Check(*session));
-    worker = std::make_unique<ModelWorker>(config_.name, config_.max_concurrent_runs,
-                                           config_.queue_length, stats_.get());
+    if (config_.dynamic_batching.has_value() && config_.max_batch_size > 0) {
+      worker = std::make_unique<Batcher>(config_.name, config_.max_batch_size,
+                                         *config_.dynamic_batching, config_.max_concurrent_runs,
+                                         config_.queue_length, stats_.get());
+    } else {
+      worker = std::make_unique<ModelWorker>(config_.name, config_.max_concurrent_runs,
+                                             config_.queue_length, stats_.get());
+    }
   } catch (const std::system_error& e) {
     // Threads (the intra-op pool, the workers) the system would not start: this model fails,
     // the process and the other models go on.

@@ -20,7 +20,16 @@ ModelWorker::ModelWorker(std::string model_name, int threads, int queue_length, 
   }
 }
 
+ModelWorker::ModelWorker(ModelStats* stats) : queue_length_(0), stats_(stats) {}
+
 ModelWorker::~ModelWorker() { Drain(); }
+
+void WorkItem::RunBatch(absl::Span<const Queued> batch,
+                        const std::function<void()>& before_answer) {
+  // Items that cannot share a run answer as they finish: the turn is taken before the first.
+  before_answer();
+  for (const Queued& q : batch) q.item->Run(q.queued);
+}
 
 absl::Status ModelWorker::Submit(std::unique_ptr<WorkItem>& item) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -9,12 +9,16 @@
 // Drain stops taking new items, lets the workers finish every queued and running item, and joins
 // them (unload and shutdown both wait for in-flight requests this way).
 //
+// A model with dynamic batching gets a Batcher (server/batcher.h) instead: the same interface,
+// its workers gather compatible items into one run through WorkItem's batching hooks.
+//
 // Thread-safe.
 #ifndef INFERD_SERVER_MODEL_WORKER_H_
 #define INFERD_SERVER_MODEL_WORKER_H_
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "server/model_stats.h"
 
 namespace inferd::server {
@@ -39,25 +44,46 @@ class WorkItem {
   // Polled when a worker takes the item.
   virtual bool Cancelled() const { return false; }
   virtual absl::Time deadline() const { return absl::InfiniteFuture(); }
+
+  // Batching hooks (a Batcher's items). An item counts batch_size() toward a run's batch; it
+  // joins a run only when BatchesWith(leader) holds.
+  struct Queued {
+    WorkItem* item;
+    absl::Duration queued;
+  };
+  virtual int64_t batch_size() const { return 1; }
+  // 1 is the highest; 0: the model's default level.
+  virtual int priority() const { return 0; }
+  // The request's own queue timeout (Triton's `timeout` parameter); zero: none.
+  virtual absl::Duration requested_timeout() const { return absl::ZeroDuration(); }
+  virtual bool BatchesWith(const WorkItem& leader) const { return false; }
+  // Runs `batch` (batch[0] is this item, the others BatchesWith it) as one model run and
+  // answers every item; calls `before_answer` once, after the run and before the first answer
+  // (the Batcher's turn when responses keep their order). The default runs them one by one.
+  virtual void RunBatch(absl::Span<const Queued> batch, const std::function<void()>& before_answer);
 };
 
 class ModelWorker {
  public:
   // `stats` must outlive the worker.
   ModelWorker(std::string model_name, int threads, int queue_length, ModelStats* stats);
-  ~ModelWorker();  // Drain()
+  virtual ~ModelWorker();  // Drain()
   ModelWorker(const ModelWorker&) = delete;
   ModelWorker& operator=(const ModelWorker&) = delete;
 
   // Queues `item` (ownership passes on success). RESOURCE_EXHAUSTED when the queue is full,
   // UNAVAILABLE once Drain has begun; on error the item stays with the caller.
-  absl::Status Submit(std::unique_ptr<WorkItem>& item);
+  virtual absl::Status Submit(std::unique_ptr<WorkItem>& item);
 
   // Stops accepting, waits for every queued and running item to finish, joins the workers.
-  void Drain();
+  virtual void Drain();
 
-  int queued() const;
-  int running() const;
+  virtual int queued() const;
+  virtual int running() const;
+
+ protected:
+  // For a subclass that keeps its own queue and threads: this object starts none.
+  explicit ModelWorker(ModelStats* stats);
 
  private:
   struct Entry {
