@@ -135,6 +135,10 @@
 
 #include "server/config_values.h"
 
+namespace inference {
+class ModelConfig;  // proto/model_config.proto (Triton's config.pbtxt)
+}  // namespace inference
+
 namespace inferd::server {
 
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
@@ -249,6 +253,9 @@ struct ModelConfig {
   // output has a leading batch dimension of at most N.
   int max_batch_size = 0;
   std::optional<DynamicBatching> dynamic_batching;
+  // A Triton model folder's config.pbtxt as parsed (server/triton_config.h); null for a model
+  // configured by YAML only. The ModelConfig RPC echoes it.
+  std::shared_ptr<const inference::ModelConfig> triton;
 
   // Where these settings were read ("inferd.yaml:12"; two places, joined by " + ", after a
   // merge), for messages.
