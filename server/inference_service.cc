@@ -20,22 +20,13 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context,
   return reactor;
 }
 
-// The model `name` (any state) if it exists and `version` is empty or its version.
+// The model `name` (any state) at `version` (empty: the version the server chooses).
 absl::StatusOr<std::shared_ptr<LoadedModel>> FindModel(ModelRepository& repo,
                                                        const std::string& name,
                                                        const std::string& version) {
   // Client input: checked before any lookup, quoted bounded and escaped.
   if (absl::Status valid = ValidateModelName(name); !valid.ok()) return valid;
-  std::shared_ptr<LoadedModel> model = repo.Find(name);
-  if (model == nullptr) {
-    return absl::NotFoundError(absl::StrCat("unknown model '", name, "'"));
-  }
-  if (!version.empty() && version != model->version()) {
-    return absl::NotFoundError(absl::StrCat("model '", name, "' has no version ",
-                                            QuoteForMessage(version), "; it has version '",
-                                            model->version(), "'"));
-  }
-  return model;
+  return repo.FindVersion(name, version);
 }
 
 // Whether this call may `method` (RepositoryModelLoad / Unload) the model `name`: model control
