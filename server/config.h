@@ -277,6 +277,12 @@ struct Config {
 // Reads, parses and checks the file, then resolves paths and the environment (see above).
 absl::StatusOr<std::shared_ptr<const Config>> LoadConfig(const std::string& path);
 
+// LoadConfig of text already read (inferd's command line overlays the file's YAML): relative
+// paths resolve against `base_dir`, and the environment and the file system are checked.
+absl::StatusOr<std::shared_ptr<const Config>> LoadConfigText(absl::string_view yaml_text,
+                                                             absl::string_view file_name,
+                                                             const std::string& base_dir);
+
 // Parses YAML text; `file_name_for_messages` prefixes every error. No file system or
 // environment access: paths stay as written and admin_token_env is not resolved.
 absl::StatusOr<std::shared_ptr<const Config>> ParseConfig(absl::string_view yaml_text,
