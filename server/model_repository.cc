@@ -499,9 +499,9 @@ absl::StatusOr<std::vector<ModelRepository::VersionPlan>> ModelRepository::Resol
   std::error_code ec;
   if (available.empty() && fs::exists(dir / file, ec)) {
     // config.pbtxt beside inferd's own <name>/model.onnx: that file is version 1.
-    INFERD_ASSIGN_OR_RETURN(fs::path inside, FileInsideFolder(dir, dir / file, "model file"));
     config.version = "1";
-    return std::vector<VersionPlan>{{std::move(config), inside.string()}};
+    config.path = (fs::path(name) / file).string();
+    return std::vector<VersionPlan>{{std::move(config), (dir / file).string()}};
   }
   INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> versions,
                           SelectVersions(config.triton->version_policy(), available, name));
@@ -510,9 +510,19 @@ absl::StatusOr<std::vector<ModelRepository::VersionPlan>> ModelRepository::Resol
     VersionPlan plan{config, ""};
     plan.config.version = std::to_string(v);
     plan.config.path = (fs::path(name) / plan.config.version / file).string();
-    INFERD_ASSIGN_OR_RETURN(fs::path inside,
-                            FileInsideFolder(dir, dir / plan.config.version / file, "model file"));
-    plan.path = inside.string();
+    // Like inferd's default <name>/model.onnx, a version's file (a plain name in a numbered
+    // directory) may be a link (a shared model store, Bazel's runfiles); it must be a file.
+    const fs::path model = dir / plan.config.version / file;
+    struct stat st;
+    if (stat(model.c_str(), &st) != 0) {
+      return absl::NotFoundError(absl::StrCat("model '", name, "' version ", v, ": no model file ",
+                                              (fs::path(name) / plan.config.version / file).string()));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "model '", name, "' version ", v, ": ", model.string(), " is not a regular file"));
+    }
+    plan.path = model.string();
     plans.push_back(std::move(plan));
   }
   return plans;
