@@ -106,7 +106,10 @@ grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* InferenceService::ServerReady(grpc::CallbackServerContext* context,
                                                         const inference::ServerReadyRequest*,
                                                         inference::ServerReadyResponse* response) {
-  response->set_ready(ready());
+  // Triton's strict readiness: start-up is over (and no drain began) and every model tried is
+  // READY (ModelRepository::AllServing), so a readiness probe holds traffic back from a server
+  // whose model failed to load.
+  response->set_ready(ready() && repository_.AllServing());
   return Done(context);
 }
 

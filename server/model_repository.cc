@@ -749,6 +749,11 @@ absl::Status ModelRepository::Unload(const std::string& name) {
     for (const auto& [version, m] : it->second) versions.push_back(m);
   }
   for (const std::shared_ptr<LoadedModel>& model : versions) {
+    if (model->state() == ModelState::kUnavailable) {
+      // A failed version unloaded: the operator no longer expects it to serve (AllServing).
+      model->MarkFailed("unloaded");
+      continue;
+    }
     if (model->state() != ModelState::kReady) continue;
     spdlog::info("model '{}' version {}: unloading (waiting for in-flight requests)", name,
                  model->version());
@@ -834,6 +839,23 @@ absl::StatusOr<LoadedModel::Ref> ModelRepository::AcquireForInference(absl::stri
     *stats = &model->stats();
   }
   return model->Acquire();
+}
+
+bool ModelRepository::AllServing(std::string* why) const {
+  for (const std::shared_ptr<LoadedModel>& m : Snapshot()) {
+    const ModelState state = m->state();
+    if (state == ModelState::kReady) continue;
+    if (state == ModelState::kUnavailable) {
+      const std::string reason = m->reason();
+      if (reason == "unloaded" || reason == "version no longer served") continue;
+    }
+    if (why != nullptr) {
+      *why = absl::StrCat("model '", m->name(), "' version ", m->version(), " is ",
+                          ModelStateName(state));
+    }
+    return false;
+  }
+  return true;
 }
 
 std::vector<std::shared_ptr<LoadedModel>> ModelRepository::Snapshot() const {

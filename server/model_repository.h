@@ -186,9 +186,10 @@ class ModelRepository {
   // version's error, the others still load). Loads run one at a time, so the limits are counted
   // exactly.
   absl::Status Load(const std::string& name);
-  // Unloads every version of `name`, waiting for its in-flight requests. INVALID_ARGUMENT for an invalid name,
-  // NOT_FOUND if it was never loaded. A model that is neither in the repository nor in the
-  // config any more leaves the index (and its statistics go) once unloaded.
+  // Unloads every version of `name`, waiting for its in-flight requests (a version that failed
+  // to load turns "unloaded" too). INVALID_ARGUMENT for an invalid name, NOT_FOUND if it was
+  // never loaded. A model that is neither in the repository nor in the config any more leaves
+  // the index (and its statistics go) once unloaded.
   absl::Status Unload(const std::string& name);
   // Unloads everything (shutdown).
   void UnloadAll();
@@ -210,6 +211,11 @@ class ModelRepository {
   // Every model version loaded or tried, by name then version (the entries the repository holds
   // now), less those unloaded after leaving the repository and the config.
   std::vector<std::shared_ptr<LoadedModel>> Snapshot() const;
+
+  // Triton's strict readiness: every model version tried (at start-up, by a load or a reload)
+  // is READY; a version UNAVAILABLE because it was unloaded (RepositoryModelUnload, a version
+  // policy that dropped it) does not count. False names the first one that is not in `*why`.
+  bool AllServing(std::string* why = nullptr) const;
 
   struct IndexEntry {
     std::string name;

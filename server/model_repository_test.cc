@@ -514,5 +514,26 @@ TEST_F(TritonRepositoryTest, GpuInstanceGroupFailsClearlyWithoutTheDevice) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("cuda:0"));
 }
 
+
+TEST_F(TritonRepositoryTest, AllServingIsTritonsStrictReadiness) {
+  MakeTriton();
+  AddVersions("tm", {1, 2});
+  WritePbtxt("tm", "version_policy: { all: {} }\n");
+  auto repo = Make();
+  EXPECT_TRUE(repo->AllServing());  // nothing tried yet
+  EXPECT_EQ(repo->LoadStartupModels(), 1);
+  EXPECT_TRUE(repo->AllServing());
+  // A failed load (here: a new broken folder loaded explicitly) makes the server not ready.
+  fs::create_directories(dir_ / "bad" / "1");
+  std::ofstream(dir_ / "bad" / "1" / "model.onnx") << "not onnx";
+  EXPECT_FALSE(repo->Load("bad").ok());
+  std::string why;
+  EXPECT_FALSE(repo->AllServing(&why));
+  EXPECT_THAT(why, HasSubstr("model 'bad' version 1 is UNAVAILABLE"));
+  // Unloaded on purpose: no longer expected to serve.
+  ASSERT_TRUE(repo->Unload("bad").ok());
+  ASSERT_TRUE(repo->Unload("tm").ok());
+  EXPECT_TRUE(repo->AllServing(&why)) << why;
+}
 }  // namespace
 }  // namespace inferd::server
