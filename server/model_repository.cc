@@ -226,7 +226,8 @@ absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegi
   if (config_.triton != nullptr) {
     // config.pbtxt's input/output are a contract with clients: the model must keep it.
     INFERD_RETURN_IF_ERROR(CheckTritonSignature(*config_.triton, signature));
-    inference::ModelConfig served = CompleteTritonConfig(*config_.triton, signature);
+    INFERD_ASSIGN_OR_RETURN(inference::ModelConfig served,
+                            CompleteTritonConfig(*config_.triton, signature));
     if (config_.triton->instance_group_size() == 0) {
       served.mutable_instance_group(0)->set_count(config_.max_concurrent_runs);  // config.yaml's
     }
@@ -681,7 +682,7 @@ absl::Status ModelRepository::LoadVersion(const std::string& name, const Version
     models_[name][version] = model;  // shown as LOADING meanwhile
   }
   Notify(name, ModelState::kLoading);
-  spdlog::info("model '{}' version {}: loading {}{}", name, version, plan.path,
+  spdlog::info("model '{}': loading {} (version {}){}", name, plan.path, version,
                reload ? " (reload)" : "");
   const absl::Time start = absl::Now();
   absl::Status status = model->Load(plan.path, registry_, *host);
@@ -703,7 +704,7 @@ absl::Status ModelRepository::LoadVersion(const std::string& name, const Version
     std::lock_guard<std::mutex> lock(mu_);
     models_[name][version] = model;
   }
-  spdlog::info("model '{}' version {} READY ({} ms)", name, version,
+  spdlog::info("model '{}' READY (version {}, {} ms)", name, version,
                absl::ToInt64Milliseconds(absl::Now() - start));
   Notify(name, ModelState::kReady);
   if (reload) current->Unload("replaced by a reload");
@@ -755,12 +756,12 @@ absl::Status ModelRepository::Unload(const std::string& name) {
       continue;
     }
     if (model->state() != ModelState::kReady) continue;
-    spdlog::info("model '{}' version {}: unloading (waiting for in-flight requests)", name,
+    spdlog::info("model '{}': unloading version {} (waiting for in-flight requests)", name,
                  model->version());
     Notify(name, ModelState::kUnloading);
     const absl::Time start = absl::Now();
     model->Unload("unloaded");
-    spdlog::info("model '{}' version {} unloaded ({} ms)", name, model->version(),
+    spdlog::info("model '{}' unloaded (version {}, {} ms)", name, model->version(),
                  absl::ToInt64Milliseconds(absl::Now() - start));
     Notify(name, ModelState::kUnavailable);
   }

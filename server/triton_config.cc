@@ -395,28 +395,47 @@ void FillTensor(const TensorSpec& s, int max_batch_size, Tensor* t) {
   t->set_data_type(TritonTypeOf(s.type));
   std::vector<int64_t> dims = ModelDims(s.shape);
   if (max_batch_size > 0 && !dims.empty()) dims.erase(dims.begin());
+  if (dims.empty()) {
+    // A scalar per batch entry: Triton writes dims [1] reshaped to [] (never without a batch).
+    t->add_dims(1);
+    if (max_batch_size > 0) t->mutable_reshape();
+    return;
+  }
   for (int64_t d : dims) t->add_dims(d);
+}
+
+// onnxruntime_backend's AutoCompleteMaxBatch: a model whose every input and output has a
+// dynamic first dimension can batch; max_batch_size 0 becomes the default, and a batch size
+// above 1 turns dynamic batching on. A model that cannot batch keeps 0 (else an error).
+absl::Status CompleteMaxBatch(const ModelSignature& signature, inference::ModelConfig* out) {
+  bool batchable = true;
+  for (const TensorSpec& s : signature.inputs) batchable = batchable && DynamicFirstDim(s);
+  for (const TensorSpec& s : signature.outputs) batchable = batchable && DynamicFirstDim(s);
+  if (!batchable) {
+    if (out->max_batch_size() == 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", signature.name, "' config.pbtxt: max_batch_size ", out->max_batch_size(),
+        " but the model does not batch (an input or output has a fixed first dimension); set "
+        "max_batch_size: 0"));
+  }
+  if (out->max_batch_size() == 0) out->set_max_batch_size(kTritonAutoMaxBatchSize);
+  if (out->max_batch_size() > 1 && !out->has_dynamic_batching()) out->mutable_dynamic_batching();
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-inference::ModelConfig CompleteTritonConfig(const inference::ModelConfig& triton,
-                                            const ModelSignature& signature) {
+absl::StatusOr<inference::ModelConfig> CompleteTritonConfig(const inference::ModelConfig& triton,
+                                                            const ModelSignature& signature) {
   inference::ModelConfig out = triton;
   out.set_name(signature.name);
   if (out.platform().empty()) out.set_platform("onnxruntime_onnx");
   if (out.backend().empty()) out.set_backend("onnxruntime");
   if (out.default_model_filename().empty()) out.set_default_model_filename("model.onnx");
   if (!out.has_version_policy()) out.mutable_version_policy()->mutable_latest()->set_num_versions(1);
-  const bool listed = out.input_size() > 0 || out.output_size() > 0;
-  if (out.max_batch_size() == 0 && !listed) {
-    bool batchable = !signature.inputs.empty() && !signature.outputs.empty();
-    for (const TensorSpec& s : signature.inputs) batchable = batchable && DynamicFirstDim(s);
-    for (const TensorSpec& s : signature.outputs) batchable = batchable && DynamicFirstDim(s);
-    if (batchable) {
-      out.set_max_batch_size(kTritonAutoMaxBatchSize);
-      if (!out.has_dynamic_batching()) out.mutable_dynamic_batching();
-    }
+  // As the backend: a config listing both inputs and outputs is taken as written.
+  if (out.input_size() == 0 || out.output_size() == 0) {
+    if (absl::Status s = CompleteMaxBatch(signature, &out); !s.ok()) return s;
   }
   if (out.input_size() == 0) {
     for (const TensorSpec& s : signature.inputs) FillTensor(s, out.max_batch_size(), out.add_input());

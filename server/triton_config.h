@@ -65,11 +65,13 @@ absl::Status CheckTritonSignature(const inference::ModelConfig& triton,
                                   const ModelSignature& signature);
 
 // The config as served: `triton` completed from the model the way Triton's ONNX Runtime backend
-// auto-completes (inputs and outputs the file omits, from the model; max_batch_size 0 with every
-// input and output of a dynamic first dimension: kTritonAutoMaxBatchSize and dynamic_batching
-// on, unless the file lists any input or output — then its dims are the contract as written).
-inference::ModelConfig CompleteTritonConfig(const inference::ModelConfig& triton,
-                                            const ModelSignature& signature);
+// auto-completes (onnxruntime_backend's AutoCompleteConfig). A file listing both inputs and
+// outputs keeps them and its max_batch_size. Otherwise: a model whose every input and output
+// has a dynamic first dimension gets max_batch_size kTritonAutoMaxBatchSize when the file has 0,
+// and dynamic_batching {} when that is above 1; a model that cannot batch keeps 0 (a file
+// setting more is INVALID_ARGUMENT); the inputs / outputs the file omits come from the model.
+absl::StatusOr<inference::ModelConfig> CompleteTritonConfig(const inference::ModelConfig& triton,
+                                                            const ModelSignature& signature);
 
 // Triton's element type for `type` (TYPE_INVALID for none).
 inference::DataType TritonTypeOf(engine::DataType type);

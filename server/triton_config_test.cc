@@ -182,7 +182,7 @@ TEST(CheckTritonSignature, AcceptsMatchingAndNamesMismatches) {
 }
 
 TEST(CompleteTritonConfig, DynamicFirstDimsGetTritonsDefaultBatch) {
-  inference::ModelConfig c = CompleteTritonConfig(inference::ModelConfig(), BatchSignature());
+  inference::ModelConfig c = *CompleteTritonConfig(inference::ModelConfig(), BatchSignature());
   EXPECT_EQ(c.name(), "mlp");
   EXPECT_EQ(c.platform(), "onnxruntime_onnx");
   EXPECT_EQ(c.max_batch_size(), kTritonAutoMaxBatchSize);
@@ -194,17 +194,41 @@ TEST(CompleteTritonConfig, DynamicFirstDimsGetTritonsDefaultBatch) {
 }
 
 TEST(CompleteTritonConfig, ListedTensorsOrFixedBatchKeepMaxBatchSizeZero) {
-  inference::ModelConfig c = CompleteTritonConfig(
-      Parse("input [{ name: \"x\" data_type: TYPE_FP32 dims: [ -1, 16 ] }]"), BatchSignature());
+  // Both inputs and outputs listed: taken as written.
+  inference::ModelConfig c = *CompleteTritonConfig(
+      Parse("input [{ name: \"x\" data_type: TYPE_FP32 dims: [ -1, 16 ] }]\n"
+            "output [{ name: \"y\" data_type: TYPE_FP32 dims: [ -1, 4 ] }]"),
+      BatchSignature());
   EXPECT_EQ(c.max_batch_size(), 0);
   EXPECT_FALSE(c.has_dynamic_batching());
+  // Only the inputs listed: the outputs come from the model, and the batch is completed.
+  c = *CompleteTritonConfig(Parse("input [{ name: \"x\" data_type: TYPE_FP32 dims: [ 16 ] }]"),
+                            BatchSignature());
+  EXPECT_EQ(c.max_batch_size(), kTritonAutoMaxBatchSize);
   ASSERT_EQ(c.output_size(), 1);
-  EXPECT_THAT(c.output(0).dims(), ElementsAre(-1, 4));
+  EXPECT_THAT(c.output(0).dims(), ElementsAre(4));
+  // max_batch_size 1 given: kept, and no dynamic batching added (as the backend).
+  c = *CompleteTritonConfig(Parse("max_batch_size: 1"), BatchSignature());
+  EXPECT_EQ(c.max_batch_size(), 1);
+  EXPECT_FALSE(c.has_dynamic_batching());
   ModelSignature fixed = BatchSignature();
   fixed.inputs[0].shape.dims[0].value = 1;
-  c = CompleteTritonConfig(inference::ModelConfig(), fixed);
+  c = *CompleteTritonConfig(inference::ModelConfig(), fixed);
   EXPECT_EQ(c.max_batch_size(), 0);
   EXPECT_THAT(c.input(0).dims(), ElementsAre(1, 16));
+  absl::StatusOr<inference::ModelConfig> bad =
+      CompleteTritonConfig(Parse("max_batch_size: 8"), fixed);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("does not batch"));
+}
+
+TEST(CompleteTritonConfig, ScalarsGetTritonsReshape) {
+  ModelSignature s = BatchSignature();
+  s.outputs[0].shape.dims.resize(1);  // [batch]: a scalar per entry
+  inference::ModelConfig c = *CompleteTritonConfig(inference::ModelConfig(), s);
+  ASSERT_EQ(c.output_size(), 1);
+  EXPECT_THAT(c.output(0).dims(), ElementsAre(1));
+  EXPECT_TRUE(c.output(0).has_reshape());
 }
 
 }  // namespace
