@@ -18,9 +18,9 @@ namespace fs = std::filesystem;
 
 bool AnyOverride(const CommandLineOverrides& o) {
   return !o.model_repository.empty() || o.http_port || o.grpc_port || o.metrics_port ||
-         o.admin_port || !o.http_host.empty() || !o.grpc_host.empty() ||
-         !o.metrics_host.empty() || !o.model_control_mode.empty() || !o.load_models.empty() ||
-         o.repository_poll_secs || o.exit_timeout_secs || o.log_verbose > 0 || !o.allow_http;
+         o.admin_port || !o.http_host.empty() || !o.grpc_host.empty() || !o.metrics_host.empty() ||
+         !o.model_control_mode.empty() || !o.load_models.empty() || o.repository_poll_secs ||
+         o.exit_timeout_secs || o.log_verbose > 0 || !o.allow_http;
 }
 
 // `current` (the config's address, or its default) with the flags' host and port; `flag` names
@@ -106,9 +106,9 @@ absl::Status OverlayModelControl(const CommandLineOverrides& o, const ServerConf
     } else if (o.model_control_mode == "explicit") {
       mode = ModelControl::kExplicit;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--model-control-mode: expected none, poll or explicit, got '", o.model_control_mode,
-          "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--model-control-mode: expected none, poll or explicit, got '",
+                       o.model_control_mode, "'"));
     }
     server["model_control"] = ModelControlName(mode);
   }
@@ -118,8 +118,8 @@ absl::Status OverlayModelControl(const CommandLineOverrides& o, const ServerConf
           "--load-model needs --model-control-mode=explicit (as in Triton: in the other modes "
           "every model of the repository loads)");
     }
-    const bool all = std::find(o.load_models.begin(), o.load_models.end(), "*") !=
-                     o.load_models.end();
+    const bool all =
+        std::find(o.load_models.begin(), o.load_models.end(), "*") != o.load_models.end();
     server["load_all_models"] = all;
     if (!all) {
       for (const std::string& name : o.load_models) {
@@ -145,7 +145,8 @@ absl::StatusOr<std::string> ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
-  if (!in) return absl::FailedPreconditionError(absl::StrCat("cannot read config file '", path, "'"));
+  if (!in)
+    return absl::FailedPreconditionError(absl::StrCat("cannot read config file '", path, "'"));
   return text.str();
 }
 
@@ -168,8 +169,8 @@ absl::StatusOr<std::shared_ptr<const Config>> BuildConfig(const CommandLineOverr
     return absl::InvalidArgumentError("give --model-repository DIR or --config FILE");
   }
   if (o.exit_timeout_secs && *o.exit_timeout_secs < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--exit-timeout-secs: expected 0 or more, got ",
-                                                   *o.exit_timeout_secs));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--exit-timeout-secs: expected 0 or more, got ", *o.exit_timeout_secs));
   }
   const ServerConfig current = file_config != nullptr ? file_config->server : ServerConfig();
   YAML::Node root;

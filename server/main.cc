@@ -39,7 +39,6 @@
 #include "absl/flags/flag.h"
 #include "absl/time/time.h"
 #include "base/flags.h"
-#include "base/flags.h"
 #include "server/command_line_config.h"
 #include "server/config.h"
 #include "server/server.h"
@@ -167,7 +166,9 @@ struct Options {
   std::optional<spdlog::level::level_enum> level;  // --log-level, over the config's
 };
 
-std::optional<int> SetInt(int value) { return value < 0 ? std::nullopt : std::optional<int>(value); }
+std::optional<int> SetInt(int value) {
+  return value < 0 ? std::nullopt : std::optional<int>(value);
+}
 
 // tritonserver's flags, as parsed.
 inferd::server::CommandLineOverrides Overrides() {

@@ -228,6 +228,8 @@ absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegi
     INFERD_RETURN_IF_ERROR(CheckTritonSignature(*config_.triton, signature));
     INFERD_ASSIGN_OR_RETURN(inference::ModelConfig served,
                             CompleteTritonConfig(*config_.triton, signature));
+    // Before READY, as Triton: the first requests do not pay for cold caches and arenas.
+    INFERD_RETURN_IF_ERROR(RunWarmup(served, *session));
     if (config_.triton->instance_group_size() == 0) {
       served.mutable_instance_group(0)->set_count(config_.max_concurrent_runs);  // config.yaml's
     }
@@ -319,7 +321,8 @@ std::shared_ptr<ModelStats> ModelRepository::StatsFor(const std::string& name,
 
 bool ModelRepository::VersionOrder::operator()(const std::string& a, const std::string& b) const {
   const auto numeric = [](const std::string& s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
   if (numeric(a) && numeric(b)) {
     // Without leading zeros, a longer number is a bigger one; equal lengths compare as text.
@@ -367,9 +370,8 @@ bool IsTritonFolder(const std::string& dir) {
 bool FolderHoldsModel(const std::string& dir) {
   std::error_code ec;
   const fs::path d(dir);
-  return fs::is_directory(d, ec) &&
-         (fs::exists(d / "model.onnx", ec) || fs::exists(d / "config.yaml", ec) ||
-          IsTritonFolder(dir));
+  return fs::is_directory(d, ec) && (fs::exists(d / "model.onnx", ec) ||
+                                     fs::exists(d / "config.yaml", ec) || IsTritonFolder(dir));
 }
 
 std::vector<std::string> ModelRepository::DirectoryModels(bool log_skipped) const {
@@ -516,12 +518,13 @@ absl::StatusOr<std::vector<ModelRepository::VersionPlan>> ModelRepository::Resol
     const fs::path model = dir / plan.config.version / file;
     struct stat st;
     if (stat(model.c_str(), &st) != 0) {
-      return absl::NotFoundError(absl::StrCat("model '", name, "' version ", v, ": no model file ",
-                                              (fs::path(name) / plan.config.version / file).string()));
+      return absl::NotFoundError(
+          absl::StrCat("model '", name, "' version ", v, ": no model file ",
+                       (fs::path(name) / plan.config.version / file).string()));
     }
     if (!S_ISREG(st.st_mode)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "model '", name, "' version ", v, ": ", model.string(), " is not a regular file"));
+      return absl::FailedPreconditionError(absl::StrCat("model '", name, "' version ", v, ": ",
+                                                        model.string(), " is not a regular file"));
     }
     plan.path = model.string();
     plans.push_back(std::move(plan));
@@ -722,8 +725,8 @@ void ModelRepository::DropVersions(const std::string& name, const std::set<std::
     }
   }
   for (const std::shared_ptr<LoadedModel>& m : gone) {
-    spdlog::info("model '{}' version {}: no longer selected by its version policy; unloading",
-                 name, m->version());
+    spdlog::info("model '{}' version {}: no longer selected by its version policy; unloading", name,
+                 m->version());
     m->Unload("version no longer served");
     std::lock_guard<std::mutex> lock(mu_);
     auto it = models_.find(name);

@@ -13,10 +13,10 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "proto/model_config.pb.h"
 #include "engine/test_data_set.h"
 #include "engine/testing/runfiles.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "proto/model_config.pb.h"
 
 namespace inferd::server {
 namespace {
@@ -350,7 +350,6 @@ TEST_F(ModelRepositoryTest, LimitsRefuseLoadsPastThemAndTheLoadedModelsServe) {
   EXPECT_TRUE(repo->Find("mlp")->Acquire().ok()) << "the loaded model keeps serving";
 }
 
-
 // ---- Triton's layout: config.pbtxt, version directories, version policies ----
 
 class TritonRepositoryTest : public ModelRepositoryTest {
@@ -435,7 +434,7 @@ TEST_F(TritonRepositoryTest, LatestPolicyFollowsNewVersionDirectories) {
   AddVersions("tm", {10});
   EXPECT_NE(repo->ModelFiles("tm"), before);  // what a reload detects
   ASSERT_TRUE(repo->Load("tm").ok());
-  ASSERT_EQ(repo->Snapshot().size(), 1u);  // 2 is no longer selected: unloaded and dropped
+  ASSERT_EQ(repo->Snapshot().size(), 1u);        // 2 is no longer selected: unloaded and dropped
   EXPECT_EQ(repo->Find("tm")->version(), "10");  // numbers, not strings, order versions
   EXPECT_FALSE(repo->FindVersion("tm", "2").ok());
 
@@ -514,7 +513,6 @@ TEST_F(TritonRepositoryTest, GpuInstanceGroupFailsClearlyWithoutTheDevice) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("cuda:0"));
 }
 
-
 TEST_F(TritonRepositoryTest, AllServingIsTritonsStrictReadiness) {
   MakeTriton();
   AddVersions("tm", {1, 2});
@@ -534,6 +532,31 @@ TEST_F(TritonRepositoryTest, AllServingIsTritonsStrictReadiness) {
   ASSERT_TRUE(repo->Unload("bad").ok());
   ASSERT_TRUE(repo->Unload("tm").ok());
   EXPECT_TRUE(repo->AllServing(&why)) << why;
+}
+
+TEST_F(TritonRepositoryTest, WarmupRunsBeforeReadyAndABadSampleFailsTheLoad) {
+  MakeTriton();
+  AddVersions("warm", {1});
+  WritePbtxt("warm",
+             "model_warmup [{ name: \"zeros\" count: 2 inputs { key: \"x\" value { data_type: "
+             "TYPE_FP32 dims: [ 4, 64 ] zero_data: true } } },\n"
+             "  { name: \"noise\" inputs { key: \"x\" value { data_type: TYPE_FP32 dims: [ 4, "
+             "64 ] random_data: true } } }]\n");
+  AddVersions("cold", {1});
+  WritePbtxt("cold",
+             "model_warmup [{ name: \"w\" inputs { key: \"x\" value { data_type: TYPE_FP32 "
+             "dims: [ 4, 65 ] zero_data: true } } }]\n");
+  AddVersions("huge", {1});
+  WritePbtxt("huge",
+             "model_warmup [{ name: \"big\" inputs { key: \"x\" value { data_type: TYPE_FP32 "
+             "dims: [ 100000, 100000 ] zero_data: true } } }]\n");
+  auto repo = Make();
+  EXPECT_EQ(repo->LoadStartupModels(), 1);
+  std::shared_ptr<LoadedModel> warm = repo->Find("warm");
+  ASSERT_EQ(warm->state(), ModelState::kReady) << warm->reason();
+  EXPECT_EQ(warm->session()->stats().runs, 3u);  // 2 + 1 warmup runs, before any request
+  EXPECT_THAT(repo->Find("cold")->reason(), HasSubstr("model_warmup 'w'"));
+  EXPECT_THAT(repo->Find("huge")->reason(), HasSubstr("at most 256 MiB"));
 }
 }  // namespace
 }  // namespace inferd::server

@@ -4,7 +4,9 @@
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <random>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -89,8 +91,8 @@ absl::Status MapInstanceGroups(const inference::ModelConfig& t, absl::string_vie
 
 QueuePolicy MapQueuePolicy(const inference::ModelQueuePolicy& p) {
   QueuePolicy q;
-  q.default_timeout = absl::Microseconds(
-      std::min<uint64_t>(p.default_timeout_microseconds(), uint64_t{1} << 62));
+  q.default_timeout =
+      absl::Microseconds(std::min<uint64_t>(p.default_timeout_microseconds(), uint64_t{1} << 62));
   q.reject_on_timeout = p.timeout_action() == inference::ModelQueuePolicy::REJECT;
   q.allow_timeout_override = p.allow_timeout_override();
   q.max_queue_size = static_cast<int>(std::min<uint32_t>(p.max_queue_size(), kMaxQueueLength));
@@ -119,9 +121,9 @@ absl::Status MapDynamicBatching(const inference::ModelConfig& t, absl::string_vi
   // At most about an hour: a longer delay is a mistake, and the Duration stays exact.
   constexpr uint64_t kMaxDelayUs = uint64_t{3600} * 1000 * 1000;
   if (b.max_queue_delay_microseconds() > kMaxDelayUs) {
-    return FieldError(file, "dynamic_batching.max_queue_delay_microseconds",
-                      absl::StrCat("at most ", kMaxDelayUs, ", got ",
-                                   b.max_queue_delay_microseconds()));
+    return FieldError(
+        file, "dynamic_batching.max_queue_delay_microseconds",
+        absl::StrCat("at most ", kMaxDelayUs, ", got ", b.max_queue_delay_microseconds()));
   }
   d.max_queue_delay = absl::Microseconds(b.max_queue_delay_microseconds());
   d.preserve_ordering = b.preserve_ordering();
@@ -159,9 +161,9 @@ absl::Status CheckTensorList(const Tensors& tensors, absl::string_view field,
       return FieldError(file, field, absl::StrCat("'", t.name(), "' is listed twice"));
     }
     if (t.dims_size() > kMaxShapeRank) {
-      return FieldError(file, field,
-                        absl::StrCat("'", t.name(), "' has ", t.dims_size(),
-                                     " dims; at most ", kMaxShapeRank));
+      return FieldError(
+          file, field,
+          absl::StrCat("'", t.name(), "' has ", t.dims_size(), " dims; at most ", kMaxShapeRank));
     }
     for (int64_t d : t.dims()) {
       if (d < -1 || d > kMaxShapeDim) {
@@ -212,9 +214,10 @@ absl::StatusOr<ModelConfig> TritonToModelConfig(const inference::ModelConfig& t,
                                                 absl::string_view folder_name,
                                                 absl::string_view file) {
   if (!t.name().empty() && t.name() != folder_name) {
-    return FieldError(file, "name",
-                      absl::StrCat(QuoteForMessage(t.name()), " differs from the model's folder '",
-                                   folder_name, "'; the folder names the model (or leave name out)"));
+    return FieldError(
+        file, "name",
+        absl::StrCat(QuoteForMessage(t.name()), " differs from the model's folder '", folder_name,
+                     "'; the folder names the model (or leave name out)"));
   }
   if (!t.platform().empty() && t.platform() != "onnxruntime_onnx") {
     return FieldError(file, "platform",
@@ -286,21 +289,36 @@ absl::StatusOr<std::vector<int64_t>> SelectVersions(const inference::ModelVersio
 inference::DataType TritonTypeOf(engine::DataType type) {
   using engine::DataType;
   switch (type) {
-    case DataType::kBool: return inference::TYPE_BOOL;
-    case DataType::kUint8: return inference::TYPE_UINT8;
-    case DataType::kUint16: return inference::TYPE_UINT16;
-    case DataType::kUint32: return inference::TYPE_UINT32;
-    case DataType::kUint64: return inference::TYPE_UINT64;
-    case DataType::kInt8: return inference::TYPE_INT8;
-    case DataType::kInt16: return inference::TYPE_INT16;
-    case DataType::kInt32: return inference::TYPE_INT32;
-    case DataType::kInt64: return inference::TYPE_INT64;
-    case DataType::kFloat16: return inference::TYPE_FP16;
-    case DataType::kFloat32: return inference::TYPE_FP32;
-    case DataType::kFloat64: return inference::TYPE_FP64;
-    case DataType::kString: return inference::TYPE_STRING;
-    case DataType::kBFloat16: return inference::TYPE_BF16;
-    default: return inference::TYPE_INVALID;
+    case DataType::kBool:
+      return inference::TYPE_BOOL;
+    case DataType::kUint8:
+      return inference::TYPE_UINT8;
+    case DataType::kUint16:
+      return inference::TYPE_UINT16;
+    case DataType::kUint32:
+      return inference::TYPE_UINT32;
+    case DataType::kUint64:
+      return inference::TYPE_UINT64;
+    case DataType::kInt8:
+      return inference::TYPE_INT8;
+    case DataType::kInt16:
+      return inference::TYPE_INT16;
+    case DataType::kInt32:
+      return inference::TYPE_INT32;
+    case DataType::kInt64:
+      return inference::TYPE_INT64;
+    case DataType::kFloat16:
+      return inference::TYPE_FP16;
+    case DataType::kFloat32:
+      return inference::TYPE_FP32;
+    case DataType::kFloat64:
+      return inference::TYPE_FP64;
+    case DataType::kString:
+      return inference::TYPE_STRING;
+    case DataType::kBFloat16:
+      return inference::TYPE_BF16;
+    default:
+      return inference::TYPE_INVALID;
   }
 }
 
@@ -334,16 +352,15 @@ absl::Status CheckTensor(const Tensor& t, absl::string_view kind, int max_batch_
   if (it == specs.end()) {
     std::vector<std::string> names;
     for (const TensorSpec& s : specs) names.push_back(s.name);
-    return absl::InvalidArgumentError(
-        absl::StrCat("model '", model, "' config.pbtxt: ", kind, " '", t.name(),
-                     "' is not in the model; its ", kind, "s are: ", absl::StrJoin(names, ", ")));
+    return absl::InvalidArgumentError(absl::StrCat("model '", model, "' config.pbtxt: ", kind, " '",
+                                                   t.name(), "' is not in the model; its ", kind,
+                                                   "s are: ", absl::StrJoin(names, ", ")));
   }
   const inference::DataType type = TritonTypeOf(it->type);
   if (t.data_type() != inference::TYPE_INVALID && t.data_type() != type) {
-    return absl::InvalidArgumentError(absl::StrCat("model '", model, "' config.pbtxt: ", kind,
-                                                   " '", t.name(), "' data_type ",
-                                                   TypeName(t.data_type()), " but the model's is ",
-                                                   TypeName(type)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model '", model, "' config.pbtxt: ", kind, " '", t.name(), "' data_type ",
+                     TypeName(t.data_type()), " but the model's is ", TypeName(type)));
   }
   std::vector<int64_t> dims;
   if (t.has_reshape()) {
@@ -367,15 +384,15 @@ absl::Status CheckTensor(const Tensor& t, absl::string_view kind, int max_batch_
 absl::Status CheckTritonSignature(const inference::ModelConfig& t,
                                   const ModelSignature& signature) {
   for (const inference::ModelInput& in : t.input()) {
-    if (absl::Status s = CheckTensor(in, "input", t.max_batch_size(), signature.inputs,
-                                     signature.name);
+    if (absl::Status s =
+            CheckTensor(in, "input", t.max_batch_size(), signature.inputs, signature.name);
         !s.ok()) {
       return s;
     }
   }
   for (const inference::ModelOutput& out : t.output()) {
-    if (absl::Status s = CheckTensor(out, "output", t.max_batch_size(), signature.outputs,
-                                     signature.name);
+    if (absl::Status s =
+            CheckTensor(out, "output", t.max_batch_size(), signature.outputs, signature.name);
         !s.ok()) {
       return s;
     }
@@ -432,13 +449,15 @@ absl::StatusOr<inference::ModelConfig> CompleteTritonConfig(const inference::Mod
   if (out.platform().empty()) out.set_platform("onnxruntime_onnx");
   if (out.backend().empty()) out.set_backend("onnxruntime");
   if (out.default_model_filename().empty()) out.set_default_model_filename("model.onnx");
-  if (!out.has_version_policy()) out.mutable_version_policy()->mutable_latest()->set_num_versions(1);
+  if (!out.has_version_policy())
+    out.mutable_version_policy()->mutable_latest()->set_num_versions(1);
   // As the backend: a config listing both inputs and outputs is taken as written.
   if (out.input_size() == 0 || out.output_size() == 0) {
     if (absl::Status s = CompleteMaxBatch(signature, &out); !s.ok()) return s;
   }
   if (out.input_size() == 0) {
-    for (const TensorSpec& s : signature.inputs) FillTensor(s, out.max_batch_size(), out.add_input());
+    for (const TensorSpec& s : signature.inputs)
+      FillTensor(s, out.max_batch_size(), out.add_input());
   }
   if (out.output_size() == 0) {
     for (const TensorSpec& s : signature.outputs) {
@@ -452,6 +471,94 @@ absl::StatusOr<inference::ModelConfig> CompleteTritonConfig(const inference::Mod
     g->set_kind(inference::ModelInstanceGroup::KIND_CPU);
   }
   return out;
+}
+
+namespace {
+
+engine::DataType EngineTypeOf(inference::DataType type) {
+  for (engine::DataType t :
+       {engine::DataType::kBool, engine::DataType::kUint8, engine::DataType::kUint16,
+        engine::DataType::kUint32, engine::DataType::kUint64, engine::DataType::kInt8,
+        engine::DataType::kInt16, engine::DataType::kInt32, engine::DataType::kInt64,
+        engine::DataType::kFloat16, engine::DataType::kFloat32, engine::DataType::kFloat64,
+        engine::DataType::kBFloat16}) {
+    if (TritonTypeOf(t) == type) return t;
+  }
+  return engine::DataType::kUndefined;  // TYPE_STRING, TYPE_INVALID: no fixed-size data
+}
+
+// Random values a model can take without NaNs: integers any bits, bool 0/1, floats in [0, 1)
+// (half types in [1, 2): exponent fixed, mantissa random).
+void FillRandom(engine::DataType type, std::vector<uint8_t>& bytes, std::mt19937_64& rng) {
+  switch (type) {
+    case engine::DataType::kBool:
+      for (uint8_t& b : bytes) b = rng() & 1;
+      return;
+    case engine::DataType::kFloat32:
+      for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+        const float f = std::uniform_real_distribution<float>(0, 1)(rng);
+        std::memcpy(&bytes[i], &f, 4);
+      }
+      return;
+    case engine::DataType::kFloat64:
+      for (size_t i = 0; i + 8 <= bytes.size(); i += 8) {
+        const double d = std::uniform_real_distribution<double>(0, 1)(rng);
+        std::memcpy(&bytes[i], &d, 8);
+      }
+      return;
+    case engine::DataType::kFloat16:
+    case engine::DataType::kBFloat16:
+      for (size_t i = 0; i + 2 <= bytes.size(); i += 2) {
+        const uint16_t h = type == engine::DataType::kFloat16
+                               ? static_cast<uint16_t>(0x3C00 | (rng() & 0x3FF))
+                               : static_cast<uint16_t>(0x3F80 | (rng() & 0x7F));
+        std::memcpy(&bytes[i], &h, 2);
+      }
+      return;
+    default:
+      for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  }
+}
+
+}  // namespace
+
+absl::Status RunWarmup(const inference::ModelConfig& triton, engine::Session& session) {
+  constexpr int64_t kMaxWarmupBytes = int64_t{256} << 20;
+  std::mt19937_64 rng(0x1f2e3d4c);
+  for (const inference::ModelWarmup& w : triton.model_warmup()) {
+    const auto error = [&](const std::string& what) {
+      return absl::InvalidArgumentError(absl::StrCat("model_warmup '", w.name(), "': ", what));
+    };
+    std::vector<std::vector<uint8_t>> data;
+    std::vector<engine::InputTensor> inputs;
+    int64_t total = 0;
+    for (const auto& [name, in] : w.inputs()) {
+      const engine::DataType type = EngineTypeOf(in.data_type());
+      if (type == engine::DataType::kUndefined) {
+        return error(absl::StrCat("input '", name, "': data_type ",
+                                  inference::DataType_Name(in.data_type()),
+                                  " has no fixed-size data to warm up with"));
+      }
+      std::vector<int64_t> dims(in.dims().begin(), in.dims().end());
+      if (triton.max_batch_size() > 0)
+        dims.insert(dims.begin(), std::max<uint32_t>(w.batch_size(), 1));
+      const std::optional<int64_t> n = engine::CheckedNumElements(dims, engine::ElementSize(type));
+      const int64_t bytes = n ? *n * static_cast<int64_t>(engine::ElementSize(type)) : -1;
+      if (!n || bytes > kMaxWarmupBytes - total) {
+        return error(absl::StrCat("input '", name, "' dims ", engine::ShapeForMessage(dims),
+                                  ": expected known dims of at most 256 MiB of data in all"));
+      }
+      total += bytes;
+      data.emplace_back(static_cast<size_t>(bytes), 0);
+      if (in.random_data()) FillRandom(type, data.back(), rng);
+      inputs.push_back({name, type, engine::Shape(dims), data.back().data(), data.back().size()});
+    }
+    for (uint32_t i = 0; i < std::max<uint32_t>(w.count(), 1); ++i) {
+      absl::StatusOr<std::vector<engine::OutputTensor>> out = session.Run(inputs);
+      if (!out.ok()) return error(std::string(out.status().message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace inferd::server

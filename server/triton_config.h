@@ -73,6 +73,13 @@ absl::Status CheckTritonSignature(const inference::ModelConfig& triton,
 absl::StatusOr<inference::ModelConfig> CompleteTritonConfig(const inference::ModelConfig& triton,
                                                             const ModelSignature& signature);
 
+// Runs each of config.pbtxt's model_warmup requests `count` times (at least once) on `session`,
+// with zero or random data of the sample's data_type and dims (batch_size prepended when the
+// model batches), before the model turns READY. INVALID_ARGUMENT naming the sample for an input
+// the model does not have, a string or unknown type, or a sample over 256 MiB; the run's error
+// otherwise.
+absl::Status RunWarmup(const inference::ModelConfig& triton, engine::Session& session);
+
 // Triton's element type for `type` (TYPE_INVALID for none).
 inference::DataType TritonTypeOf(engine::DataType type);
 

@@ -14,14 +14,21 @@ using ::testing::HasSubstr;
 TEST(ParseTritonConfig, ReadsTheHonouredFields) {
   std::vector<std::string> warnings;
   absl::StatusOr<inference::ModelConfig> c = ParseTritonConfig(R"pb(
-    name: "mlp"
-    platform: "onnxruntime_onnx"
-    max_batch_size: 8
-    input [{ name: "x" data_type: TYPE_FP32 dims: [ 16 ] }]
-    version_policy: { all: {} }
-    dynamic_batching { preferred_batch_size: [ 4, 8 ] max_queue_delay_microseconds: 100 }
-  )pb",
-                                                                "mlp/config.pbtxt", &warnings);
+                                                                 name: "mlp"
+                                                                 platform: "onnxruntime_onnx"
+                                                                 max_batch_size: 8 input
+                                                                 [ {
+                                                                   name: "x"
+                                                                   data_type: TYPE_FP32
+                                                                   dims: [ 16 ]
+                                                                 }]
+                                                                 version_policy: { all: {} }
+                                                                 dynamic_batching {
+                                                                   preferred_batch_size: [ 4, 8 ]
+                                                                   max_queue_delay_microseconds: 100
+                                                                 }
+                                                               )pb",
+                                                               "mlp/config.pbtxt", &warnings);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(warnings.empty());
   EXPECT_EQ(c->name(), "mlp");
@@ -66,8 +73,8 @@ inference::ModelConfig Parse(const std::string& text) {
 
 TEST(TritonToModelConfig, MapsBatchingInstancesAndKeepsTheProto) {
   const inference::ModelConfig t = Parse(R"pb(
-    max_batch_size: 8
-    instance_group [{ count: 3 kind: KIND_CPU }]
+    max_batch_size: 8 instance_group
+    [ { count: 3 kind: KIND_CPU }]
     dynamic_batching {
       preferred_batch_size: [ 2, 8 ]
       max_queue_delay_microseconds: 500
@@ -75,9 +82,15 @@ TEST(TritonToModelConfig, MapsBatchingInstancesAndKeepsTheProto) {
       priority_levels: 2
       default_priority_level: 1
       default_queue_policy { default_timeout_microseconds: 1000 timeout_action: DELAY }
-      priority_queue_policy { key: 2 value { max_queue_size: 5 } }
+      priority_queue_policy {
+        key: 2
+        value { max_queue_size: 5 }
+      }
     }
-    parameters { key: "k" value { string_value: "v" } }
+    parameters {
+      key: "k"
+      value { string_value: "v" }
+    }
   )pb");
   absl::StatusOr<ModelConfig> c = TritonToModelConfig(t, "mlp", "mlp/config.pbtxt");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -119,7 +132,8 @@ TEST(TritonToModelConfig, RefusesWhatInferdCannotServe) {
   EXPECT_THAT(error("max_batch_size: 4 dynamic_batching { preferred_batch_size: [ 8 ] }"),
               HasSubstr("preferred_batch_size"));
   EXPECT_THAT(error("instance_group [{ kind: KIND_MODEL }]"), HasSubstr("KIND_MODEL"));
-  EXPECT_THAT(error("instance_group [{ count: 1 }, { count: 2 }]"), HasSubstr("one instance_group"));
+  EXPECT_THAT(error("instance_group [{ count: 1 }, { count: 2 }]"),
+              HasSubstr("one instance_group"));
   EXPECT_THAT(error("input [{ name: \"x\" }, { name: \"x\" }]"), HasSubstr("listed twice"));
   EXPECT_THAT(error("input [{ name: \"x\" dims: [ -2 ] }]"), HasSubstr("dims"));
   EXPECT_THAT(error("model_warmup [{ name: \"w\" inputs { key: \"x\" value { input_data_file: "
@@ -195,10 +209,10 @@ TEST(CompleteTritonConfig, DynamicFirstDimsGetTritonsDefaultBatch) {
 
 TEST(CompleteTritonConfig, ListedTensorsOrFixedBatchKeepMaxBatchSizeZero) {
   // Both inputs and outputs listed: taken as written.
-  inference::ModelConfig c = *CompleteTritonConfig(
-      Parse("input [{ name: \"x\" data_type: TYPE_FP32 dims: [ -1, 16 ] }]\n"
-            "output [{ name: \"y\" data_type: TYPE_FP32 dims: [ -1, 4 ] }]"),
-      BatchSignature());
+  inference::ModelConfig c =
+      *CompleteTritonConfig(Parse("input [{ name: \"x\" data_type: TYPE_FP32 dims: [ -1, 16 ] }]\n"
+                                  "output [{ name: \"y\" data_type: TYPE_FP32 dims: [ -1, 4 ] }]"),
+                            BatchSignature());
   EXPECT_EQ(c.max_batch_size(), 0);
   EXPECT_FALSE(c.has_dynamic_batching());
   // Only the inputs listed: the outputs come from the model, and the batch is completed.

@@ -91,10 +91,11 @@ TEST(TritonRepositoryE2E, ServesEveryVersionAndPollsForNewOnes) {
   fs::create_directory_symlink(engine::testing::Runfile("tools/models/mlp"),
                                fs::path((*inferd)->repository()) / "tm" / "3");
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (!VersionReady(*stub, "3") && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
+  while (!VersionReady(*stub, "3") && absl::Now() < deadline)
+    absl::SleepFor(absl::Milliseconds(100));
   EXPECT_TRUE(VersionReady(*stub, "3")) << (*inferd)->Log();
-  EXPECT_EQ(IndexOf(*stub, "tm"), (std::map<std::string, std::string>{
-                                      {"1", "READY"}, {"2", "READY"}, {"3", "READY"}}));
+  EXPECT_EQ(IndexOf(*stub, "tm"),
+            (std::map<std::string, std::string>{{"1", "READY"}, {"2", "READY"}, {"3", "READY"}}));
   inference::ModelInferRequest req = RawRequest("tm", mlp);
   inference::ModelInferResponse resp;
   grpc::ClientContext ctx;
