@@ -16,7 +16,8 @@
 //     admin_token_env: INFERD_ADMIN_TOKEN   # or admin_token: "<token>"; not both
 //     tls: {cert_file: tls/server.crt, key_file: tls/server.key}   # optional; both or neither
 //     max_message_bytes: 64MiB         # default 256MiB; at most 2147483647 (gRPC's limit)
-//     model_repository: models         # required: a directory of <name>/model.onnx
+//     model_repository: models         # required: a directory of <name>/model.onnx (or
+//                                      # Triton's <name>/config.pbtxt + <name>/<N>/model.onnx)
 //     drain_timeout: 15s               # default 10s; bounded wait for in-flight requests
 //     log_level: info                  # trace | debug | info (default) | warn | error
 //     log_json: true                   # default false
@@ -55,7 +56,9 @@
 //         default_queue_timeout: 10ms  # a request queued longer is rejected; default: none
 //
 // A model folder may instead hold Triton's config.pbtxt (server/triton_config.h), read into
-// the same ModelConfig; a config.yaml beside it adds inferd's own settings.
+// the same ModelConfig; a config.yaml beside it adds inferd's own settings. tritonserver's
+// command line (--model-repository, --grpc-port, --model-control-mode, ...) overlays this file,
+// or replaces it (server/command_line_config.h, docs/triton.md); every rule below still applies.
 //
 // Values:
 // - Byte sizes: a plain integer, or a number and a unit, case-sensitive: B, KiB, MiB, GiB, TiB

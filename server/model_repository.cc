@@ -885,9 +885,11 @@ std::vector<ModelRepository::IndexEntry> ModelRepository::Index() const {
     }
   }
   for (const ModelConfig& m : config_->models) {
-    if (entries.count(m.name) == 0) {
-      entries[m.name][m.version] = {m.name, m.version, ModelState::kUnavailable, "not loaded"};
-    }
+    // The config's version names a YAML-configured model's one version; a Triton folder's
+    // versions are its directories.
+    if (IsTritonFolder((repo / m.name).string()) && entries.count(m.name) != 0) continue;
+    entries[m.name].clear();
+    entries[m.name][m.version] = {m.name, m.version, ModelState::kUnavailable, "not loaded"};
   }
   std::set<std::string> seen;
   for (const std::shared_ptr<LoadedModel>& m : Snapshot()) {

@@ -558,5 +558,13 @@ TEST_F(TritonRepositoryTest, WarmupRunsBeforeReadyAndABadSampleFailsTheLoad) {
   EXPECT_THAT(repo->Find("cold")->reason(), HasSubstr("model_warmup 'w'"));
   EXPECT_THAT(repo->Find("huge")->reason(), HasSubstr("at most 256 MiB"));
 }
+
+TEST_F(ModelRepositoryTest, IndexOfAModelNotLoadedShowsItsConfigsVersion) {
+  auto repo = Make("", "  - name: mlp\n    version: \"3\"\n");
+  std::map<std::string, std::string> versions;
+  for (const ModelRepository::IndexEntry& e : repo->Index()) versions[e.name] += e.version;
+  EXPECT_EQ(versions["mlp"], "3");  // one entry, the config's version, not the folder's "1"
+  EXPECT_EQ(versions["cnn"], "1");
+}
 }  // namespace
 }  // namespace inferd::server
