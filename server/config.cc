@@ -461,4 +461,12 @@ absl::StatusOr<std::shared_ptr<const Config>> LoadConfig(const std::string& path
   return Parse(text, path, &env);
 }
 
+absl::StatusOr<std::shared_ptr<const Config>> LoadConfigText(absl::string_view yaml_text,
+                                                             absl::string_view file_name,
+                                                             const std::string& base_dir) {
+  Environment env;
+  env.base_dir = base_dir;
+  return Parse(yaml_text, file_name, &env);
+}
+
 }  // namespace inferd::server

@@ -16,7 +16,8 @@
 //     admin_token_env: INFERD_ADMIN_TOKEN   # or admin_token: "<token>"; not both
 //     tls: {cert_file: tls/server.crt, key_file: tls/server.key}   # optional; both or neither
 //     max_message_bytes: 64MiB         # default 256MiB; at most 2147483647 (gRPC's limit)
-//     model_repository: models         # required: a directory of <name>/model.onnx
+//     model_repository: models         # required: a directory of <name>/model.onnx (or
+//                                      # Triton's <name>/config.pbtxt + <name>/<N>/model.onnx)
 //     drain_timeout: 15s               # default 10s; bounded wait for in-flight requests
 //     log_level: info                  # trace | debug | info (default) | warn | error
 //     log_json: true                   # default false
@@ -68,7 +69,9 @@
 //         priority_queue_policy: {1: {timeout: 1ms}}   # level -> policy (keys as above)
 //
 // A model folder may instead hold Triton's config.pbtxt (server/triton_config.h), read into
-// the same ModelConfig; a config.yaml beside it adds inferd's own settings.
+// the same ModelConfig; a config.yaml beside it adds inferd's own settings. tritonserver's
+// command line (--model-repository, --grpc-port, --model-control-mode, ...) overlays this file,
+// or replaces it (server/command_line_config.h, docs/triton.md); every rule below still applies.
 //
 // Values:
 // - Byte sizes: a plain integer, or a number and a unit, case-sensitive: B, KiB, MiB, GiB, TiB
@@ -149,6 +152,10 @@
 #include "absl/time/time.h"
 
 #include "server/config_values.h"
+
+namespace inference {
+class ModelConfig;  // proto/model_config.proto (Triton's config.pbtxt)
+}  // namespace inference
 
 namespace inferd::server {
 
@@ -269,6 +276,9 @@ struct ModelConfig {
   // output has a leading batch dimension of at most N.
   int max_batch_size = 0;
   std::optional<DynamicBatching> dynamic_batching;
+  // A Triton model folder's config.pbtxt as parsed (server/triton_config.h); null for a model
+  // configured by YAML only. The ModelConfig RPC echoes it.
+  std::shared_ptr<const inference::ModelConfig> triton;
 
   // Where these settings were read ("inferd.yaml:12"; two places, joined by " + ", after a
   // merge), for messages.
@@ -289,6 +299,12 @@ struct Config {
 
 // Reads, parses and checks the file, then resolves paths and the environment (see above).
 absl::StatusOr<std::shared_ptr<const Config>> LoadConfig(const std::string& path);
+
+// LoadConfig of text already read (inferd's command line overlays the file's YAML): relative
+// paths resolve against `base_dir`, and the environment and the file system are checked.
+absl::StatusOr<std::shared_ptr<const Config>> LoadConfigText(absl::string_view yaml_text,
+                                                             absl::string_view file_name,
+                                                             const std::string& base_dir);
 
 // Parses YAML text; `file_name_for_messages` prefixes every error. No file system or
 // environment access: paths stay as written and admin_token_env is not resolved.

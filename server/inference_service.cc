@@ -22,22 +22,13 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context,
   return reactor;
 }
 
-// The model `name` (any state) if it exists and `version` is empty or its version.
+// The model `name` (any state) at `version` (empty: the version the server chooses).
 absl::StatusOr<std::shared_ptr<LoadedModel>> FindModel(ModelRepository& repo,
                                                        const std::string& name,
                                                        const std::string& version) {
   // Client input: checked before any lookup, quoted bounded and escaped.
   if (absl::Status valid = ValidateModelName(name); !valid.ok()) return valid;
-  std::shared_ptr<LoadedModel> model = repo.Find(name);
-  if (model == nullptr) {
-    return absl::NotFoundError(absl::StrCat("unknown model '", name, "'"));
-  }
-  if (!version.empty() && version != model->version()) {
-    return absl::NotFoundError(absl::StrCat("model '", name, "' has no version ",
-                                            QuoteForMessage(version), "; it has version '",
-                                            model->version(), "'"));
-  }
-  return model;
+  return repo.FindVersion(name, version);
 }
 
 // Whether this call may `method` (RepositoryModelLoad / Unload) the model `name`: model control
@@ -104,7 +95,10 @@ grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* InferenceService::ServerReady(grpc::CallbackServerContext* context,
                                                         const inference::ServerReadyRequest*,
                                                         inference::ServerReadyResponse* response) {
-  response->set_ready(ready());
+  // Triton's strict readiness: start-up is over (and no drain began) and every model tried is
+  // READY (ModelRepository::AllServing), so a readiness probe holds traffic back from a server
+  // whose model failed to load.
+  response->set_ready(ready() && repository_.AllServing());
   return Done(context);
 }
 

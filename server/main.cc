@@ -1,10 +1,13 @@
 // inferd: the daemon's entry point.
 //
 //   inferd --config FILE [--log-level trace|debug|info|warn|error] [--port-file FILE]
+//   inferd --model-repository DIR [tritonserver's flags: --grpc-port, --model-control-mode ...]
 //   inferd --version | --help
 //
-// Reads the config (a bad file is refused with file, line and reason), sets up logging (spdlog
-// to stderr; JSON lines with log_json), starts InferdServer and serves.
+// Reads the config (a bad file is refused with file, line and reason), overlays tritonserver's
+// flags (server/command_line_config.h; with --model-repository no YAML is needed), sets up
+// logging (spdlog to stderr; JSON lines with log_json), starts InferdServer and serves. With
+// model_control: poll the repository is re-read every repository_poll_interval, as on SIGHUP.
 //
 // Signals (docs/signals.md):
 //   SIGTERM, SIGINT, SIGQUIT: stop accepting calls, drain in-flight requests (at most
@@ -37,17 +40,40 @@
 #include "absl/flags/flag.h"
 #include "absl/time/time.h"
 #include "base/flags.h"
+#include "server/command_line_config.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "server/version.h"
 
-ABSL_FLAG(std::string, config, "", "the server's YAML config file (required)");
+ABSL_FLAG(std::string, config, "",
+          "the server's YAML config file (optional with --model-repository)");
 ABSL_FLAG(std::string, log_level, "",
           "trace, debug, info, warn, error or off; overrides the config's server.log_level");
 ABSL_FLAG(std::string, port_file, "",
           "write the bound gRPC port to this file once the server is ready (useful with port 0)");
 ABSL_FLAG(std::string, http_port_file, "",
           "write the bound HTTP/REST port to this file once the server is ready (0: no HTTP)");
+// tritonserver's flags (docs/triton.md). Ports: -1 = the config's.
+ABSL_FLAG(std::string, model_repository, "",
+          "serve this Triton-style model repository (server.model_repository)");
+ABSL_FLAG(int, http_port, -1, "KServe HTTP port (the config's host, default 127.0.0.1)");
+ABSL_FLAG(int, grpc_port, -1, "KServe gRPC port (the config's host, default 127.0.0.1)");
+ABSL_FLAG(int, metrics_port, -1, "Prometheus metrics port (the config's host)");
+ABSL_FLAG(int, admin_port, -1, "inferd's admin API port (the config's host)");
+ABSL_FLAG(std::string, http_address, "", "host the HTTP listener binds (e.g. 0.0.0.0)");
+ABSL_FLAG(std::string, grpc_address, "", "host the gRPC listener binds (e.g. 0.0.0.0)");
+ABSL_FLAG(std::string, metrics_address, "", "host the metrics listener binds (e.g. 0.0.0.0)");
+ABSL_FLAG(std::string, model_control_mode, "", "none, poll or explicit (server.model_control)");
+ABSL_FLAG(inferd::RepeatedFlag, load_model, {},
+          "with --model-control-mode=explicit: a model to load at start-up (repeatable; * = all)");
+ABSL_FLAG(int, repository_poll_secs, -1, "seconds between repository polls (poll mode)");
+ABSL_FLAG(int, exit_timeout_secs, -1, "seconds shutdown waits for in-flight requests");
+ABSL_FLAG(int, log_verbose, 0, "> 0: debug logging");
+ABSL_FLAG(bool, allow_http, true, "false: no HTTP listener");
+ABSL_FLAG(bool, allow_grpc, true, "accepted as true only: gRPC is inferd's main front end");
+ABSL_FLAG(bool, allow_metrics, true, "accepted as true only: metrics always serve");
+ABSL_FLAG(bool, strict_model_config, false,
+          "accepted; false (the default) as in Triton: configs are completed from the model");
 
 namespace {
 
@@ -55,6 +81,8 @@ using inferd::server::LogLevel;
 
 constexpr char kUsage[] =
     "usage: inferd --config FILE [--log-level trace|debug|info|warn|error] [--port-file FILE]\n"
+    "       inferd --model-repository DIR [--grpc-port N] [--http-port N] [--metrics-port N]\n"
+    "              [--model-control-mode none|poll|explicit] [--load-model NAME]...\n"
     "       inferd --version\n";
 constexpr int kUsageError = 2;
 
@@ -136,11 +164,36 @@ bool WritePortFile(const std::string& path, int port) {
 
 // The command line, checked: a missing --config or an unknown --log-level is a usage error.
 struct Options {
-  std::string config_path;
+  inferd::server::CommandLineOverrides overrides;  // --config and tritonserver's flags
   std::string port_file;
   std::string http_port_file;
   std::optional<spdlog::level::level_enum> level;  // --log-level, over the config's
 };
+
+std::optional<int> SetInt(int value) {
+  return value < 0 ? std::nullopt : std::optional<int>(value);
+}
+
+// tritonserver's flags, as parsed.
+inferd::server::CommandLineOverrides Overrides() {
+  inferd::server::CommandLineOverrides o;
+  o.config_path = absl::GetFlag(FLAGS_config);
+  o.model_repository = absl::GetFlag(FLAGS_model_repository);
+  o.http_port = SetInt(absl::GetFlag(FLAGS_http_port));
+  o.grpc_port = SetInt(absl::GetFlag(FLAGS_grpc_port));
+  o.metrics_port = SetInt(absl::GetFlag(FLAGS_metrics_port));
+  o.admin_port = SetInt(absl::GetFlag(FLAGS_admin_port));
+  o.http_host = absl::GetFlag(FLAGS_http_address);
+  o.grpc_host = absl::GetFlag(FLAGS_grpc_address);
+  o.metrics_host = absl::GetFlag(FLAGS_metrics_address);
+  o.model_control_mode = absl::GetFlag(FLAGS_model_control_mode);
+  o.load_models = absl::GetFlag(FLAGS_load_model).values;
+  o.repository_poll_secs = SetInt(absl::GetFlag(FLAGS_repository_poll_secs));
+  o.exit_timeout_secs = SetInt(absl::GetFlag(FLAGS_exit_timeout_secs));
+  o.log_verbose = absl::GetFlag(FLAGS_log_verbose);
+  o.allow_http = absl::GetFlag(FLAGS_allow_http);
+  return o;
+}
 
 Options ParseOptions(int argc, char** argv) {
   // --version is not an ABSL_FLAG: Abseil's usage library defines one of that name.
@@ -152,17 +205,32 @@ Options ParseOptions(int argc, char** argv) {
   }
   const std::vector<std::string> positional = inferd::ParseCommandLine(
       argc, argv,
-      inferd::CommandLineSpec{kUsage, {"config", "log-level", "port-file", "http-port-file"}, kUsageError});
+      inferd::CommandLineSpec{kUsage,
+                              {"config", "model-repository", "log-level", "port-file",
+                               "http-port-file", "grpc-port", "http-port", "metrics-port", "admin-port",
+                               "grpc-address", "http-address", "metrics-address",
+                               "model-control-mode", "load-model", "repository-poll-secs",
+                               "exit-timeout-secs", "log-verbose", "allow-http", "allow-grpc",
+                               "allow-metrics", "strict-model-config"},
+                              kUsageError});
   const auto usage_error = [](const std::string& what) {
     std::cerr << "inferd: " << what << "\n" << kUsage;
     std::exit(kUsageError);
   };
   if (!positional.empty()) usage_error("unknown argument '" + positional[0] + "'");
   Options o;
-  o.config_path = absl::GetFlag(FLAGS_config);
+  o.overrides = Overrides();
   o.port_file = absl::GetFlag(FLAGS_port_file);
   o.http_port_file = absl::GetFlag(FLAGS_http_port_file);
-  if (o.config_path.empty()) usage_error("--config is required");
+  if (o.overrides.config_path.empty() && o.overrides.model_repository.empty()) {
+    usage_error("--config FILE or --model-repository DIR is required");
+  }
+  if (!absl::GetFlag(FLAGS_allow_grpc)) {
+    usage_error("--allow-grpc=false is not supported: gRPC is inferd's main front end");
+  }
+  if (!absl::GetFlag(FLAGS_allow_metrics)) {
+    usage_error("--allow-metrics=false is not supported: bind metrics to loopback instead");
+  }
   const std::string log_level = absl::GetFlag(FLAGS_log_level);
   if (!log_level.empty()) {
     o.level = spdlog::level::from_str(log_level);
@@ -246,11 +314,18 @@ void HandleSignals(const sigset_t signals, SignalState* state) {
   }
 }
 
-// Serves until a stop signal; handles SIGHUPs meanwhile (repository reloads, on this thread).
-void ServeUntilStopped(inferd::server::InferdServer& server, SignalState& state) {
+// Serves until a stop signal; handles SIGHUPs meanwhile (repository reloads, on this thread),
+// and with model_control: poll re-reads the repository every `poll` the same way.
+void ServeUntilStopped(inferd::server::InferdServer& server, SignalState& state,
+                       std::optional<absl::Duration> poll) {
   std::unique_lock<std::mutex> lock(state.mu);
   for (;;) {
-    state.cv.wait(lock, [&state] { return state.stop_signal != 0 || state.reloads > 0; });
+    const auto woken = [&state] { return state.stop_signal != 0 || state.reloads > 0; };
+    if (poll) {
+      state.cv.wait_for(lock, absl::ToChronoMilliseconds(*poll), woken);
+    } else {
+      state.cv.wait(lock, woken);
+    }
     if (state.stop_signal != 0) return;
     state.reloads = 0;
     lock.unlock();
@@ -313,7 +388,13 @@ int Serve(const std::shared_ptr<const inferd::server::Config>& config,
       end_signal_thread();
       return 1;
     }
-    ServeUntilStopped(**server, *state);
+    std::optional<absl::Duration> poll;
+    if (config->server.model_control == inferd::server::ModelControl::kPoll) {
+      poll = config->server.repository_poll_interval;
+      spdlog::info("model_control poll: re-reading the repository every {}",
+                   absl::FormatDuration(*poll));
+    }
+    ServeUntilStopped(**server, *state, poll);
   }
   (*server)->Shutdown(config->server.drain_timeout);
   server->reset();
@@ -328,7 +409,7 @@ int Serve(const std::shared_ptr<const inferd::server::Config>& config,
 int main(int argc, char** argv) {
   const Options options = ParseOptions(argc, argv);
   absl::StatusOr<std::shared_ptr<const inferd::server::Config>> config =
-      inferd::server::LoadConfig(options.config_path);
+      inferd::server::BuildConfig(options.overrides);
   if (!config.ok()) {
     std::cerr << "inferd: " << config.status().message() << "\n";
     return 1;

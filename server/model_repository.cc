@@ -16,8 +16,10 @@
 #include "absl/strings/str_join.h"
 #include "base/message_text.h"
 #include "base/status_macros.h"
+#include "proto/model_config.pb.h"
 #include "server/batcher.h"
 #include "server/kserve_types.h"
+#include "server/triton_config.h"
 
 namespace inferd::server {
 namespace fs = std::filesystem;
@@ -227,6 +229,19 @@ absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegi
                                                      config_.max_concurrent_runs, "): ", e.what()));
   }
   ModelSignature signature = ModelSignature::FromSession(*session, config_.name, config_.version);
+  std::shared_ptr<const inference::ModelConfig> triton;
+  if (config_.triton != nullptr) {
+    // config.pbtxt's input/output are a contract with clients: the model must keep it.
+    INFERD_RETURN_IF_ERROR(CheckTritonSignature(*config_.triton, signature));
+    INFERD_ASSIGN_OR_RETURN(inference::ModelConfig served,
+                            CompleteTritonConfig(*config_.triton, signature));
+    // Before READY, as Triton: the first requests do not pay for cold caches and arenas.
+    INFERD_RETURN_IF_ERROR(RunWarmup(served, *session));
+    if (config_.triton->instance_group_size() == 0) {
+      served.mutable_instance_group(0)->set_count(config_.max_concurrent_runs);  // config.yaml's
+    }
+    triton = std::make_shared<const inference::ModelConfig>(std::move(served));
+  }
   spdlog::info("model '{}' version {} loaded from {}: inputs {}; outputs {}", config_.name,
                config_.version, path, Signature(signature.inputs), Signature(signature.outputs));
   spdlog::info("model '{}' plan: {}", config_.name, session->plan().Summary());
@@ -238,6 +253,7 @@ absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegi
   std::lock_guard<std::mutex> lock(mu_);
   session_ = std::move(session);
   signature_ = std::move(signature);
+  triton_ = std::move(triton);
   worker_ = std::move(worker);
   state_ = ModelState::kReady;
   reason_.clear();
@@ -302,11 +318,67 @@ std::shared_ptr<std::mutex> ModelRepository::OpLock(const std::string& name) {
   return m;
 }
 
-std::shared_ptr<ModelStats> ModelRepository::StatsFor(const std::string& name) {
+std::shared_ptr<ModelStats> ModelRepository::StatsFor(const std::string& name,
+                                                      const std::string& version) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::shared_ptr<ModelStats>& s = stats_[name];
+  std::shared_ptr<ModelStats>& s = stats_[{name, version}];
   if (s == nullptr) s = std::make_shared<ModelStats>();
   return s;
+}
+
+bool ModelRepository::VersionOrder::operator()(const std::string& a, const std::string& b) const {
+  const auto numeric = [](const std::string& s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (numeric(a) && numeric(b)) {
+    // Without leading zeros, a longer number is a bigger one; equal lengths compare as text.
+    const size_t za = std::min(a.find_first_not_of('0'), a.size() - 1);
+    const size_t zb = std::min(b.find_first_not_of('0'), b.size() - 1);
+    const absl::string_view x = absl::string_view(a).substr(za);
+    const absl::string_view y = absl::string_view(b).substr(zb);
+    if (x != y) return x.size() != y.size() ? x.size() < y.size() : x < y;
+  }
+  return a < b;
+}
+
+namespace {
+
+// A version directory's name: 1 to 18 digits (an int64), as Triton reads it.
+std::optional<int64_t> VersionNumber(const std::string& name) {
+  if (name.empty() || name.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char c : name) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<int64_t> VersionDirectories(const std::string& dir) {
+  std::vector<int64_t> versions;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_directory(ec)) continue;
+    if (std::optional<int64_t> v = VersionNumber(e.path().filename().string())) {
+      versions.push_back(*v);
+    }
+  }
+  return versions;
+}
+
+bool IsTritonFolder(const std::string& dir) {
+  std::error_code ec;
+  return fs::exists(fs::path(dir) / "config.pbtxt", ec) || !VersionDirectories(dir).empty();
+}
+
+bool FolderHoldsModel(const std::string& dir) {
+  std::error_code ec;
+  const fs::path d(dir);
+  return fs::is_directory(d, ec) && (fs::exists(d / "model.onnx", ec) ||
+                                     fs::exists(d / "config.yaml", ec) || IsTritonFolder(dir));
 }
 
 std::vector<std::string> ModelRepository::DirectoryModels(bool log_skipped) const {
@@ -324,19 +396,14 @@ std::vector<std::string> ModelRepository::DirectoryModels(bool log_skipped) cons
       }
       continue;
     }
-    if (fs::exists(e.path() / "model.onnx", ec) || fs::exists(e.path() / "config.yaml", ec)) {
-      names.push_back(name);
-    }
+    if (FolderHoldsModel(e.path().string())) names.push_back(name);
   }
   return names;
 }
 
 bool ModelRepository::Known(const std::string& name) const {
   if (config_->FindModel(name) != nullptr) return true;
-  const fs::path dir = fs::path(config_->server.model_repository) / name;
-  std::error_code ec;
-  return fs::is_directory(dir, ec) &&
-         (fs::exists(dir / "model.onnx", ec) || fs::exists(dir / "config.yaml", ec));
+  return FolderHoldsModel((fs::path(config_->server.model_repository) / name).string());
 }
 
 std::vector<std::string> ModelRepository::StartupModels() const {
@@ -363,10 +430,49 @@ int ModelRepository::LoadStartupModels(const std::atomic<bool>* stop) {
   return ready;
 }
 
+absl::StatusOr<ModelConfig> ModelRepository::ResolveTritonConfig(const std::string& name) const {
+  const fs::path dir = fs::path(config_->server.model_repository) / name;
+  const fs::path pbtxt = dir / "config.pbtxt";
+  std::error_code ec;
+  ModelConfig triton;
+  if (fs::exists(fs::symlink_status(pbtxt, ec))) {
+    INFERD_ASSIGN_OR_RETURN(fs::path resolved, FileInsideFolder(dir, pbtxt, "config"));
+    INFERD_ASSIGN_OR_RETURN(std::string text, ReadSmallRegularFile(resolved));
+    std::vector<std::string> warnings;
+    INFERD_ASSIGN_OR_RETURN(inference::ModelConfig proto,
+                            ParseTritonConfig(text, pbtxt.string(), &warnings));
+    for (const std::string& w : warnings) spdlog::warn("model '{}': {}", name, w);
+    INFERD_ASSIGN_OR_RETURN(triton, TritonToModelConfig(proto, name, pbtxt.string()));
+  } else {
+    // Version directories without a config: Triton's auto-complete fills it from the model.
+    INFERD_ASSIGN_OR_RETURN(triton,
+                            TritonToModelConfig(inference::ModelConfig(), name, dir.string()));
+  }
+  const fs::path yaml = dir / "config.yaml";
+  if (fs::exists(fs::symlink_status(yaml, ec))) {
+    INFERD_ASSIGN_OR_RETURN(fs::path resolved, FileInsideFolder(dir, yaml, "config"));
+    INFERD_ASSIGN_OR_RETURN(std::string text, ReadSmallRegularFile(resolved));
+    INFERD_ASSIGN_OR_RETURN(ModelConfig own, ParseModelConfig(text, yaml.string(), name));
+    // config.yaml's keys win over what config.pbtxt implies (its inferd-only settings).
+    INFERD_ASSIGN_OR_RETURN(triton, MergeModelConfig(own, triton));
+  }
+  if (const ModelConfig* main = config_->FindModel(name)) {
+    INFERD_ASSIGN_OR_RETURN(triton, MergeModelConfig(*main, triton));
+  }
+  if (triton.keys_set.count("path") != 0 || triton.keys_set.count("version") != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", name, "' (", triton.source,
+        "): `path` and `version` do not apply to a Triton model folder: its version directories "
+        "<N>/ hold the model file (config.pbtxt's default_model_filename)"));
+  }
+  return triton;
+}
+
 absl::StatusOr<ModelConfig> ModelRepository::ResolveModelConfig(const std::string& name) const {
   // The name is the folder's name, never a path: it cannot leave the repository.
   INFERD_RETURN_IF_ERROR(ValidateModelName(name));
   const fs::path dir = fs::path(config_->server.model_repository) / name;
+  if (IsTritonFolder(dir.string())) return ResolveTritonConfig(name);
   const fs::path yaml = dir / "config.yaml";
   const ModelConfig* main = config_->FindModel(name);
   std::error_code ec;
@@ -381,6 +487,70 @@ absl::StatusOr<ModelConfig> ModelRepository::ResolveModelConfig(const std::strin
   if (fs::exists(fs::symlink_status(dir / "model.onnx", ec))) return DefaultModelConfig(name);
   return absl::NotFoundError(absl::StrCat("model '", name, "' is not in the repository (no ",
                                           (dir / "model.onnx").string(), ") nor in the config"));
+}
+
+absl::StatusOr<std::vector<ModelRepository::VersionPlan>> ModelRepository::ResolveVersions(
+    const std::string& name) const {
+  INFERD_ASSIGN_OR_RETURN(ModelConfig config, ResolveModelConfig(name));
+  if (config.triton == nullptr) {
+    INFERD_ASSIGN_OR_RETURN(std::string path, ModelFilePath(name, config));
+    return std::vector<VersionPlan>{{std::move(config), std::move(path)}};
+  }
+  const fs::path dir = fs::path(config_->server.model_repository) / name;
+  const std::string file = config.triton->default_model_filename().empty()
+                               ? "model.onnx"
+                               : config.triton->default_model_filename();
+  if (file.find('/') != std::string::npos || file == "." || file == "..") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model '", name, "': default_model_filename ", QuoteForMessage(file),
+                     " must be a file name inside each version directory"));
+  }
+  std::vector<int64_t> available = VersionDirectories(dir.string());
+  std::error_code ec;
+  if (available.empty() && fs::exists(dir / file, ec)) {
+    // config.pbtxt beside inferd's own <name>/model.onnx: that file is version 1.
+    config.version = "1";
+    config.path = (fs::path(name) / file).string();
+    return std::vector<VersionPlan>{{std::move(config), (dir / file).string()}};
+  }
+  INFERD_ASSIGN_OR_RETURN(std::vector<int64_t> versions,
+                          SelectVersions(config.triton->version_policy(), available, name));
+  std::vector<VersionPlan> plans;
+  for (int64_t v : versions) {
+    VersionPlan plan{config, ""};
+    plan.config.version = std::to_string(v);
+    plan.config.path = (fs::path(name) / plan.config.version / file).string();
+    // Like inferd's default <name>/model.onnx, a version's file (a plain name in a numbered
+    // directory) may be a link (a shared model store, Bazel's runfiles); it must be a file.
+    const fs::path model = dir / plan.config.version / file;
+    struct stat st;
+    if (stat(model.c_str(), &st) != 0) {
+      return absl::NotFoundError(
+          absl::StrCat("model '", name, "' version ", v, ": no model file ",
+                       (fs::path(name) / plan.config.version / file).string()));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat("model '", name, "' version ", v, ": ",
+                                                        model.string(), " is not a regular file"));
+    }
+    plan.path = model.string();
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+std::vector<std::string> ModelRepository::ModelFiles(const std::string& name) const {
+  const fs::path dir = fs::path(config_->server.model_repository) / name;
+  std::vector<std::string> files = {(dir / "config.yaml").string(),
+                                    (dir / "config.pbtxt").string()};
+  absl::StatusOr<std::vector<VersionPlan>> plans = ResolveVersions(name);
+  if (!plans.ok()) {
+    // A broken config or a missing file: the default file stands for the model.
+    files.push_back((dir / "model.onnx").string());
+    return files;
+  }
+  for (const VersionPlan& p : *plans) files.push_back(p.path);
+  return files;
 }
 
 absl::StatusOr<std::string> ModelRepository::ModelFilePath(const std::string& name,
@@ -457,15 +627,17 @@ absl::Status HostMemoryLimit::Check(const engine::Session& session) const {
 
 void ModelRepository::RecordBrokenConfig(const ModelConfig& config, const absl::Status& status) {
   const std::string& name = config.name;
-  StatsFor(name)->CountLoad(status);
+  StatsFor(name, config.version)->CountLoad(status);
   std::shared_ptr<LoadedModel> current = Find(name);
   if (current == nullptr || current->state() != ModelState::kReady) {
-    // A broken config.yaml: the model is known but cannot load (a READY one keeps serving).
-    auto failed = std::make_shared<LoadedModel>(config, StatsFor(name));
+    // A broken config: the model is known but cannot load (a READY version keeps serving).
+    auto failed = std::make_shared<LoadedModel>(config, StatsFor(name, config.version));
     failed->MarkFailed(std::string(status.message()));
     {
       std::lock_guard<std::mutex> lock(mu_);
-      models_[name] = failed;
+      Versions& versions = models_[name];
+      versions.clear();
+      versions[config.version] = failed;
     }
     Notify(name, ModelState::kUnavailable);
   }
@@ -486,51 +658,89 @@ absl::Status ModelRepository::Load(const std::string& name) {
   std::lock_guard<std::mutex> op_lock(*op);
   std::lock_guard<std::mutex> load_lock(load_mu_);
 
-  absl::StatusOr<ModelConfig> config = ResolveModelConfig(name);
-  absl::StatusOr<std::string> path =
-      config.ok() ? ModelFilePath(name, *config) : absl::StatusOr<std::string>(config.status());
-  if (!path.ok()) {
-    RecordBrokenConfig(config.ok() ? *config : DefaultModelConfig(name), path.status());
-    spdlog::error("model '{}' failed to load: {}", name, std::string(path.status().message()));
-    return absl::Status(path.status().code(), absl::StrCat("failed to load model '", name,
-                                                           "': ", path.status().message()));
+  absl::StatusOr<std::vector<VersionPlan>> plans = ResolveVersions(name);
+  if (!plans.ok()) {
+    absl::StatusOr<ModelConfig> config = ResolveModelConfig(name);
+    RecordBrokenConfig(config.ok() ? *config : DefaultModelConfig(name), plans.status());
+    spdlog::error("model '{}' failed to load: {}", name, std::string(plans.status().message()));
+    return absl::Status(plans.status().code(), absl::StrCat("failed to load model '", name,
+                                                            "': ", plans.status().message()));
   }
-  std::shared_ptr<LoadedModel> current = Find(name);
+  absl::Status first_error;
+  std::set<std::string> keep;
+  for (const VersionPlan& plan : *plans) {
+    keep.insert(plan.config.version);
+    absl::Status s = LoadVersion(name, plan);
+    if (!s.ok() && first_error.ok()) first_error = s;
+  }
+  DropVersions(name, keep);
+  return first_error;
+}
+
+absl::Status ModelRepository::LoadVersion(const std::string& name, const VersionPlan& plan) {
+  const std::string& version = plan.config.version;
+  std::shared_ptr<LoadedModel> current = FindExact(name, version);
   const bool reload = current != nullptr && current->state() == ModelState::kReady;
   absl::StatusOr<HostMemoryLimit> host = LimitsFor(name, reload);
   if (!host.ok()) {
     spdlog::error("{}", std::string(host.status().message()));
     return host.status();
   }
-  auto model = std::make_shared<LoadedModel>(*config, StatsFor(name));
+  auto model = std::make_shared<LoadedModel>(plan.config, StatsFor(name, version));
   if (!reload) {
     std::lock_guard<std::mutex> lock(mu_);
-    models_[name] = model;  // shown as LOADING meanwhile
+    models_[name][version] = model;  // shown as LOADING meanwhile
   }
   Notify(name, ModelState::kLoading);
-  spdlog::info("model '{}': loading {}{}", name, *path, reload ? " (reload)" : "");
+  spdlog::info("model '{}': loading {} (version {}){}", name, plan.path, version,
+               reload ? " (reload)" : "");
   const absl::Time start = absl::Now();
-  absl::Status status = model->Load(*path, registry_, *host);
+  absl::Status status = model->Load(plan.path, registry_, *host);
   model->stats().CountLoad(status);
   if (!status.ok()) {
     const std::string reason = std::string(status.message());
-    spdlog::error("model '{}' failed to load from {}: {}", name, *path, reason);
+    spdlog::error("model '{}' version {} failed to load from {}: {}", name, version, plan.path,
+                  reason);
     if (reload) {
-      Notify(name, ModelState::kReady);  // the old version keeps serving
+      Notify(name, ModelState::kReady);  // the old copy keeps serving
     } else {
       model->MarkFailed(reason);
       Notify(name, ModelState::kUnavailable);
     }
-    return absl::Status(status.code(), absl::StrCat("failed to load model '", name, "': ", reason));
+    return absl::Status(status.code(), absl::StrCat("failed to load model '", name, "' version ",
+                                                    version, ": ", reason));
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    models_[name] = model;
+    models_[name][version] = model;
   }
-  spdlog::info("model '{}' READY ({} ms)", name, absl::ToInt64Milliseconds(absl::Now() - start));
+  spdlog::info("model '{}' READY (version {}, {} ms)", name, version,
+               absl::ToInt64Milliseconds(absl::Now() - start));
   Notify(name, ModelState::kReady);
   if (reload) current->Unload("replaced by a reload");
   return absl::OkStatus();
+}
+
+void ModelRepository::DropVersions(const std::string& name, const std::set<std::string>& keep) {
+  std::vector<std::shared_ptr<LoadedModel>> gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(name);
+    if (it == models_.end()) return;
+    for (const auto& [version, m] : it->second) {
+      if (keep.count(version) == 0) gone.push_back(m);
+    }
+  }
+  for (const std::shared_ptr<LoadedModel>& m : gone) {
+    spdlog::info("model '{}' version {}: no longer selected by its version policy; unloading", name,
+                 m->version());
+    m->Unload("version no longer served");
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(name);
+    if (it != models_.end() && it->second.size() > 1) it->second.erase(m->version());
+    stats_.erase({name, m->version()});
+  }
+  if (!gone.empty()) Notify(name, ModelState::kUnavailable);
 }
 
 absl::Status ModelRepository::Unload(const std::string& name) {
@@ -540,16 +750,28 @@ absl::Status ModelRepository::Unload(const std::string& name) {
   }
   std::shared_ptr<std::mutex> op = OpLock(name);
   std::lock_guard<std::mutex> op_lock(*op);
-  std::shared_ptr<LoadedModel> model = Find(name);
-  if (model == nullptr) {
-    return absl::NotFoundError(absl::StrCat("model '", name, "' is not loaded"));
+  std::vector<std::shared_ptr<LoadedModel>> versions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(name);
+    if (it == models_.end()) {
+      return absl::NotFoundError(absl::StrCat("model '", name, "' is not loaded"));
+    }
+    for (const auto& [version, m] : it->second) versions.push_back(m);
   }
-  if (model->state() == ModelState::kReady) {
-    spdlog::info("model '{}': unloading (waiting for in-flight requests)", name);
+  for (const std::shared_ptr<LoadedModel>& model : versions) {
+    if (model->state() == ModelState::kUnavailable) {
+      // A failed version unloaded: the operator no longer expects it to serve (AllServing).
+      model->MarkFailed("unloaded");
+      continue;
+    }
+    if (model->state() != ModelState::kReady) continue;
+    spdlog::info("model '{}': unloading version {} (waiting for in-flight requests)", name,
+                 model->version());
     Notify(name, ModelState::kUnloading);
     const absl::Time start = absl::Now();
     model->Unload("unloaded");
-    spdlog::info("model '{}' unloaded ({} ms)", name,
+    spdlog::info("model '{}' unloaded (version {}, {} ms)", name, model->version(),
                  absl::ToInt64Milliseconds(absl::Now() - start));
     Notify(name, ModelState::kUnavailable);
   }
@@ -557,21 +779,58 @@ absl::Status ModelRepository::Unload(const std::string& name) {
     // Gone from the repository and the config: nothing is left to list or count.
     std::lock_guard<std::mutex> lock(mu_);
     models_.erase(name);
-    stats_.erase(name);
+    for (auto it = stats_.begin(); it != stats_.end();) {
+      it = it->first.first == name ? stats_.erase(it) : std::next(it);
+    }
   }
   return absl::OkStatus();
 }
 
 void ModelRepository::UnloadAll() {
+  std::set<std::string> names;
   for (const std::shared_ptr<LoadedModel>& m : Snapshot()) {
-    if (m->state() == ModelState::kReady) Unload(m->name()).IgnoreError();
+    if (m->state() == ModelState::kReady) names.insert(m->name());
   }
+  for (const std::string& name : names) Unload(name).IgnoreError();
 }
 
 std::shared_ptr<LoadedModel> ModelRepository::Find(absl::string_view name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = models_.find(std::string(name));
-  return it == models_.end() ? nullptr : it->second;
+  if (it == models_.end() || it->second.empty()) return nullptr;
+  for (auto v = it->second.rbegin(); v != it->second.rend(); ++v) {
+    if (v->second->state() == ModelState::kReady) return v->second;
+  }
+  return it->second.rbegin()->second;
+}
+
+std::shared_ptr<LoadedModel> ModelRepository::FindExact(const std::string& name,
+                                                        const std::string& version) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = models_.find(name);
+  if (it == models_.end()) return nullptr;
+  auto v = it->second.find(version);
+  return v == it->second.end() ? nullptr : v->second;
+}
+
+absl::StatusOr<std::shared_ptr<LoadedModel>> ModelRepository::FindVersion(
+    absl::string_view name, absl::string_view version) const {
+  if (version.empty()) {
+    if (std::shared_ptr<LoadedModel> m = Find(name)) return m;
+    return absl::NotFoundError(absl::StrCat("unknown model ", QuoteForMessage(name)));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = models_.find(std::string(name));
+  if (it == models_.end()) {
+    return absl::NotFoundError(absl::StrCat("unknown model ", QuoteForMessage(name)));
+  }
+  auto v = it->second.find(std::string(version));
+  if (v != it->second.end()) return v->second;
+  std::vector<std::string> versions;
+  for (const auto& [known, m] : it->second) versions.push_back(known);
+  return absl::NotFoundError(absl::StrCat("model '", it->first, "' has no version ",
+                                          QuoteForMessage(version), "; it has version(s) ",
+                                          absl::StrJoin(versions, ", ")));
 }
 
 absl::StatusOr<LoadedModel::Ref> ModelRepository::AcquireForInference(absl::string_view name,
@@ -580,44 +839,77 @@ absl::StatusOr<LoadedModel::Ref> ModelRepository::AcquireForInference(absl::stri
   *stats = nullptr;
   std::shared_ptr<LoadedModel> model = Find(name);
   if (model == nullptr) {
-    std::vector<std::string> names;
-    for (const auto& m : Snapshot()) names.push_back(m->name());
+    std::set<std::string> names;
+    for (const auto& m : Snapshot()) names.insert(m->name());
     return absl::NotFoundError(absl::StrCat("unknown model ", QuoteForMessage(name),
                                             "; the repository has: ", absl::StrJoin(names, ", ")));
   }
   *stats = &model->stats();
-  if (!version.empty() && version != model->version()) {
-    return absl::NotFoundError(absl::StrCat("model '", model->name(), "' has no version ",
-                                            QuoteForMessage(version), "; it has version '",
-                                            model->version(), "'"));
+  if (!version.empty()) {
+    INFERD_ASSIGN_OR_RETURN(model, FindVersion(name, version));
+    *stats = &model->stats();
   }
   return model->Acquire();
+}
+
+bool ModelRepository::AllServing(std::string* why) const {
+  for (const std::shared_ptr<LoadedModel>& m : Snapshot()) {
+    const ModelState state = m->state();
+    if (state == ModelState::kReady) continue;
+    if (state == ModelState::kUnavailable) {
+      const std::string reason = m->reason();
+      if (reason == "unloaded" || reason == "version no longer served") continue;
+    }
+    if (why != nullptr) {
+      *why = absl::StrCat("model '", m->name(), "' version ", m->version(), " is ",
+                          ModelStateName(state));
+    }
+    return false;
+  }
+  return true;
 }
 
 std::vector<std::shared_ptr<LoadedModel>> ModelRepository::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::shared_ptr<LoadedModel>> out;
   out.reserve(models_.size());
-  for (const auto& [name, m] : models_) out.push_back(m);
+  for (const auto& [name, versions] : models_) {
+    for (const auto& [version, m] : versions) out.push_back(m);
+  }
   return out;
 }
 
 std::vector<ModelRepository::IndexEntry> ModelRepository::Index() const {
-  std::map<std::string, IndexEntry> entries;
+  // By name, then version; the versions of a name come from its entries once it has any.
+  std::map<std::string, std::map<std::string, IndexEntry, VersionOrder>> entries;
+  const fs::path repo(config_->server.model_repository);
   for (const std::string& name : DirectoryModels()) {
-    entries[name] = {name, "1", ModelState::kUnavailable, "not loaded"};
+    std::vector<int64_t> versions = VersionDirectories((repo / name).string());
+    if (versions.empty()) versions.push_back(1);
+    for (int64_t v : versions) {
+      entries[name][std::to_string(v)] = {name, std::to_string(v), ModelState::kUnavailable,
+                                          "not loaded"};
+    }
   }
   for (const ModelConfig& m : config_->models) {
-    entries[m.name] = {m.name, m.version, ModelState::kUnavailable, "not loaded"};
+    // The config's version names a YAML-configured model's one version; a Triton folder's
+    // versions are its directories.
+    if (IsTritonFolder((repo / m.name).string()) && entries.count(m.name) != 0) continue;
+    entries[m.name].clear();
+    entries[m.name][m.version] = {m.name, m.version, ModelState::kUnavailable, "not loaded"};
   }
+  std::set<std::string> seen;
   for (const std::shared_ptr<LoadedModel>& m : Snapshot()) {
     const ModelState state = m->state();
     // A model removed from the repository and the config is listed while loaded only.
     if (state == ModelState::kUnavailable && entries.count(m->name()) == 0) continue;
-    entries[m->name()] = {m->name(), m->version(), state, m->reason()};
+    if (seen.insert(m->name()).second) entries[m->name()].clear();
+    entries[m->name()][m->version()] = {m->name(), m->version(), state, m->reason()};
   }
   std::vector<IndexEntry> out;
-  for (auto& [name, e] : entries) out.push_back(std::move(e));
+  for (auto& [name, versions] : entries) {
+    for (auto& [version, e] : versions) out.push_back(std::move(e));
+  }
   return out;
 }
 

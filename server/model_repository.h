@@ -2,6 +2,13 @@
 // (+ external data, + an optional <name>/config.yaml merged with the main config's entry, see
 // server/config.h), with their states, sessions, request workers and statistics.
 //
+// A folder may instead be laid out as Triton's: <name>/config.pbtxt (server/triton_config.h)
+// and/or numbered version directories <name>/<N>/<default_model_filename>. Its version_policy
+// (latest N, default 1; all; specific) chooses the versions served, all at once: the repository
+// holds one LoadedModel per (name, version), each with its own session, worker and statistics.
+// A request naming no version gets the highest READY one. A YAML-configured model has one
+// version, its config's (default "1"). docs/triton.md has the rules.
+//
 // Lifecycle of one model: LOADING -> READY -> UNLOADING -> UNAVAILABLE ("unloaded"); a load that
 // fails ends in UNAVAILABLE with the reason, logged, while the other models keep serving. A
 // reload of a READY model builds the new session first and swaps it in; the old one drains.
@@ -33,7 +40,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -45,7 +54,19 @@
 #include "server/model_stats.h"
 #include "server/model_worker.h"
 
+namespace inference {
+class ModelConfig;
+}  // namespace inference
+
 namespace inferd::server {
+
+// A model folder of the repository: <dir>/model.onnx or config.yaml (inferd's layout), or
+// config.pbtxt or a numbered version directory (Triton's).
+bool FolderHoldsModel(const std::string& dir);
+// A folder laid out as Triton's: config.pbtxt, or a numbered version directory.
+bool IsTritonFolder(const std::string& dir);
+// The numbered version directories of a Triton folder, unsorted.
+std::vector<int64_t> VersionDirectories(const std::string& dir);
 
 enum class ModelState { kLoading, kReady, kUnloading, kUnavailable };
 
@@ -101,6 +122,9 @@ class LoadedModel : public std::enable_shared_from_this<LoadedModel> {
 
   // READY only: the model's inputs / outputs and its request queue. Valid while a Ref is held.
   const ModelSignature& signature() const { return signature_; }
+  // READY only, for a Triton-layout model (config().triton set): the config.pbtxt as served,
+  // completed from the model (CompleteTritonConfig); null otherwise. Valid while a Ref is held.
+  const std::shared_ptr<const inference::ModelConfig>& triton_config() const { return triton_; }
   ModelWorker& worker() const { return *worker_; }
   engine::Session& session_ref() const { return *session_; }
 
@@ -122,6 +146,7 @@ class LoadedModel : public std::enable_shared_from_this<LoadedModel> {
   // Set by Load before the state becomes READY, cleared by Unload after the last Ref is gone.
   std::shared_ptr<engine::Session> session_;
   ModelSignature signature_;
+  std::shared_ptr<const inference::ModelConfig> triton_;
   std::unique_ptr<ModelWorker> worker_;
 
   mutable std::mutex mu_;
@@ -146,28 +171,36 @@ class ModelRepository {
   void SetStateListener(StateListener listener);
 
   // The models to load at start-up: those the config lists, and with load_all_models every
-  // directory of the repository holding a model.onnx or config.yaml; sorted, unique.
+  // directory of the repository holding a model (FolderHoldsModel); sorted, unique.
   std::vector<std::string> StartupModels() const;
   // Loads StartupModels() one by one; failures are logged and shown in Index(), not returned.
   // A `stop` flag that becomes true ends it between two models (shutdown during start-up).
   // Returns the number of models READY.
   int LoadStartupModels(const std::atomic<bool>* stop = nullptr);
 
-  // Loads (or reloads) `name`. INVALID_ARGUMENT for a name that breaks ValidateModelName (no
+  // Loads (or reloads) `name`: every version its version policy selects; versions no longer
+  // selected unload. INVALID_ARGUMENT for a name that breaks ValidateModelName (no
   // entry, no statistics); NOT_FOUND when neither the config nor the repository has it;
   // RESOURCE_EXHAUSTED past server.limits (max_loaded_models, host_memory); the load's error
-  // otherwise (the model is then UNAVAILABLE with that reason). Loads run one at a time, so the
-  // limits are counted exactly.
+  // otherwise (the model is then UNAVAILABLE with that reason; with several versions, the first
+  // version's error, the others still load). Loads run one at a time, so the limits are counted
+  // exactly.
   absl::Status Load(const std::string& name);
-  // Unloads `name`, waiting for its in-flight requests. INVALID_ARGUMENT for an invalid name,
-  // NOT_FOUND if it was never loaded. A model that is neither in the repository nor in the
-  // config any more leaves the index (and its statistics go) once unloaded.
+  // Unloads every version of `name`, waiting for its in-flight requests (a version that failed
+  // to load turns "unloaded" too). INVALID_ARGUMENT for an invalid name, NOT_FOUND if it was
+  // never loaded. A model that is neither in the repository nor in the config any more leaves
+  // the index (and its statistics go) once unloaded.
   absl::Status Unload(const std::string& name);
   // Unloads everything (shutdown).
   void UnloadAll();
 
-  // The model's current entry (any state), or null.
+  // The model's entry the server chooses (the highest READY version, else the highest one; any
+  // state), or null.
   std::shared_ptr<LoadedModel> Find(absl::string_view name) const;
+  // `version` of `name` (empty: Find's choice): NOT_FOUND naming the model's versions when there
+  // is no such entry. For the RPCs that name a version (metadata, ModelReady, ModelConfig...).
+  absl::StatusOr<std::shared_ptr<LoadedModel>> FindVersion(absl::string_view name,
+                                                           absl::string_view version) const;
   // The model version a request names, held for one inference: NOT_FOUND for an unknown model
   // (listing the known ones) or version, UNAVAILABLE when it is not READY. `version` empty: the
   // version the server chooses. `*stats` is set to the model's statistics whenever the model is
@@ -175,9 +208,14 @@ class ModelRepository {
   absl::StatusOr<LoadedModel::Ref> AcquireForInference(absl::string_view name,
                                                        absl::string_view version,
                                                        ModelStats** stats) const;
-  // Every model loaded or tried, by name (the entry the repository holds now), less those
-  // unloaded after leaving the repository and the config.
+  // Every model version loaded or tried, by name then version (the entries the repository holds
+  // now), less those unloaded after leaving the repository and the config.
   std::vector<std::shared_ptr<LoadedModel>> Snapshot() const;
+
+  // Triton's strict readiness: every model version tried (at start-up, by a load or a reload)
+  // is READY; a version UNAVAILABLE because it was unloaded (RepositoryModelUnload, a version
+  // policy that dropped it) does not count. False names the first one that is not in `*why`.
+  bool AllServing(std::string* why = nullptr) const;
 
   struct IndexEntry {
     std::string name;
@@ -190,8 +228,20 @@ class ModelRepository {
   // the repository, the config and max_loaded_models.
   std::vector<IndexEntry> Index() const;
 
-  // The effective settings of `name`: the config's entry merged with <repo>/<name>/config.yaml.
+  // The effective settings of `name`: the config's entry merged with <repo>/<name>/config.yaml
+  // (and, for a Triton folder, over its config.pbtxt; version left at its default).
   absl::StatusOr<ModelConfig> ResolveModelConfig(const std::string& name) const;
+  // One version of a model as Load will load it: its settings (version set) and its file.
+  struct VersionPlan {
+    ModelConfig config;
+    std::string path;
+  };
+  // The versions Load loads for `name`, highest first: one for a YAML-configured model; the
+  // version policy's choice for a Triton folder. The errors Load reports for a broken config.
+  absl::StatusOr<std::vector<VersionPlan>> ResolveVersions(const std::string& name) const;
+  // The files that define `name` now (config files, each selected version's model file), for
+  // change detection (RepositoryReloader): a new or removed version changes the list.
+  std::vector<std::string> ModelFiles(const std::string& name) const;
   const Config& config() const { return *config_; }
   // Where the model file of `name` with settings `config` (ResolveModelConfig's) is, checked
   // against the path rule (config.h, "Paths"): the file Load reads.
@@ -199,12 +249,25 @@ class ModelRepository {
                                             const ModelConfig& config) const;
 
  private:
+  // Versions ordered as numbers when both are (Triton's), else as strings.
+  struct VersionOrder {
+    bool operator()(const std::string& a, const std::string& b) const;
+  };
+  using Versions = std::map<std::string, std::shared_ptr<LoadedModel>, VersionOrder>;
+
   std::shared_ptr<std::mutex> OpLock(const std::string& name);
-  std::shared_ptr<ModelStats> StatsFor(const std::string& name);
+  std::shared_ptr<ModelStats> StatsFor(const std::string& name, const std::string& version);
+  // Loads (or reloads) one version; the caller holds the op and load locks.
+  absl::Status LoadVersion(const std::string& name, const VersionPlan& plan);
+  // Unloads and forgets the versions of `name` that `keep` does not list.
+  void DropVersions(const std::string& name, const std::set<std::string>& keep);
+  std::shared_ptr<LoadedModel> FindExact(const std::string& name, const std::string& version) const;
+  // A Triton folder's settings (config.pbtxt, config.yaml, the main config's entry merged).
+  absl::StatusOr<ModelConfig> ResolveTritonConfig(const std::string& name) const;
   void Notify(const std::string& name, ModelState state);
   // The valid model names among the repository's directories; `log_skipped`: warn of the others.
   std::vector<std::string> DirectoryModels(bool log_skipped = false) const;
-  // In the config, or a directory of the repository with a model.onnx or config.yaml.
+  // In the config, or a directory of the repository holding a model (FolderHoldsModel).
   bool Known(const std::string& name) const;
   // max_loaded_models and what host memory is left for loading `name`.
   absl::StatusOr<HostMemoryLimit> LimitsFor(const std::string& name, bool reload) const;
@@ -218,8 +281,8 @@ class ModelRepository {
 
   mutable std::mutex mu_;
   // State below is protected by mu_.
-  std::map<std::string, std::shared_ptr<LoadedModel>> models_;
-  std::map<std::string, std::shared_ptr<ModelStats>> stats_;
+  std::map<std::string, Versions> models_;  // by name; a name's map is never empty
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<ModelStats>> stats_;
   std::map<std::string, std::shared_ptr<std::mutex>> op_locks_;  // serialize load / unload
   StateListener listener_;
 

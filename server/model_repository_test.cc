@@ -16,6 +16,7 @@
 #include "engine/test_data_set.h"
 #include "engine/testing/runfiles.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "proto/model_config.pb.h"
 
 namespace inferd::server {
 namespace {
@@ -349,5 +350,221 @@ TEST_F(ModelRepositoryTest, LimitsRefuseLoadsPastThemAndTheLoadedModelsServe) {
   EXPECT_TRUE(repo->Find("mlp")->Acquire().ok()) << "the loaded model keeps serving";
 }
 
+// ---- Triton's layout: config.pbtxt, version directories, version policies ----
+
+class TritonRepositoryTest : public ModelRepositoryTest {
+ protected:
+  // <dir>/<name>/<v>/model.onnx for each of `versions`, a copy of tools/models/<model>.
+  void AddVersions(const std::string& name, std::vector<int> versions,
+                   const std::string& model = "mlp") {
+    for (int v : versions) {
+      const fs::path d = dir_ / name / std::to_string(v);
+      fs::create_directories(d);
+      fs::copy_file(Runfile("tools/models/" + model + "/model.onnx"), d / "model.onnx",
+                    fs::copy_options::overwrite_existing);
+    }
+  }
+  void WritePbtxt(const std::string& name, const std::string& text) {
+    fs::create_directories(dir_ / name);
+    std::ofstream(dir_ / name / "config.pbtxt") << text;
+  }
+  // An empty repository (SetUp's models out of the way).
+  void MakeTriton() {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+};
+
+TEST_F(TritonRepositoryTest, PolicyAllServesEveryVersionAndTheHighestByDefault) {
+  MakeTriton();
+  AddVersions("tm", {1, 2});
+  WritePbtxt("tm",
+             "name: \"tm\"\nplatform: \"onnxruntime_onnx\"\nversion_policy: { all: {} }\n"
+             "optimization { cuda { graphs: true } }\n"
+             "input [{ name: \"x\" data_type: TYPE_FP32 dims: [ 4, 64 ] }]\n"
+             "parameters { key: \"note\" value { string_value: \"kept\" } }\n");
+  auto repo = Make();
+  EXPECT_EQ(repo->StartupModels(), (std::vector<std::string>{"tm"}));
+  EXPECT_EQ(repo->LoadStartupModels(), 1);
+  ASSERT_NE(repo->Find("tm"), nullptr);
+  EXPECT_EQ(repo->Find("tm")->version(), "2");
+  for (const char* v : {"1", "2"}) {
+    absl::StatusOr<std::shared_ptr<LoadedModel>> m = repo->FindVersion("tm", v);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ((*m)->state(), ModelState::kReady) << v;
+    EXPECT_EQ((*m)->config().path, absl::StrCat("tm/", v, "/model.onnx"));
+    ModelStats* stats = nullptr;
+    absl::StatusOr<LoadedModel::Ref> ref = repo->AcquireForInference("tm", v, &stats);
+    ASSERT_TRUE(ref.ok()) << ref.status();
+    EXPECT_EQ((*ref)->version(), v);
+    EXPECT_EQ(stats, &(*ref)->stats());
+    ASSERT_NE((*ref)->triton_config(), nullptr);
+    EXPECT_EQ((*ref)->triton_config()->parameters().at("note").string_value(), "kept");
+    EXPECT_EQ((*ref)->triton_config()->output_size(), 2);  // completed from the model
+  }
+  // Each version counts its own statistics.
+  EXPECT_NE(&(*repo->FindVersion("tm", "1"))->stats(), &(*repo->FindVersion("tm", "2"))->stats());
+  absl::StatusOr<std::shared_ptr<LoadedModel>> missing = repo->FindVersion("tm", "3");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("version(s) 1, 2"));
+  ModelStats* stats = nullptr;
+  EXPECT_EQ(repo->AcquireForInference("tm", "3", &stats).status().code(),
+            absl::StatusCode::kNotFound);
+
+  std::vector<ModelRepository::IndexEntry> index = repo->Index();
+  ASSERT_EQ(index.size(), 2u);
+  EXPECT_EQ(index[0].version, "1");
+  EXPECT_EQ(index[1].version, "2");
+  EXPECT_EQ(index[1].state, ModelState::kReady);
+
+  ASSERT_TRUE(repo->Unload("tm").ok());
+  for (const ModelRepository::IndexEntry& e : repo->Index()) {
+    EXPECT_EQ(e.state, ModelState::kUnavailable) << e.version;
+  }
+}
+
+TEST_F(TritonRepositoryTest, LatestPolicyFollowsNewVersionDirectories) {
+  MakeTriton();
+  AddVersions("tm", {1, 2});  // no config.pbtxt: latest 1, auto-complete
+  auto repo = Make();
+  EXPECT_EQ(repo->LoadStartupModels(), 1);
+  EXPECT_EQ(repo->Snapshot().size(), 1u);
+  EXPECT_EQ(repo->Find("tm")->version(), "2");
+  const std::vector<std::string> before = repo->ModelFiles("tm");
+  AddVersions("tm", {10});
+  EXPECT_NE(repo->ModelFiles("tm"), before);  // what a reload detects
+  ASSERT_TRUE(repo->Load("tm").ok());
+  ASSERT_EQ(repo->Snapshot().size(), 1u);        // 2 is no longer selected: unloaded and dropped
+  EXPECT_EQ(repo->Find("tm")->version(), "10");  // numbers, not strings, order versions
+  EXPECT_FALSE(repo->FindVersion("tm", "2").ok());
+
+  WritePbtxt("tm", "version_policy: { specific: { versions: [ 1, 2 ] } }\n");
+  ASSERT_TRUE(repo->Load("tm").ok());
+  std::vector<ModelRepository::IndexEntry> index = repo->Index();
+  ASSERT_EQ(index.size(), 2u);
+  EXPECT_EQ(index[0].version, "1");
+  EXPECT_EQ(index[1].version, "2");
+}
+
+TEST_F(TritonRepositoryTest, AutoCompleteGivesDynamicBatchModelsTritonsMaxBatchSize) {
+  MakeTriton();
+  AddVersions("dyn", {1}, "mlp_dynamic");
+  AddVersions("fixed", {1}, "mlp");
+  auto repo = Make();
+  EXPECT_EQ(repo->LoadStartupModels(), 2);
+  ModelStats* stats = nullptr;
+  absl::StatusOr<LoadedModel::Ref> dyn = repo->AcquireForInference("dyn", "", &stats);
+  ASSERT_TRUE(dyn.ok()) << dyn.status();
+  EXPECT_EQ((*dyn)->triton_config()->max_batch_size(), 4);
+  EXPECT_TRUE((*dyn)->triton_config()->has_dynamic_batching());
+  absl::StatusOr<LoadedModel::Ref> fixed = repo->AcquireForInference("fixed", "", &stats);
+  ASSERT_TRUE(fixed.ok()) << fixed.status();
+  EXPECT_EQ((*fixed)->triton_config()->max_batch_size(), 0);
+}
+
+TEST_F(TritonRepositoryTest, BadConfigsRefuseTheModelClearly) {
+  MakeTriton();
+  AddVersions("syntax", {1});
+  WritePbtxt("syntax", "name: \"syntax\"\nmax_batch_size: eight\n");
+  AddVersions("named", {1});
+  WritePbtxt("named", "name: \"other\"\n");
+  AddVersions("sig", {1});
+  WritePbtxt("sig", "input [{ name: \"z\" data_type: TYPE_FP32 dims: [ 1 ] }]\n");
+  AddVersions("missing", {1});
+  WritePbtxt("missing", "version_policy: { specific: { versions: [ 4 ] } }\n");
+  AddVersions("pathed", {1});
+  std::ofstream(dir_ / "pathed" / "config.yaml") << "path: other.onnx\n";
+  fs::create_directories(dir_ / "nofile" / "1");
+  auto repo = Make();
+  EXPECT_EQ(repo->LoadStartupModels(), 0);
+  const auto reason = [&](const std::string& name) {
+    std::shared_ptr<LoadedModel> m = repo->Find(name);
+    return m == nullptr ? std::string("(none)") : m->reason();
+  };
+  EXPECT_THAT(reason("syntax"), HasSubstr("syntax/config.pbtxt:2:"));
+  EXPECT_THAT(reason("named"), HasSubstr("differs from the model's folder 'named'"));
+  EXPECT_THAT(reason("sig"), HasSubstr("input 'z' is not in the model"));
+  EXPECT_THAT(reason("missing"), HasSubstr("version 4"));
+  EXPECT_THAT(reason("pathed"), HasSubstr("do not apply to a Triton model folder"));
+  EXPECT_THAT(reason("nofile"), HasSubstr("model file"));
+}
+
+TEST_F(TritonRepositoryTest, ConfigYamlBesidePbtxtAddsInferdSettings) {
+  MakeTriton();
+  AddVersions("tm", {1});
+  WritePbtxt("tm", "instance_group [{ count: 2 kind: KIND_CPU }]\n");
+  std::ofstream(dir_ / "tm" / "config.yaml") << "threads: 2\nqueue_length: 5\n";
+  auto repo = Make();
+  EXPECT_EQ(repo->LoadStartupModels(), 1);
+  const ModelConfig& c = repo->Find("tm")->config();
+  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.queue_length, 5);
+  EXPECT_EQ(c.max_concurrent_runs, 2);
+  EXPECT_EQ(c.version, "1");
+}
+
+TEST_F(TritonRepositoryTest, GpuInstanceGroupFailsClearlyWithoutTheDevice) {
+  MakeTriton();
+  AddVersions("gpu", {1});
+  WritePbtxt("gpu", "instance_group [{ kind: KIND_GPU gpus: [ 0 ] }]\n");
+  auto repo = Make();
+  absl::Status s = repo->Load("gpu");
+  if (s.ok()) GTEST_SKIP() << "this build has cuda:0";
+  EXPECT_THAT(std::string(s.message()), HasSubstr("cuda:0"));
+}
+
+TEST_F(TritonRepositoryTest, AllServingIsTritonsStrictReadiness) {
+  MakeTriton();
+  AddVersions("tm", {1, 2});
+  WritePbtxt("tm", "version_policy: { all: {} }\n");
+  auto repo = Make();
+  EXPECT_TRUE(repo->AllServing());  // nothing tried yet
+  EXPECT_EQ(repo->LoadStartupModels(), 1);
+  EXPECT_TRUE(repo->AllServing());
+  // A failed load (here: a new broken folder loaded explicitly) makes the server not ready.
+  fs::create_directories(dir_ / "bad" / "1");
+  std::ofstream(dir_ / "bad" / "1" / "model.onnx") << "not onnx";
+  EXPECT_FALSE(repo->Load("bad").ok());
+  std::string why;
+  EXPECT_FALSE(repo->AllServing(&why));
+  EXPECT_THAT(why, HasSubstr("model 'bad' version 1 is UNAVAILABLE"));
+  // Unloaded on purpose: no longer expected to serve.
+  ASSERT_TRUE(repo->Unload("bad").ok());
+  ASSERT_TRUE(repo->Unload("tm").ok());
+  EXPECT_TRUE(repo->AllServing(&why)) << why;
+}
+
+TEST_F(TritonRepositoryTest, WarmupRunsBeforeReadyAndABadSampleFailsTheLoad) {
+  MakeTriton();
+  AddVersions("warm", {1});
+  WritePbtxt("warm",
+             "model_warmup [{ name: \"zeros\" count: 2 inputs { key: \"x\" value { data_type: "
+             "TYPE_FP32 dims: [ 4, 64 ] zero_data: true } } },\n"
+             "  { name: \"noise\" inputs { key: \"x\" value { data_type: TYPE_FP32 dims: [ 4, "
+             "64 ] random_data: true } } }]\n");
+  AddVersions("cold", {1});
+  WritePbtxt("cold",
+             "model_warmup [{ name: \"w\" inputs { key: \"x\" value { data_type: TYPE_FP32 "
+             "dims: [ 4, 65 ] zero_data: true } } }]\n");
+  AddVersions("huge", {1});
+  WritePbtxt("huge",
+             "model_warmup [{ name: \"big\" inputs { key: \"x\" value { data_type: TYPE_FP32 "
+             "dims: [ 100000, 100000 ] zero_data: true } } }]\n");
+  auto repo = Make();
+  EXPECT_EQ(repo->LoadStartupModels(), 1);
+  std::shared_ptr<LoadedModel> warm = repo->Find("warm");
+  ASSERT_EQ(warm->state(), ModelState::kReady) << warm->reason();
+  EXPECT_EQ(warm->session()->stats().runs, 3u);  // 2 + 1 warmup runs, before any request
+  EXPECT_THAT(repo->Find("cold")->reason(), HasSubstr("model_warmup 'w'"));
+  EXPECT_THAT(repo->Find("huge")->reason(), HasSubstr("at most 256 MiB"));
+}
+
+TEST_F(ModelRepositoryTest, IndexOfAModelNotLoadedShowsItsConfigsVersion) {
+  auto repo = Make("", "  - name: mlp\n    version: \"3\"\n");
+  std::map<std::string, std::string> versions;
+  for (const ModelRepository::IndexEntry& e : repo->Index()) versions[e.name] += e.version;
+  EXPECT_EQ(versions["mlp"], "3");  // one entry, the config's version, not the folder's "1"
+  EXPECT_EQ(versions["cnn"], "1");
+}
 }  // namespace
 }  // namespace inferd::server

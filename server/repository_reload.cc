@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 
@@ -40,16 +41,12 @@ std::string RepositoryReloader::Summary::ToString() const {
 
 std::vector<RepositoryReloader::FileId> RepositoryReloader::CurrentFiles(
     const std::string& name) const {
-  const fs::path repo = repository_.config().server.model_repository;
-  // The file Load reads, or <repository>/<name>/model.onnx when its settings or its path do not
-  // resolve (a broken config.yaml, a model gone).
-  fs::path model = repo / name / "model.onnx";
-  if (absl::StatusOr<ModelConfig> config = repository_.ResolveModelConfig(name); config.ok()) {
-    if (absl::StatusOr<std::string> path = repository_.ModelFilePath(name, *config); path.ok()) {
-      model = *path;
-    }
-  }
-  return {Identify(model), Identify(repo / name / "config.yaml")};
+  // The config files and the files Load reads (each selected version's), or
+  // <repository>/<name>/model.onnx when its settings do not resolve (a broken config, a model
+  // gone). A version directory added or removed changes the list.
+  std::vector<FileId> ids;
+  for (const std::string& file : repository_.ModelFiles(name)) ids.push_back(Identify(file));
+  return ids;
 }
 
 void RepositoryReloader::Record(const std::string& name) {
@@ -130,10 +127,13 @@ RepositoryReloader::Summary RepositoryReloader::Reload(const std::atomic<bool>* 
   Summary summary;
   spdlog::info("SIGHUP: re-reading the model repository {} (the main config file is not re-read)",
                repository_.config().server.model_repository);
-  // pass 1: the READY models: reload the changed ones, unload the ones gone.
+  // pass 1: the READY models: reload the changed ones, unload the ones gone. A model with
+  // several versions READY is one model (Load reloads its versions together).
+  std::set<std::string> seen;
   for (const std::shared_ptr<LoadedModel>& model : repository_.Snapshot()) {
     if (stopped()) break;
-    if (model->state() == ModelState::kReady) ReloadReady(model, summary);
+    if (model->state() != ModelState::kReady || !seen.insert(model->name()).second) continue;
+    ReloadReady(model, summary);
   }
   // pass 2: the start-up models not READY (LoadStartupModel skips the others): the new ones,
   // the failed ones changed since.

@@ -16,16 +16,7 @@ absl::StatusOr<std::shared_ptr<LoadedModel>> FindVersion(ModelRepository& repo,
                                                          absl::string_view name,
                                                          absl::string_view version) {
   if (absl::Status valid = ValidateModelName(name); !valid.ok()) return valid;
-  std::shared_ptr<LoadedModel> model = repo.Find(name);
-  if (model == nullptr) {
-    return absl::NotFoundError(absl::StrCat("unknown model '", name, "'"));
-  }
-  if (!version.empty() && version != model->version()) {
-    return absl::NotFoundError(absl::StrCat("model '", name, "' has no version ",
-                                            QuoteForMessage(version), "; it has version '",
-                                            model->version(), "'"));
-  }
-  return model;
+  return repo.FindVersion(name, version);
 }
 
 void FillMetadataTensors(
@@ -131,6 +122,8 @@ absl::StatusOr<inference::ModelConfig> ModelConfigOf(ModelRepository& repository
   if (!model.ok()) return model.status();
   absl::StatusOr<LoadedModel::Ref> ref = (*model)->Acquire();
   if (!ref.ok()) return ref.status();
+  // A Triton folder's model: its config.pbtxt, completed from the model at load.
+  if ((*ref)->triton_config() != nullptr) return *(*ref)->triton_config();
   const ModelConfig& config = (*ref)->config();
   const ModelSignature& sig = (*ref)->signature();
   inference::ModelConfig out;

@@ -68,7 +68,8 @@ TEST_F(ApiTest, ServerLiveReadyAndMetadata) {
   EXPECT_TRUE(live.live());
   inference::ServerReadyResponse ready;
   ASSERT_TRUE(stub_->ServerReady(&c2, {}, &ready).ok());
-  EXPECT_TRUE(ready.ready());
+  // Triton's strict readiness: the repository's broken model failed to load, so not ready.
+  EXPECT_FALSE(ready.ready());
   inference::ServerMetadataResponse meta;
   ASSERT_TRUE(stub_->ServerMetadata(&c3, {}, &meta).ok());
   EXPECT_EQ(meta.name(), "inferd");

@@ -103,6 +103,7 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
   const fs::path repo = fs::path(dir_) / "models";
   fs::create_directories(repo);
   for (const auto& [model, src] : options.models) {
+    fs::create_directories((repo / model).parent_path());  // "name/1": a version directory
     fs::create_directory_symlink(engine::testing::Runfile(src), repo / model);
   }
   for (const auto& [path, contents] : options.files) {
@@ -132,9 +133,20 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
   const std::string binary = override_binary != nullptr && *override_binary != '\0'
                                  ? std::string(override_binary)
                                  : engine::testing::Runfile("server/inferd");
-  std::vector<std::string> args = {binary,        "--config",         config,
-                                   "--log-level", options.log_level,  "--port-file",
-                                   port_file,     "--http-port-file", http_port_file};
+  std::vector<std::string> args = {binary,      "--log-level",      options.log_level,
+                                   "--port-file", port_file,          "--http-port-file",
+                                   http_port_file};
+  if (options.triton_command_line) {
+    for (std::string a : {"--model-repository=" + repository_, std::string("--grpc-port=0"),
+                          std::string("--http-port=0"), absl::StrCat("--admin-port=", admin_port),
+                          absl::StrCat("--metrics-port=", metrics_port_)}) {
+      args.push_back(std::move(a));
+    }
+  } else {
+    args.push_back("--config");
+    args.push_back(config);
+  }
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
   for (const auto& [k, v] : options.env) env.push_back(k + "=" + v);

@@ -42,7 +42,7 @@ class InferdProcess {
  public:
   struct Options {
     // Repository entries: <name> -> a model directory, workspace-relative (runfiles), linked as
-    // <repository>/<name>.
+    // <repository>/<name> (or <name>/<version>: a Triton version directory).
     std::vector<std::pair<std::string, std::string>> models;
     // Files written into the repository: relative path -> contents (config.yaml, broken models).
     std::vector<std::pair<std::string, std::string>> files;
@@ -67,6 +67,10 @@ class InferdProcess {
     // Start again (fresh ports) when the admin or metrics port was taken meanwhile; off for
     // tests of what a taken port does.
     bool retry_taken_ports = true;
+    // Start as tritonserver is started: no YAML, --model-repository=<repository> and port flags
+    // (gRPC 0, HTTP 0, the picked admin and metrics ports), then `extra_args`.
+    bool triton_command_line = false;
+    std::vector<std::string> extra_args;  // appended to inferd's command line
   };
 
   // Starts inferd and waits until it is ready; its log in the error when it is not.
