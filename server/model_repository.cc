@@ -213,10 +213,21 @@ absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegi
     if (!s.ok()) return s.status();
     session = *std::move(s);
     INFERD_RETURN_IF_ERROR(host.Check(*session));
-    if (config_.dynamic_batching.has_value() && config_.max_batch_size > 0) {
-      worker = std::make_unique<Batcher>(config_.name, config_.max_batch_size,
-                                         *config_.dynamic_batching, config_.max_concurrent_runs,
-                                         config_.queue_length, stats_.get());
+    // Batching as served: config.pbtxt's auto-complete may turn it on (Triton's ONNX Runtime
+    // backend does for models whose every input and output has a dynamic first dimension).
+    int max_batch_size = config_.max_batch_size;
+    std::optional<DynamicBatching> batching = config_.dynamic_batching;
+    if (config_.triton != nullptr) {
+      const ModelSignature sig = ModelSignature::FromSession(*session, config_.name, "");
+      INFERD_ASSIGN_OR_RETURN(inference::ModelConfig served,
+                              CompleteTritonConfig(*config_.triton, sig));
+      max_batch_size = served.max_batch_size();
+      if (served.has_dynamic_batching() && !batching.has_value()) batching = DynamicBatching{};
+    }
+    if (batching.has_value() && max_batch_size > 0) {
+      worker = std::make_unique<Batcher>(config_.name, max_batch_size, *batching,
+                                         config_.max_concurrent_runs, config_.queue_length,
+                                         stats_.get());
     } else {
       worker = std::make_unique<ModelWorker>(config_.name, config_.max_concurrent_runs,
                                              config_.queue_length, stats_.get());
