@@ -198,6 +198,56 @@ const FieldNumber kInferenceFields[] = {
     {"RepositoryModelUnloadRequest", "repository_name", 1},
     {"RepositoryModelUnloadRequest", "model_name", 2},
     {"RepositoryModelUnloadRequest", "parameters", 3},
+    // Triton's extensions: model configuration, statistics, system shared memory.
+    {"ModelConfigRequest", "name", 1},
+    {"ModelConfigRequest", "version", 2},
+    {"ModelConfigResponse", "config", 1},
+    {"ModelStatisticsRequest", "name", 1},
+    {"ModelStatisticsRequest", "version", 2},
+    {"StatisticDuration", "count", 1},
+    {"StatisticDuration", "ns", 2},
+    {"InferStatistics", "success", 1},
+    {"InferStatistics", "fail", 2},
+    {"InferStatistics", "queue", 3},
+    {"InferStatistics", "compute_input", 4},
+    {"InferStatistics", "compute_infer", 5},
+    {"InferStatistics", "compute_output", 6},
+    {"InferStatistics", "cache_hit", 7},
+    {"InferStatistics", "cache_miss", 8},
+    {"InferResponseStatistics", "compute_infer", 1},
+    {"InferResponseStatistics", "compute_output", 2},
+    {"InferResponseStatistics", "success", 3},
+    {"InferResponseStatistics", "fail", 4},
+    {"InferResponseStatistics", "empty_response", 5},
+    {"InferResponseStatistics", "cancel", 6},
+    {"InferBatchStatistics", "batch_size", 1},
+    {"InferBatchStatistics", "compute_input", 2},
+    {"InferBatchStatistics", "compute_infer", 3},
+    {"InferBatchStatistics", "compute_output", 4},
+    {"MemoryUsage", "type", 1},
+    {"MemoryUsage", "id", 2},
+    {"MemoryUsage", "byte_size", 3},
+    {"ModelStatistics", "name", 1},
+    {"ModelStatistics", "version", 2},
+    {"ModelStatistics", "last_inference", 3},
+    {"ModelStatistics", "inference_count", 4},
+    {"ModelStatistics", "execution_count", 5},
+    {"ModelStatistics", "inference_stats", 6},
+    {"ModelStatistics", "batch_stats", 7},
+    {"ModelStatistics", "memory_usage", 8},
+    {"ModelStatistics", "response_stats", 9},
+    {"ModelStatisticsResponse", "model_stats", 1},
+    {"SystemSharedMemoryStatusRequest", "name", 1},
+    {"SystemSharedMemoryStatusResponse.RegionStatus", "name", 1},
+    {"SystemSharedMemoryStatusResponse.RegionStatus", "key", 2},
+    {"SystemSharedMemoryStatusResponse.RegionStatus", "offset", 3},
+    {"SystemSharedMemoryStatusResponse.RegionStatus", "byte_size", 4},
+    {"SystemSharedMemoryStatusResponse", "regions", 1},
+    {"SystemSharedMemoryRegisterRequest", "name", 1},
+    {"SystemSharedMemoryRegisterRequest", "key", 2},
+    {"SystemSharedMemoryRegisterRequest", "offset", 3},
+    {"SystemSharedMemoryRegisterRequest", "byte_size", 4},
+    {"SystemSharedMemoryUnregisterRequest", "name", 1},
 };
 
 TEST(ProtoRoundtrip, InferenceFieldNumbersMatchProtocolTable) {
@@ -214,7 +264,9 @@ TEST(ProtoRoundtrip, InferenceFieldNumbersMatchProtocolTable) {
   }
   // Messages the table lists as empty.
   for (const char* empty : {"ServerLiveRequest", "ServerReadyRequest", "ServerMetadataRequest",
-                            "RepositoryModelLoadResponse", "RepositoryModelUnloadResponse"}) {
+                            "RepositoryModelLoadResponse", "RepositoryModelUnloadResponse",
+                            "SystemSharedMemoryRegisterResponse",
+                            "SystemSharedMemoryUnregisterResponse"}) {
     const Descriptor* message = pool->FindMessageTypeByName(std::string("inference.") + empty);
     ASSERT_NE(message, nullptr) << empty;
     EXPECT_EQ(message->field_count(), 0) << empty;
@@ -241,10 +293,20 @@ TEST(ProtoRoundtrip, InferenceServiceMethods) {
   const auto* service =
       DescriptorPool::generated_pool()->FindServiceByName("inference.GRPCInferenceService");
   ASSERT_NE(service, nullptr);
-  const std::vector<std::string> methods = {
-      "ServerLive",      "ServerReady",         "ModelReady",
-      "ServerMetadata",  "ModelMetadata",       "ModelInfer",
-      "RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload"};
+  const std::vector<std::string> methods = {"ServerLive",
+                                           "ServerReady",
+                                           "ModelReady",
+                                           "ServerMetadata",
+                                           "ModelMetadata",
+                                           "ModelInfer",
+                                           "ModelConfig",
+                                           "ModelStatistics",
+                                           "RepositoryIndex",
+                                           "RepositoryModelLoad",
+                                           "RepositoryModelUnload",
+                                           "SystemSharedMemoryStatus",
+                                           "SystemSharedMemoryRegister",
+                                           "SystemSharedMemoryUnregister"};
   EXPECT_EQ(service->method_count(), static_cast<int>(methods.size()));
   for (const std::string& name : methods) {
     const auto* method = service->FindMethodByName(name);

@@ -265,11 +265,22 @@ Families DeclareFamilies(Builder& b) {
   return f;
 }
 
+// inferd's own per-model series are labelled by model only: with several versions served at
+// once they describe the version inference chooses (ModelRepository::Find: the highest READY
+// one), so that no series repeats; Triton's nv_* series and the batch-size histogram carry a
+// version label and cover every version.
+bool IsServedSession(const ModelRepository& repository, const std::string& name,
+                     const engine::Session* session) {
+  const std::shared_ptr<LoadedModel> served = repository.Find(name);
+  return served == nullptr || served->session().get() == session;
+}
+
 // Arenas of the loaded models (the selection holds their sessions).
 void AddArenas(Builder& b, const Families& f, const ModelRepository& repository) {
   absl::StatusOr<std::vector<SelectedArena>> arenas = SelectArenas(repository, ArenaFilter{});
   if (!arenas.ok()) return;
   for (const SelectedArena& a : *arenas) {
+    if (!IsServedSession(repository, a.model, a.session.get())) continue;
     const memory::ArenaStats s = a.arena->Stats();
     const Labels labels = {
         {"model", a.model}, {"device", a.device}, {"arena", memory::ArenaKindName(a.kind)}};
@@ -290,6 +301,8 @@ void AddArenas(Builder& b, const Families& f, const ModelRepository& repository)
 // Model states (every model the repository knows).
 void AddModelStates(Builder& b, const Families& f, const ModelRepository& repository) {
   for (const ModelRepository::IndexEntry& e : repository.Index()) {
+    const std::shared_ptr<LoadedModel> served = repository.Find(e.name);
+    if (served != nullptr && served->version() != e.version) continue;
     for (ModelState st : kStates) {
       b.Add(f.state, {{"model", e.name}, {"state", ModelStateName(st)}}, e.state == st ? 1 : 0);
     }
@@ -356,13 +369,14 @@ void AddTritonStats(Builder& b, const Families& f, const LoadedModel& m) {
     buckets[i] += e.runs;
     sum += static_cast<double>(size) * static_cast<double>(e.runs);
   }
-  b.AddBuckets(f.batch_h, {{"model", m.name()}}, kBounds, buckets, sum);
+  b.AddBuckets(f.batch_h, labels, kBounds, buckets, sum);
 }
 
 // Per loaded model: kernels' own memory and the partition.
 void AddSessions(Builder& b, const Families& f, const ModelRepository& repository) {
   for (const LoadedSession& l : LoadedSessions(repository)) {
     const std::string& name = l.model->name();
+    if (!IsServedSession(repository, name, l.session.get())) continue;
     b.Add(f.persistent, {{"model", name}},
           static_cast<double>(l.session->stats().kernel_persistent_bytes));
     for (const partition::DeviceReport& d : l.session->partition_report().devices) {
@@ -386,8 +400,8 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   AddModelStates(b, f, repository_);
   // pass 4: request statistics of every model ever loaded or tried.
   for (const std::shared_ptr<LoadedModel>& m : repository_.Snapshot()) {
-    AddRequestStats(b, f, *m);
-    AddTritonStats(b, f, *m);
+    if (repository_.Find(m->name()) == m) AddRequestStats(b, f, *m);
+    AddTritonStats(b, f, *m);  // labelled by version: every version
   }
   // pass 5: per loaded model: kernels' own memory and the partition.
   AddSessions(b, f, repository_);

@@ -154,20 +154,20 @@ TEST_F(MetricsTest, TritonCountersAndBatchSizeHistogram) {
   EXPECT_EQ(delta("nv_inference_compute_infer_duration_us"), 300);
   EXPECT_EQ(delta("nv_inference_compute_output_duration_us"), 5);
   // Runs of 1 and 5: buckets le=1 and le=8 (cumulative), sum 6.
-  EXPECT_EQ(Sample(text, R"(inferd_batch_size_bucket{model="mlp",le="1"})") -
-                Sample(before, R"(inferd_batch_size_bucket{model="mlp",le="1"})"),
+  EXPECT_EQ(Sample(text, R"(inferd_batch_size_bucket{model="mlp",version="1",le="1"})") -
+                Sample(before, R"(inferd_batch_size_bucket{model="mlp",version="1",le="1"})"),
             1);
-  EXPECT_EQ(Sample(text, R"(inferd_batch_size_bucket{model="mlp",le="4"})") -
-                Sample(before, R"(inferd_batch_size_bucket{model="mlp",le="4"})"),
+  EXPECT_EQ(Sample(text, R"(inferd_batch_size_bucket{model="mlp",version="1",le="4"})") -
+                Sample(before, R"(inferd_batch_size_bucket{model="mlp",version="1",le="4"})"),
             1);
-  EXPECT_EQ(Sample(text, R"(inferd_batch_size_bucket{model="mlp",le="8"})") -
-                Sample(before, R"(inferd_batch_size_bucket{model="mlp",le="8"})"),
+  EXPECT_EQ(Sample(text, R"(inferd_batch_size_bucket{model="mlp",version="1",le="8"})") -
+                Sample(before, R"(inferd_batch_size_bucket{model="mlp",version="1",le="8"})"),
             2);
-  EXPECT_EQ(Sample(text, R"(inferd_batch_size_count{model="mlp"})") -
-                Sample(before, R"(inferd_batch_size_count{model="mlp"})"),
+  EXPECT_EQ(Sample(text, R"(inferd_batch_size_count{model="mlp",version="1"})") -
+                Sample(before, R"(inferd_batch_size_count{model="mlp",version="1"})"),
             2);
-  EXPECT_EQ(Sample(text, R"(inferd_batch_size_sum{model="mlp"})") -
-                Sample(before, R"(inferd_batch_size_sum{model="mlp"})"),
+  EXPECT_EQ(Sample(text, R"(inferd_batch_size_sum{model="mlp",version="1"})") -
+                Sample(before, R"(inferd_batch_size_sum{model="mlp",version="1"})"),
             6);
 }
 

@@ -620,16 +620,10 @@ std::optional<Reply> HttpServer::Impl::RouteModel(MHD_Connection* c, Call& call,
 
 Reply HttpServer::Impl::ModelReady(const ModelPath& path) {
   if (absl::Status valid = ValidateModelName(path.name); !valid.ok()) return ErrorReply(valid);
-  std::shared_ptr<LoadedModel> model = repository_.Find(path.name);
-  if (model == nullptr) {
-    return ErrorReply(absl::NotFoundError(absl::StrCat("unknown model '", path.name, "'")));
-  }
-  if (!path.version.empty() && path.version != model->version()) {
-    return ErrorReply(absl::NotFoundError(
-        absl::StrCat("model '", path.name, "' has no version ", QuoteForMessage(path.version),
-                     "; it has version '", model->version(), "'")));
-  }
-  return Reply{model->state() == ModelState::kReady ? 200 : 400, ""};
+  absl::StatusOr<std::shared_ptr<LoadedModel>> model =
+      repository_.FindVersion(path.name, path.version);
+  if (!model.ok()) return ErrorReply(model.status());
+  return Reply{(*model)->state() == ModelState::kReady ? 200 : 400, ""};
 }
 
 std::optional<Reply> HttpServer::Impl::Infer(MHD_Connection* c, Call& call, const ModelPath& path) {

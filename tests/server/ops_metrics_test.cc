@@ -165,8 +165,8 @@ TEST_F(OpsMetricsTest, TritonMetricsFollowInference) {
   }
   EXPECT_GE(Value(after, "nv_inference_queue_duration_us" + v),
             Value(before, "nv_inference_queue_duration_us" + v));
-  EXPECT_EQ(Value(after, R"(inferd_batch_size_bucket{model="mlp",le="1"})"),
-            Value(before, R"(inferd_batch_size_bucket{model="mlp",le="1"})") + 3);
+  EXPECT_EQ(Value(after, R"(inferd_batch_size_bucket{model="mlp",version="1",le="1"})"),
+            Value(before, R"(inferd_batch_size_bucket{model="mlp",version="1",le="1"})") + 3);
 }
 
 TEST_F(OpsMetricsTest, AdminTrimIsReflected) {
