@@ -263,10 +263,10 @@ TEST(ProtoRoundtrip, InferenceFieldNumbersMatchProtocolTable) {
     EXPECT_EQ(field->number(), row.number) << full_name << "." << row.field;
   }
   // Messages the table lists as empty.
-  for (const char* empty : {"ServerLiveRequest", "ServerReadyRequest", "ServerMetadataRequest",
-                            "RepositoryModelLoadResponse", "RepositoryModelUnloadResponse",
-                            "SystemSharedMemoryRegisterResponse",
-                            "SystemSharedMemoryUnregisterResponse"}) {
+  for (const char* empty :
+       {"ServerLiveRequest", "ServerReadyRequest", "ServerMetadataRequest",
+        "RepositoryModelLoadResponse", "RepositoryModelUnloadResponse",
+        "SystemSharedMemoryRegisterResponse", "SystemSharedMemoryUnregisterResponse"}) {
     const Descriptor* message = pool->FindMessageTypeByName(std::string("inference.") + empty);
     ASSERT_NE(message, nullptr) << empty;
     EXPECT_EQ(message->field_count(), 0) << empty;
@@ -294,19 +294,19 @@ TEST(ProtoRoundtrip, InferenceServiceMethods) {
       DescriptorPool::generated_pool()->FindServiceByName("inference.GRPCInferenceService");
   ASSERT_NE(service, nullptr);
   const std::vector<std::string> methods = {"ServerLive",
-                                           "ServerReady",
-                                           "ModelReady",
-                                           "ServerMetadata",
-                                           "ModelMetadata",
-                                           "ModelInfer",
-                                           "ModelConfig",
-                                           "ModelStatistics",
-                                           "RepositoryIndex",
-                                           "RepositoryModelLoad",
-                                           "RepositoryModelUnload",
-                                           "SystemSharedMemoryStatus",
-                                           "SystemSharedMemoryRegister",
-                                           "SystemSharedMemoryUnregister"};
+                                            "ServerReady",
+                                            "ModelReady",
+                                            "ServerMetadata",
+                                            "ModelMetadata",
+                                            "ModelInfer",
+                                            "ModelConfig",
+                                            "ModelStatistics",
+                                            "RepositoryIndex",
+                                            "RepositoryModelLoad",
+                                            "RepositoryModelUnload",
+                                            "SystemSharedMemoryStatus",
+                                            "SystemSharedMemoryRegister",
+                                            "SystemSharedMemoryUnregister"};
   EXPECT_EQ(service->method_count(), static_cast<int>(methods.size()));
   for (const std::string& name : methods) {
     const auto* method = service->FindMethodByName(name);

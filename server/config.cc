@@ -117,11 +117,22 @@ struct Environment {
 // ---------------------------------------------------------------------------------------------
 // server:
 
-constexpr absl::string_view kServerKeys[] = {
-    "http_address",  "grpc_address",   "admin_address",   "metrics_address",
-    "tls",           "max_message_bytes", "admin_token",  "admin_token_env",
-    "model_repository", "drain_timeout", "log_level",     "log_json",
-    "load_all_models", "model_control", "repository_poll_interval", "limits"};
+constexpr absl::string_view kServerKeys[] = {"http_address",
+                                             "grpc_address",
+                                             "admin_address",
+                                             "metrics_address",
+                                             "tls",
+                                             "max_message_bytes",
+                                             "admin_token",
+                                             "admin_token_env",
+                                             "model_repository",
+                                             "drain_timeout",
+                                             "log_level",
+                                             "log_json",
+                                             "load_all_models",
+                                             "model_control",
+                                             "repository_poll_interval",
+                                             "limits"};
 constexpr absl::string_view kTlsKeys[] = {"cert_file", "key_file"};
 constexpr absl::string_view kLimitsKeys[] = {"max_loaded_models", "host_memory"};
 
@@ -268,13 +279,11 @@ absl::Status ReadServer(const Reader& r, const YAML::Node& node, ServerLines* li
       INFERD_ASSIGN_OR_RETURN(out->load_all_models, ReadBool(r, f));
     } else if (f.key == "model_control") {
       lines->model_control = f.line;
-      INFERD_ASSIGN_OR_RETURN(
-          out->model_control,
-          ReadEnum<ModelControl>(
-              r, f,
-              {{"none", ModelControl::kNone},
-               {"explicit", ModelControl::kExplicit},
-               {"poll", ModelControl::kPoll}}));
+      INFERD_ASSIGN_OR_RETURN(out->model_control,
+                              ReadEnum<ModelControl>(r, f,
+                                                     {{"none", ModelControl::kNone},
+                                                      {"explicit", ModelControl::kExplicit},
+                                                      {"poll", ModelControl::kPoll}}));
     } else if (f.key == "repository_poll_interval") {
       INFERD_ASSIGN_OR_RETURN(std::string text,
                               ReadScalar(r, f.value, f.line, f.path, "a duration such as 15s"));
@@ -310,19 +319,20 @@ absl::Status CheckServer(const Reader& r, const ServerLines& lines, const Server
                                 "it to 127.0.0.1)"));
   }
   // Loading a model reads files and takes memory: over the network, only with a token.
-  for (const auto& [key, address] : {std::pair<const char*, const std::string*>{
-                                          "grpc_address", &server.grpc_address},
-                                      {"http_address", &server.http_address}}) {
+  for (const auto& [key, address] :
+       {std::pair<const char*, const std::string*>{"grpc_address", &server.grpc_address},
+        {"http_address", &server.http_address}}) {
     if (address->empty()) continue;
     const absl::StatusOr<Address> parsed = ParseAddress(*address, true);
     if (server.model_control == ModelControl::kExplicit && !IsLoopback(*parsed) &&
         lines.token == 0 && lines.token_env == 0) {
-      return r.Error(lines.model_control, "server.model_control",
-                     absl::StrCat("explicit model control on the non-loopback ", key, " '",
-                                  *address,
-                                  "' requires a bearer token: set server.admin_token or "
-                                  "server.admin_token_env (model load/unload calls must then "
-                                  "carry it), or bind ", key, " to 127.0.0.1"));
+      return r.Error(
+          lines.model_control, "server.model_control",
+          absl::StrCat("explicit model control on the non-loopback ", key, " '", *address,
+                       "' requires a bearer token: set server.admin_token or "
+                       "server.admin_token_env (model load/unload calls must then "
+                       "carry it), or bind ",
+                       key, " to 127.0.0.1"));
     }
   }
   // The listeners must not collide (port 0, "pick a free port", excepted).

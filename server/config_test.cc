@@ -262,9 +262,9 @@ TEST(ConfigModelControlTest, DefaultIsNoneAndExplicitIsOneLineAway) {
   EXPECT_EQ(MustParse("server:\n  model_repository: m\n  model_control: explicit\n")
                 ->server.model_control,
             ModelControl::kExplicit);
-  EXPECT_EQ(MustParse("server:\n  model_repository: m\n  model_control: poll\n")
-                ->server.model_control,
-            ModelControl::kPoll);
+  EXPECT_EQ(
+      MustParse("server:\n  model_repository: m\n  model_control: poll\n")->server.model_control,
+      ModelControl::kPoll);
   EXPECT_EQ(ErrorOf("server:\n  model_repository: m\n  model_control: auto\n"),
             "inferd.yaml:3: server.model_control: expected one of none, explicit, poll; got "
             "'auto'");

@@ -199,8 +199,7 @@ void InferJob::RunAlone(absl::Duration queued, const std::function<void()>& befo
     // Triton's execution_count: successful runs only.
     stats.executions.fetch_add(1, std::memory_order_relaxed);
     stats.inferences.fetch_add(1, std::memory_order_relaxed);
-    stats.batches.Record(static_cast<int>(batch_size_), timings_.compute_input, compute,
-                         exported);
+    stats.batches.Record(static_cast<int>(batch_size_), timings_.compute_input, compute, exported);
   }
   spdlog::debug("infer '{}' id '{}': {}, queue {}, compute {}", model_->name(),
                 request_->header().id(), outputs.ok() ? "OK" : outputs.status().ToString(),

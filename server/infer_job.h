@@ -89,8 +89,8 @@ class InferJob final : public WorkItem {
   // its requests (compute_infer: the whole run's) before Complete.
   struct Timings {
     absl::Duration queue;
-    absl::Duration compute_input;  // Bind (+ a batch's gather)
-    absl::Duration compute_infer;  // Session::Run
+    absl::Duration compute_input;   // Bind (+ a batch's gather)
+    absl::Duration compute_infer;   // Session::Run
     absl::Duration compute_output;  // exporting the outputs (+ a batch's split)
   };
 

@@ -22,15 +22,6 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context,
   return reactor;
 }
 
-// The model `name` (any state) at `version` (empty: the version the server chooses).
-absl::StatusOr<std::shared_ptr<LoadedModel>> FindModel(ModelRepository& repo,
-                                                       const std::string& name,
-                                                       const std::string& version) {
-  // Client input: checked before any lookup, quoted bounded and escaped.
-  if (absl::Status valid = ValidateModelName(name); !valid.ok()) return valid;
-  return repo.FindVersion(name, version);
-}
-
 // Whether this call may `method` (RepositoryModelLoad / Unload) the model `name`: model control
 // enabled, the admin token when one is configured (a refusal is logged), then a valid name:
 // checked after access, so a caller without access learns nothing from it.
@@ -42,48 +33,12 @@ absl::Status CheckModelControl(absl::string_view method, const ServerConfig& ser
   return ValidateModelName(name);
 }
 
-void FillTensors(
-    const std::vector<TensorSpec>& specs,
-    google::protobuf::RepeatedPtrField<inference::ModelMetadataResponse::TensorMetadata>* out) {
-  for (const TensorSpec& s : specs) {
-    auto* t = out->Add();
-    t->set_name(s.name);
-    t->set_datatype(KServeDataTypeName(s.type));
-    for (int64_t d : KServeShape(s.shape)) t->add_shape(d);
-  }
-}
-
 }  // namespace
 
 InferenceService::InferenceService(ModelRepository& repository, SharedMemoryRegistry* shared_memory)
     : repository_(repository), shared_memory_(shared_memory) {}
 
-InferenceService::~InferenceService() {
-  std::list<Op> ops;
-  {
-    std::lock_guard<std::mutex> lock(ops_mu_);
-    ops.swap(ops_);
-  }
-  for (Op& op : ops) op.thread.join();
-}
-
-void InferenceService::RunInBackground(std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(ops_mu_);
-  // Join the operations that have finished.
-  for (auto it = ops_.begin(); it != ops_.end();) {
-    if (it->done.load()) {
-      it->thread.join();
-      it = ops_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  Op& op = ops_.emplace_back();
-  op.thread = std::thread([fn = std::move(fn), &op] {
-    fn();
-    op.done.store(true);
-  });
-}
+InferenceService::~InferenceService() = default;
 
 grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
                                                        const inference::ServerLiveRequest*,
@@ -106,7 +61,7 @@ grpc::ServerUnaryReactor* InferenceService::ModelReady(grpc::CallbackServerConte
                                                        const inference::ModelReadyRequest* request,
                                                        inference::ModelReadyResponse* response) {
   absl::StatusOr<std::shared_ptr<LoadedModel>> model =
-      FindModel(repository_, request->name(), request->version());
+      FindModelVersion(repository_, request->name(), request->version());
   if (!model.ok()) return Done(context, model.status());
   response->set_ready((*model)->state() == ModelState::kReady);
   return Done(context);
@@ -124,17 +79,10 @@ grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
 grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
     grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
     inference::ModelMetadataResponse* response) {
-  absl::StatusOr<std::shared_ptr<LoadedModel>> model =
-      FindModel(repository_, request->name(), request->version());
-  if (!model.ok()) return Done(context, model.status());
-  absl::StatusOr<LoadedModel::Ref> ref = (*model)->Acquire();
-  if (!ref.ok()) return Done(context, ref.status());
-  const ModelSignature& sig = (*ref)->signature();
-  response->set_name(sig.name);
-  response->add_versions(sig.version);
-  response->set_platform("onnx");
-  FillTensors(sig.inputs, response->mutable_inputs());
-  FillTensors(sig.outputs, response->mutable_outputs());
+  absl::StatusOr<inference::ModelMetadataResponse> metadata =
+      ModelMetadataOf(repository_, request->name(), request->version());
+  if (!metadata.ok()) return Done(context, metadata.status());
+  *response = *std::move(metadata);
   return Done(context);
 }
 
@@ -174,7 +122,7 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::string name = request->model_name();
   spdlog::info("RepositoryModelLoad '{}' from {}", name, context->peer());
-  RunInBackground([this, reactor, name] { reactor->Finish(ToGrpcStatus(repository_.Load(name))); });
+  background_.Run([this, reactor, name] { reactor->Finish(ToGrpcStatus(repository_.Load(name))); });
   return reactor;
 }
 
@@ -189,7 +137,7 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::string name = request->model_name();
   spdlog::info("RepositoryModelUnload '{}' from {}", name, context->peer());
-  RunInBackground(
+  background_.Run(
       [this, reactor, name] { reactor->Finish(ToGrpcStatus(repository_.Unload(name))); });
   return reactor;
 }

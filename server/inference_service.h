@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "proto/inference.grpc.pb.h"
+#include "server/background_threads.h"
 #include "server/model_repository.h"
 #include "server/shared_memory.h"
 
@@ -97,20 +98,11 @@ class InferenceService final : public InferenceServiceBase {
       inference::RepositoryModelUnloadResponse* response) override;
 
  private:
-  struct Op {
-    std::thread thread;
-    std::atomic<bool> done{false};
-  };
-  // Runs `fn` on a thread of its own (joined when done, or by the destructor).
-  void RunInBackground(std::function<void()> fn);
-
   ModelRepository& repository_;
   SharedMemoryRegistry* const shared_memory_;  // may be null
   std::atomic<bool> ready_{false};
-
-  std::mutex ops_mu_;
-  // Protected by ops_mu_.
-  std::list<Op> ops_;
+  // Loads and unloads; declared last, so its destructor joins them first.
+  BackgroundThreads background_;
 };
 
 }  // namespace inferd::server

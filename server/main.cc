@@ -203,16 +203,31 @@ Options ParseOptions(int argc, char** argv) {
       std::exit(0);
     }
   }
-  const std::vector<std::string> positional = inferd::ParseCommandLine(
-      argc, argv,
-      inferd::CommandLineSpec{kUsage,
-                              {"config", "model-repository", "log-level", "port-file",
-                               "http-port-file", "grpc-port", "http-port", "metrics-port", "admin-port",
-                               "grpc-address", "http-address", "metrics-address",
-                               "model-control-mode", "load-model", "repository-poll-secs",
-                               "exit-timeout-secs", "log-verbose", "allow-http", "allow-grpc",
-                               "allow-metrics", "strict-model-config"},
-                              kUsageError});
+  const std::vector<std::string> positional =
+      inferd::ParseCommandLine(argc, argv,
+                               inferd::CommandLineSpec{kUsage,
+                                                       {"config",
+                                                        "model-repository",
+                                                        "log-level",
+                                                        "port-file",
+                                                        "http-port-file",
+                                                        "grpc-port",
+                                                        "http-port",
+                                                        "metrics-port",
+                                                        "admin-port",
+                                                        "grpc-address",
+                                                        "http-address",
+                                                        "metrics-address",
+                                                        "model-control-mode",
+                                                        "load-model",
+                                                        "repository-poll-secs",
+                                                        "exit-timeout-secs",
+                                                        "log-verbose",
+                                                        "allow-http",
+                                                        "allow-grpc",
+                                                        "allow-metrics",
+                                                        "strict-model-config"},
+                                                       kUsageError});
   const auto usage_error = [](const std::string& what) {
     std::cerr << "inferd: " << what << "\n" << kUsage;
     std::exit(kUsageError);
@@ -336,8 +351,8 @@ void ServeUntilStopped(inferd::server::InferdServer& server, SignalState& state,
 
 // Starts the server, writes the port file, serves until SIGTERM, SIGINT or SIGQUIT (SIGHUP:
 // reload the model repository), drains. Returns the exit status.
-int Serve(const std::shared_ptr<const inferd::server::Config>& config,
-          const std::string& port_file, const std::string& http_port_file) {
+int Serve(const std::shared_ptr<const inferd::server::Config>& config, const std::string& port_file,
+          const std::string& http_port_file) {
   // Block the signals before any thread starts (threads inherit the mask; one that did not
   // block them would be killed by their default action), then take them on a thread of their
   // own, so that they are handled while the models load.

@@ -100,8 +100,8 @@ struct ModelStats {
   DurationStat compute_input;   // binding / staging the inputs (and a batch's gather)
   DurationStat compute_infer;   // Session::Run (a batch's share: the whole run, per request)
   DurationStat compute_output;  // exporting the outputs as leases (and a batch's split)
-  std::atomic<uint64_t> executions{0};       // successful model runs; one may serve a batch
-  std::atomic<uint64_t> inference_count{0};  // batch elements run successfully
+  std::atomic<uint64_t> executions{0};         // successful model runs; one may serve a batch
+  std::atomic<uint64_t> inference_count{0};    // batch elements run successfully
   std::atomic<uint64_t> last_inference_ms{0};  // ms since the epoch of the last success; 0: none
   BatchStats batches;
 

@@ -142,7 +142,7 @@ class InferRequest {
       const google::protobuf::Map<std::string, inference::InferParameter>& parameters);
   absl::StatusOr<void*> Stage(size_t bytes, memory::IOArena& staging);
 
-  std::vector<grpc::Slice> slices_;  // keeps the received bytes alive
+  std::vector<grpc::Slice> slices_;        // keeps the received bytes alive
   std::shared_ptr<const void> keepalive_;  // FromParts: keeps the transport's bytes alive
   inference::ModelInferRequest header_;
   std::vector<RawEntry> raw_;

@@ -12,13 +12,6 @@ namespace inferd::server {
 namespace {
 
 // The model `name` (any state) if it exists and `version` is empty or its version.
-absl::StatusOr<std::shared_ptr<LoadedModel>> FindVersion(ModelRepository& repo,
-                                                         absl::string_view name,
-                                                         absl::string_view version) {
-  if (absl::Status valid = ValidateModelName(name); !valid.ok()) return valid;
-  return repo.FindVersion(name, version);
-}
-
 void FillMetadataTensors(
     const std::vector<TensorSpec>& specs,
     google::protobuf::RepeatedPtrField<inference::ModelMetadataResponse::TensorMetadata>* out) {
@@ -83,6 +76,14 @@ void FillStatistics(const LoadedModel& model, inference::ModelStatistics* out) {
 
 }  // namespace
 
+absl::StatusOr<std::shared_ptr<LoadedModel>> FindModelVersion(ModelRepository& repository,
+                                                              absl::string_view name,
+                                                              absl::string_view version) {
+  // Client input: checked before any lookup, quoted bounded and escaped.
+  if (absl::Status valid = ValidateModelName(name); !valid.ok()) return valid;
+  return repository.FindVersion(name, version);
+}
+
 std::vector<std::string> ServerExtensions(Transport transport) {
   std::vector<std::string> out = {"model_repository", "model_configuration", "statistics",
                                   "binary_tensor_data"};
@@ -98,12 +99,22 @@ inference::DataType TritonDataType(engine::DataType type) {
   return out;
 }
 
+namespace {
+
+// The READY model version a metadata or config call names, held for the call.
+absl::StatusOr<LoadedModel::Ref> AcquireVersion(ModelRepository& repository, absl::string_view name,
+                                                absl::string_view version) {
+  absl::StatusOr<std::shared_ptr<LoadedModel>> model = FindModelVersion(repository, name, version);
+  if (!model.ok()) return model.status();
+  return (*model)->Acquire();
+}
+
+}  // namespace
+
 absl::StatusOr<inference::ModelMetadataResponse> ModelMetadataOf(ModelRepository& repository,
                                                                  absl::string_view name,
                                                                  absl::string_view version) {
-  absl::StatusOr<std::shared_ptr<LoadedModel>> model = FindVersion(repository, name, version);
-  if (!model.ok()) return model.status();
-  absl::StatusOr<LoadedModel::Ref> ref = (*model)->Acquire();
+  absl::StatusOr<LoadedModel::Ref> ref = AcquireVersion(repository, name, version);
   if (!ref.ok()) return ref.status();
   const ModelSignature& sig = (*ref)->signature();
   inference::ModelMetadataResponse response;
@@ -118,9 +129,7 @@ absl::StatusOr<inference::ModelMetadataResponse> ModelMetadataOf(ModelRepository
 absl::StatusOr<inference::ModelConfig> ModelConfigOf(ModelRepository& repository,
                                                      absl::string_view name,
                                                      absl::string_view version) {
-  absl::StatusOr<std::shared_ptr<LoadedModel>> model = FindVersion(repository, name, version);
-  if (!model.ok()) return model.status();
-  absl::StatusOr<LoadedModel::Ref> ref = (*model)->Acquire();
+  absl::StatusOr<LoadedModel::Ref> ref = AcquireVersion(repository, name, version);
   if (!ref.ok()) return ref.status();
   // A Triton folder's model: its config.pbtxt, completed from the model at load.
   if ((*ref)->triton_config() != nullptr) return *(*ref)->triton_config();
@@ -170,7 +179,7 @@ absl::StatusOr<inference::ModelStatisticsResponse> ModelStatisticsOf(ModelReposi
     }
     return response;
   }
-  absl::StatusOr<std::shared_ptr<LoadedModel>> model = FindVersion(repository, name, version);
+  absl::StatusOr<std::shared_ptr<LoadedModel>> model = FindModelVersion(repository, name, version);
   if (!model.ok()) return model.status();
   FillStatistics(**model, response.add_model_stats());
   return response;

@@ -23,6 +23,12 @@ namespace inferd::server {
 
 enum class Transport { kGrpc, kHttp };
 
+// The model `name` (any state) at `version` (empty: the version inference would use), the name
+// checked first (ValidateModelName).
+absl::StatusOr<std::shared_ptr<LoadedModel>> FindModelVersion(ModelRepository& repository,
+                                                              absl::string_view name,
+                                                              absl::string_view version);
+
 // ServerMetadata's extensions: the Triton protocol extensions inferd implements on `transport`
 // (system_shared_memory only on gRPC: the HTTP front end has no /v2/systemsharedmemory
 // endpoints yet).

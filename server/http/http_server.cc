@@ -31,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "base/message_text.h"
 #include "server/admin_auth.h"
+#include "server/background_threads.h"
 #include "server/config_values.h"
 #include "server/http/json_codec.h"
 #include "server/infer_job.h"
@@ -300,8 +301,6 @@ class HttpServer::Impl {
   Reply ModelReady(const ModelPath& path);
   // The request's Pending, counted for the drain; null once Stop has begun.
   std::shared_ptr<Pending> NewPending(MHD_Connection* c, Call& call);
-  // Runs `fn` on a thread of its own (a load or an unload), joined by Stop.
-  void RunInBackground(std::function<void()> fn);
 
   const ServerConfig config_;
   ModelRepository& repository_;
@@ -315,12 +314,8 @@ class HttpServer::Impl {
   std::mutex mu_;
   // Protected by mu_.
   std::set<std::shared_ptr<Pending>> pending_;  // suspended or about to be
-  struct Op {
-    std::thread thread;
-    std::atomic<bool> done{false};
-  };
-  std::list<Op> ops_;
   bool stopped_ = false;
+  BackgroundThreads background_;  // loads and unloads, joined by Stop
 };
 
 void HttpServer::Impl::Log(void*, const char* format, va_list args) {
@@ -421,29 +416,7 @@ void HttpServer::Impl::Stop(absl::Duration drain_timeout) {
   MHD_stop_daemon(daemon_);
   daemon_ = nullptr;
   if (listener != MHD_INVALID_SOCKET) close(listener);
-  std::list<Op> ops;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ops.swap(ops_);
-  }
-  for (Op& op : ops) op.thread.join();
-}
-
-void HttpServer::Impl::RunInBackground(std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = ops_.begin(); it != ops_.end();) {
-    if (it->done.load()) {
-      it->thread.join();
-      it = ops_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  Op& op = ops_.emplace_back();
-  op.thread = std::thread([fn = std::move(fn), &op] {
-    fn();
-    op.done.store(true);
-  });
+  background_.JoinAll();
 }
 
 std::shared_ptr<Pending> HttpServer::Impl::NewPending(MHD_Connection* c, Call& call) {
@@ -619,9 +592,8 @@ std::optional<Reply> HttpServer::Impl::RouteModel(MHD_Connection* c, Call& call,
 }
 
 Reply HttpServer::Impl::ModelReady(const ModelPath& path) {
-  if (absl::Status valid = ValidateModelName(path.name); !valid.ok()) return ErrorReply(valid);
   absl::StatusOr<std::shared_ptr<LoadedModel>> model =
-      repository_.FindVersion(path.name, path.version);
+      FindModelVersion(repository_, path.name, path.version);
   if (!model.ok()) return ErrorReply(model.status());
   return Reply{(*model)->state() == ModelState::kReady ? 200 : 400, ""};
 }
@@ -719,7 +691,7 @@ std::optional<Reply> HttpServer::Impl::LoadOrUnload(MHD_Connection* c, Call& cal
   spdlog::info("HTTP {} '{}'", method, name);
   std::shared_ptr<Pending> pending = NewPending(c, call);
   if (pending == nullptr) return ErrorReply(absl::UnavailableError("the server is shutting down"));
-  RunInBackground([this, pending, name, load] {
+  background_.Run([this, pending, name, load] {
     const absl::Status s = load ? repository_.Load(name) : repository_.Unload(name);
     pending->Finish(s.ok() ? Reply{200, ""} : ErrorReply(s));
   });

@@ -133,9 +133,8 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
   const std::string binary = override_binary != nullptr && *override_binary != '\0'
                                  ? std::string(override_binary)
                                  : engine::testing::Runfile("server/inferd");
-  std::vector<std::string> args = {binary,      "--log-level",      options.log_level,
-                                   "--port-file", port_file,          "--http-port-file",
-                                   http_port_file};
+  std::vector<std::string> args = {binary,    "--log-level",      options.log_level, "--port-file",
+                                   port_file, "--http-port-file", http_port_file};
   if (options.triton_command_line) {
     for (std::string a : {"--model-repository=" + repository_, std::string("--grpc-port=0"),
                           std::string("--http-port=0"), absl::StrCat("--admin-port=", admin_port),
