@@ -314,6 +314,21 @@ absl::Status ParseRetentionCaps(const Reader& r, const Field& f, ModelConfig* m)
   return absl::OkStatus();
 }
 
+// An input is in fixed_input_shapes or max_input_shapes, not both (the maps: input -> line).
+absl::Status CheckShapeKinds(const Reader& r, absl::string_view path,
+                             const std::map<std::string, int>& fixed_lines,
+                             const std::map<std::string, int>& max_lines) {
+  for (const auto& [input, max_line] : max_lines) {
+    if (auto fixed = fixed_lines.find(input); fixed != fixed_lines.end()) {
+      return r.Error(
+          std::max(max_line, fixed->second), path,
+          absl::StrCat("input '", input,
+                       "' is in both fixed_input_shapes and max_input_shapes; keep one"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The per-model keys of `fields` into `m` (whose name is already set). `line` is the model's.
 absl::Status ParseModelFields(const Reader& r, const std::vector<Field>& fields, int line,
                               absl::string_view path, ModelSource source, ModelConfig* m) {
@@ -379,14 +394,7 @@ absl::Status ParseModelFields(const Reader& r, const std::vector<Field>& fields,
       INFERD_RETURN_IF_ERROR(ParseDynamicBatching(r, f, m));
     }
   }
-  for (const auto& [input, max_line] : max_lines) {
-    if (fixed_lines.count(input) != 0) {
-      return r.Error(
-          std::max(max_line, fixed_lines[input]), path,
-          absl::StrCat("input '", input,
-                       "' is in both fixed_input_shapes and max_input_shapes; keep one"));
-    }
-  }
+  INFERD_RETURN_IF_ERROR(CheckShapeKinds(r, path, fixed_lines, max_lines));
   if (const std::string e = ThreadProductError(*m); !e.empty()) return r.Error(line, path, e);
   // A config.yaml may set dynamic_batching and leave max_batch_size to the main file (or the
   // other way round): the pair is checked where the model's settings are complete.

@@ -93,6 +93,30 @@ absl::StatusOr<std::unique_ptr<InferdProcess>> InferdProcess::Start(const std::s
   }
 }
 
+namespace {
+
+// Starts `binary` with `args` and `env`, its stdout and stderr appended to `log_path`.
+absl::Status SpawnWithLog(const std::string& binary, std::vector<std::string> args,
+                          std::vector<std::string> env, const std::string& log_path, pid_t* pid) {
+  std::vector<char*> argv = CStrings(args);
+  std::vector<char*> envp = CStrings(env);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  for (int fd : {1, 2}) {
+    posix_spawn_file_actions_addopen(&actions, fd, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
+  }
+  const int rc = posix_spawn(pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    *pid = -1;
+    return absl::InternalError(absl::StrCat("cannot start ", binary, ": ", rc));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status InferdProcess::Spawn(const std::string& name, const Options& options) {
   // pass 1: a fresh directory (one per attempt) with the model repository and the config.
   static int starts = 0;
@@ -149,20 +173,7 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
   for (const auto& [k, v] : options.env) env.push_back(k + "=" + v);
-  std::vector<char*> argv = CStrings(args);
-  std::vector<char*> envp = CStrings(env);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  for (int fd : {1, 2}) {
-    posix_spawn_file_actions_addopen(&actions, fd, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                     0644);
-  }
-  const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    pid_ = -1;
-    return absl::InternalError(absl::StrCat("cannot start ", binary, ": ", rc));
-  }
+  if (absl::Status s = SpawnWithLog(binary, args, env, log_path_, &pid_); !s.ok()) return s;
 
   // pass 3: ready once it has written the gRPC port it bound (or logged what the test waits for).
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
