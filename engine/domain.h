@@ -10,6 +10,9 @@ namespace inferd::engine {
 
 inline constexpr char kOnnxDomain[] = "";
 inline constexpr char kInferdDomain[] = "com.inferd";  // fused ops made by our rewrites
+// ONNX Runtime's contrib operators (its quantizer's QOperator ops, its transformer optimizer's
+// fused ops, the GenAI model builder's ops), which published models carry.
+inline constexpr char kMicrosoftDomain[] = "com.microsoft";
 
 // "ai.onnx" -> "", everything else unchanged.
 inline std::string NormalizeDomain(absl::string_view domain) {
