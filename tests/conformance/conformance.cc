@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/domain.h"
 #include "engine/session.h"
 #include "engine/test_data_set.h"
 #include "onnx/onnx_pb.h"
@@ -37,18 +38,29 @@ std::vector<std::string> SortedDirs(const std::string& dir) {
   return names;
 }
 
-std::vector<std::string> ModelOps(const std::string& path) {
+// The model's operators (Constant excluded) as (domain, op), the default domain as "".
+std::vector<std::pair<std::string, std::string>> ModelOps(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();
   onnx::ModelProto m;
-  std::set<std::string> ops;
+  std::set<std::pair<std::string, std::string>> ops;
   if (m.ParseFromString(ss.str())) {
     for (const auto& n : m.graph().node()) {
-      if (n.op_type() != "Constant") ops.insert(n.op_type());
+      if (n.op_type() != "Constant") ops.insert({engine::NormalizeDomain(n.domain()), n.op_type()});
     }
   }
-  return std::vector<std::string>(ops.begin(), ops.end());
+  return {ops.begin(), ops.end()};
+}
+
+// A test directory may carry `tolerance.txt` ("rtol atol"), written by generators whose
+// references come from another engine (tests/ort_cases); else the backend tests' tolerance.
+engine::Tolerance TestTolerance(const std::string& dir) {
+  engine::Tolerance tol{1e-3, 1e-5};
+  std::ifstream f(dir + "/tolerance.txt");
+  double rtol, atol;
+  if (f >> rtol >> atol) tol = engine::Tolerance{rtol, atol};
+  return tol;
 }
 
 // Aborts the process, naming the test, if one test runs past its time (a hang is a failure the
@@ -102,11 +114,13 @@ TestResult RunOne(const engine::KernelRegistry& registry, const std::string& sui
   r.suite = suite;
   r.name = name;
   const std::string model_path = dir + "/model.onnx";
-  r.ops = ModelOps(model_path);
-  r.ops_all_registered = !r.ops.empty();
-  for (const std::string& op : r.ops) {
-    r.ops_all_registered = r.ops_all_registered && registry.HasOp("", op);
+  const std::vector<std::pair<std::string, std::string>> ops = ModelOps(model_path);
+  r.ops_all_registered = !ops.empty();
+  for (const auto& [domain, op] : ops) {
+    r.ops.push_back(domain.empty() ? op : absl::StrCat(domain, "::", op));
+    r.ops_all_registered = r.ops_all_registered && registry.HasOp(domain, op);
   }
+  const engine::Tolerance tolerance = TestTolerance(dir);
   absl::StatusOr<std::unique_ptr<engine::Session>> session =
       engine::Session::Load(model_path, engine::SessionOptions{}, registry);
   if (!session.ok()) {
@@ -162,7 +176,7 @@ TestResult RunOne(const engine::KernelRegistry& registry, const std::string& sui
         expected.type = engine::DataType::kBFloat16;  // the same bits, see above
       }
       absl::Status st = engine::CompareData(expected, t.type, t.shape, t.buffer.data(),
-                                            t.buffer.size(), engine::Tolerance{1e-3, 1e-5});
+                                            t.buffer.size(), tolerance);
       if (!st.ok()) {
         r.outcome = Outcome::kFailed;
         r.message = absl::StrCat(set.dir.substr(dir.size() + 1), ": ", st.message());

@@ -1,6 +1,7 @@
 // conformance: runs the ONNX backend test data through the engine and prints a table by
 // operator (passed / failed / unsupported); --json writes every result.
 //   conformance [--data DIR] [--suites node,simple] [--filter SUBSTR] [--json FILE] [--failures]
+//   [--require_pass]
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -18,6 +19,8 @@ ABSL_FLAG(std::vector<std::string>, suites, inferd::tests::ConformanceOptions().
 ABSL_FLAG(std::string, filter, "", "run only tests whose name contains this; empty: all");
 ABSL_FLAG(std::string, json, "", "also write every result to this file as JSON");
 ABSL_FLAG(bool, failures, false, "after the table, print each test that did not pass");
+ABSL_FLAG(bool, require_pass, false,
+          "exit with status 1 unless every test run passed (and at least one ran)");
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args = inferd::ParseCommandLine(
@@ -53,6 +56,15 @@ int main(int argc, char** argv) {
   if (!json.empty()) {
     std::ofstream(json) << inferd::tests::ToJson(results);
     std::printf("wrote %s\n", json.c_str());
+  }
+  if (absl::GetFlag(FLAGS_require_pass)) {
+    size_t passed = 0;
+    for (const auto& r : results) passed += r.outcome == inferd::tests::Outcome::kPassed;
+    if (results.empty() || passed != results.size()) {
+      std::fprintf(stderr, "conformance: %zu of %zu tests passed (--require_pass)\n", passed,
+                   results.size());
+      return 1;
+    }
   }
   return 0;
 }

@@ -1,0 +1,97 @@
+"""Existing kernels against ONNX Runtime on seeded random inputs: Resize in every mode and
+coordinate transformation, Einsum equations, LayerNormalization over several axes, Softmax and
+Gather with negative axes. (The ONNX node tests cover each of these with one or two fixed
+examples; these vary shapes and attributes.)"""
+import numpy as np
+from onnx import TensorProto, helper
+
+from ort_case import CaseWriter
+
+OPSET = 17
+rng = np.random.default_rng(7)
+
+
+def model(nodes, inputs, outputs, inits=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    return m
+
+
+def vi(name, shape, t=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def resize_cases(w):
+    x = rng.standard_normal((1, 3, 7, 9)).astype(np.float32)
+    coords = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]
+    for mode in ["nearest", "linear", "cubic"]:
+        for coord in coords:
+            # align_corners with a fractional resized length (9 * 1.5 = 13.5): ONNX's reference
+            # (and the node tests, and inferd) divide by length_resized - 1 = 12.5, as ONNX's
+            # maintainers intend (onnx/onnx#2462); ONNX Runtime divides by the output size - 1.
+            # Those cases are the node tests' to check: here the resized lengths are whole.
+            scales = [(1, 1, 2.0, 1.5), (1, 1, 0.6, 0.5)]
+            if coord == "align_corners":
+                scales = [(1, 1, 2.0, 2.0 / 3 * 3), (1, 1, 3.0 / 7, 1.0 / 3)]
+            for scale in scales:
+                attrs = {"mode": mode, "coordinate_transformation_mode": coord}
+                if mode == "nearest":
+                    attrs["nearest_mode"] = "floor" if scale[2] > 1 else "round_prefer_ceil"
+                scales = helper.make_tensor("scales", TensorProto.FLOAT, [4], scale)
+                node = helper.make_node("Resize", ["x", "", "scales"], ["y"], **attrs)
+                m = model([node], [vi("x", x.shape)], [vi("y", None)], [scales])
+                tag = "up" if scale[2] > 1 else "down"
+                w.write(f"resize_{mode}_{coord}_{tag}", m, {"x": x}, rtol=1e-4, atol=1e-5)
+
+
+def einsum_cases(w):
+    for i, (eq, shapes) in enumerate([
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+        ("bhqd,bhkd->bhqk", [(1, 2, 5, 8), (1, 2, 6, 8)]),
+        ("ij->ji", [(3, 7)]),
+        ("i,i->", [(11,), (11,)]),
+        ("bij->bj", [(2, 3, 4)]),
+        ("ik,jk->ij", [(4, 6), (5, 6)]),
+    ]):
+        names = [f"x{k}" for k in range(len(shapes))]
+        feeds = {n: rng.standard_normal(s).astype(np.float32) for n, s in zip(names, shapes)}
+        node = helper.make_node("Einsum", names, ["y"], equation=eq)
+        m = model([node], [vi(n, s) for n, s in zip(names, shapes)], [vi("y", None)])
+        w.write(f"einsum_{i}", m, feeds)
+
+
+def layernorm_cases(w):
+    x = rng.standard_normal((2, 5, 16)).astype(np.float32)
+    for axis in [-1, -2, 1]:
+        norm_shape = x.shape[axis:]
+        scale = helper.make_tensor("s", TensorProto.FLOAT, norm_shape,
+                                   rng.standard_normal(norm_shape).astype(np.float32).ravel())
+        bias = helper.make_tensor("b", TensorProto.FLOAT, norm_shape,
+                                  rng.standard_normal(norm_shape).astype(np.float32).ravel())
+        node = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=axis,
+                                epsilon=1e-5)
+        m = model([node], [vi("x", x.shape)], [vi("y", None)], [scale, bias])
+        w.write(f"layernorm_axis{axis}", m, {"x": x})
+
+
+def softmax_gather_cases(w):
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    for axis in [-1, 0, 1]:
+        node = helper.make_node("Softmax", ["x"], ["y"], axis=axis)
+        w.write(f"softmax_axis{axis}", model([node], [vi("x", x.shape)], [vi("y", None)]), {"x": x})
+    idx = np.array([[0, -1], [2, 1]], dtype=np.int64)
+    for axis in [0, -1]:
+        node = helper.make_node("Gather", ["x", "i"], ["y"], axis=axis)
+        m = model([node], [vi("x", x.shape), vi("i", idx.shape, TensorProto.INT64)],
+                  [vi("y", None)])
+        w.write(f"gather_axis{axis}", m, {"x": x, "i": idx})
+
+
+if __name__ == "__main__":
+    w = CaseWriter.from_args("core")
+    resize_cases(w)
+    einsum_cases(w)
+    layernorm_cases(w)
+    softmax_gather_cases(w)
+    print(f"wrote {w.count} cases")
