@@ -5,13 +5,11 @@
 #   tools/ort_compare/run.sh [--models "cnn transformer"] [--threads "1 2"] [--runs N]
 #                            [--warmup N] [--rounds N] [--busy N]
 #
-# Environment: INFERD_ORT_DIR (where onnxruntime-node is installed; default
-# ~/.cache/inferd-ort, never inside the repository), ORT_VERSION (npm version to install when
-# missing; default: the latest).
+# Environment: INFERD_ORT_PYTHON (a Python with numpy, onnx and onnxruntime; default the test
+# virtualenv, /opt/inferd/venv/bin/python).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-ORT_DIR="${INFERD_ORT_DIR:-${HOME}/.cache/inferd-ort}"
 WORK="${TMPDIR:-/tmp}/inferd-ort-compare"
 MODELS="cnn cnn_b8 transformer transformer_large"
 THREADS="1 2"
@@ -33,21 +31,14 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-ORT_DIR="$(mkdir -p "${ORT_DIR}" && cd "${ORT_DIR}" && pwd)"
-case "${ORT_DIR}/" in
-  "${REPO}/"*) echo "run.sh: INFERD_ORT_DIR (${ORT_DIR}) must be outside the repository" >&2
-               exit 2 ;;
-esac
-
-# 1. ONNX Runtime for Node.js, with its CPU library inside the package (no GPU extras).
-if [[ ! -f "${ORT_DIR}/node_modules/onnxruntime-node/package.json" ]]; then
-  echo "run.sh: installing onnxruntime-node${ORT_VERSION:+@${ORT_VERSION}} into ${ORT_DIR}" \
-       "(npm, ONNXRUNTIME_NODE_INSTALL=skip: CPU library only)" >&2
-  [[ -f "${ORT_DIR}/package.json" ]] || echo '{"private": true}' > "${ORT_DIR}/package.json"
-  (cd "${ORT_DIR}" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund \
-     --loglevel=error "onnxruntime-node${ORT_VERSION:+@${ORT_VERSION}}")
+# 1. ONNX Runtime from PyPI: the test virtualenv's onnxruntime (deploy/requirements-test.txt).
+ORT_PYTHON="${INFERD_ORT_PYTHON:-/opt/inferd/venv/bin/python}"
+if ! ORT_INSTALLED="$("${ORT_PYTHON}" -c 'import onnxruntime; print(onnxruntime.__version__)' \
+                      2>/dev/null)"; then
+  echo "run.sh: ${ORT_PYTHON} cannot import onnxruntime; run deploy/bootstrap.sh (it makes the" \
+       "test virtualenv) or set INFERD_ORT_PYTHON to a Python that has it" >&2
+  exit 2
 fi
-ORT_INSTALLED="$(node -p "require('${ORT_DIR}/node_modules/onnxruntime-node/package.json').version")"
 
 # 2. inferctl and the generated models.
 targets=(//tools/inferctl:inferctl)
@@ -56,16 +47,17 @@ echo "run.sh: bazel build ${targets[*]}" >&2
 (cd "${REPO}" && bazel build "${targets[@]}" >&2)
 
 # 3. The comparison, on copies: a later bazel build cannot swap them out mid-run.
-echo "run.sh: onnxruntime-node ${ORT_INSTALLED} from ${ORT_DIR}; $(nproc) CPUs;" \
+echo "run.sh: onnxruntime ${ORT_INSTALLED} (${ORT_PYTHON}); $(nproc) CPUs;" \
      "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" >&2
 mkdir -p "${WORK}/models"
 cp -f "${REPO}/bazel-bin/tools/inferctl/inferctl" "${WORK}/inferctl"
 for m in ${MODELS}; do
   rm -rf "${WORK}/models/${m}" && cp -r "${REPO}/bazel-bin/tools/models/${m}" "${WORK}/models/"
 done
-exec /usr/bin/python3 "${REPO}/tools/ort_compare/compare.py" \
+export INFERD_ORT_PYTHON="${ORT_PYTHON}"
+exec "${ORT_PYTHON}" "${REPO}/tools/ort_compare/compare.py" \
   --inferctl "${WORK}/inferctl" \
   --models-dir "${WORK}/models" \
-  --ort-modules "${ORT_DIR}/node_modules" --work "${WORK}" \
+  --work "${WORK}" \
   --models "${MODELS}" --threads "${THREADS}" --runs "${RUNS}" --warmup "${WARMUP}" \
   --rounds "${ROUNDS}" --busy "${BUSY}"
