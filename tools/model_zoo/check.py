@@ -12,10 +12,12 @@ Models come from ~/.cache/inferd/zoo (tools/model_zoo/make_zoo.py makes them). F
      output within the model kind's tolerance (TOLERANCES below);
   2. `--rounds` rounds of timing; in each round, per thread count, inferd then ORT (ORT first in
      odd rounds), each in a fresh process doing W warm-up and N timed runs, N chosen so that one
-     measurement takes about --budget-s (3 to 200 runs); the table shows the median of the round
-     p50s and the peak resident memory (ru_maxrss) of each engine's processes.
-A model that was not made, does not load or does not match is listed with the reason. Runs under
-the test venv (numpy); needs //tools/inferctl:inferctl built.
+     measurement takes about --budget-s (3 to 200 runs); the table shows the lowest round p50
+     (the round least disturbed by other load; every round is in --json) and the peak resident
+     memory (VmHWM) of each engine's processes.
+A model that was not made, does not load or does not match is listed with the reason; for one
+that does not load, gaps.py lists everything it lacks, not only the loader's first complaint.
+Runs under the test venv (numpy, onnx); needs //tools/inferctl:inferctl built.
 """
 
 import argparse
@@ -35,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "ort_compare"))
 import engines  # noqa: E402
+import gaps as zoo_gaps  # noqa: E402
 import models as zoo_models  # noqa: E402
 
 DEFAULT_ZOO = os.path.expanduser("~/.cache/inferd/zoo")
@@ -137,6 +140,12 @@ def check_model(m, args, work):
                    status="refused" if refused else "run failed",
                    error=strip_load_prefix(inferd.error))
 
+    if row["status"] in ("refused", "run failed") and args.kernels is not None:
+        try:
+            row["gaps"] = zoo_gaps.model_gaps(model, args.kernels)
+        except Exception as e:  # noqa: BLE001  the check goes on without this extra
+            row["gaps"] = ["(could not list: %s)" % str(e).splitlines()[0][:120]]
+
     # 2. timing, engines alternated round by round
     runs = max(3, min(200, int(args.budget_s / max(ort.p50_ms, 1e-3) * 1e3)))
     warmup = max(1, min(10, runs // 10))
@@ -162,7 +171,7 @@ def check_model(m, args, work):
                 rss[e] = max(rss[e], res.peak_rss_mib)
     for e in engines_to_time:
         row["rounds"][e] = {str(t): v for t, v in rounds[e].items()}
-        row[e + "_ms"] = {str(t): statistics.median(v) for t, v in rounds[e].items() if v}
+        row[e + "_ms"] = {str(t): min(v) for t, v in rounds[e].items() if v}
         row[e + "_rss_mib"] = rss[e] or None
     if "inferd_ms" in row:
         row["ratio"] = {t: row["inferd_ms"][t] / row["ort_ms"][t] for t in row["inferd_ms"]
@@ -214,6 +223,8 @@ def markdown(rows, threads):
 CAUSES = [
     (r"operator (\S+) \(opset (\d+)\) is not supported by inferd \(([^)]*)\)",
      lambda m: "no kernel: %s (%s)" % (m.group(1), m.group(3))),
+    (r"operator (\S+) \(opset \d+\) does not support element type (\S+) \(supported: ([^)]*)\)",
+     lambda m: "no %s kernel: %s (has %s)" % (m.group(2), m.group(1), m.group(3))),
     (r"imports opset (\d+) of the default ONNX domain", lambda m: "opset %s refused by the "
      "loader (supports 1 to 17)" % m.group(1)),
     (r"imports opset (\d+) of domain '([^']*)'", lambda m: "domain %s opset %s refused" % (
@@ -227,7 +238,8 @@ def cause_of(r):
     if r["status"] == "not made":
         return "not made: " + r["error"][:120]
     if r["status"] == "ORT failed":
-        return "ORT failed: " + r["error"][:120]
+        return "ORT failed: " + re.sub(r"^ort_bench.py: (cannot load '[^']*': )?", "",
+                                       r["error"])[:140]
     if r["status"] == "wrong results":
         return "loads, outputs differ from ORT beyond the %s tolerance" % r["kind"]
     msg = r.get("error", "")
@@ -249,6 +261,16 @@ def failure_groups(rows):
     for cause, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append("- **%s** (%d): %s" % (cause, len(names), ", ".join(names)))
     return "\n".join(lines)
+
+
+def gap_groups(rows):
+    """Every missing (operator, version, type) -> the models that need it."""
+    groups = {}
+    for r in rows:
+        for g in r.get("gaps", []):
+            groups.setdefault(g, []).append(r["model"])
+    return "\n".join("- %s (%d): %s" % (g, len(names), ", ".join(names))
+                     for g, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 
 
 def summary(rows, threads):
@@ -301,6 +323,11 @@ def main():
     inferctl = os.path.join(work, "inferctl")  # a copy: a later bazel build cannot swap it
     shutil.copy2(args.inferctl, inferctl)
     args.inferctl = inferctl
+    try:
+        args.kernels = zoo_gaps.load_kernels(inferctl)
+    except Exception as e:  # noqa: BLE001
+        print("check.py: inferctl ops --json failed (%s); no gap lists" % e, file=sys.stderr)
+        args.kernels = None
 
     todo = [m for m in zoo_models.MODELS if (not only or m.name in only) and m.name not in skip]
     load_before, t0 = os.getloadavg()[0], time.time()
@@ -317,10 +344,13 @@ def main():
     report = [
         markdown(rows, args.threads), "",
         summary(rows, args.threads), "",
-        "Failures by cause:", "", failure_groups(rows) or "(none)", "",
+        "Failures by cause (inferd's first complaint):", "", failure_groups(rows) or "(none)", "",
+        "Everything the refused models lack (gaps.py: each node, subgraphs included, against "
+        "`inferctl ops --json`; the loader names only the first):", "",
+        gap_groups(rows) or "(none)", "",
         "ONNX Runtime %s (%s), intra-op threads as the column says, inter-op 1, sequential, "
-        "optimizations 'all'. ms: median over %d rounds of each round's p50 (engines alternated); "
-        "runs per measurement chosen for about %.1f s. Peak RSS: ru_maxrss of each engine's "
+        "optimizations 'all'. ms: the lowest of %d rounds' p50s (engines alternated); "
+        "runs per measurement chosen for about %.1f s. Peak RSS: VmHWM of each engine's "
         "processes; the ORT harness alone (Python, numpy, onnxruntime imported, no model) "
         "peaks at %.0f MiB. %d CPUs, load average %.2f before, %.2f after; %.0f s in all." % (
             engines.ort_version(), engines.ORT_PYTHON, args.rounds, args.budget_s, baseline,

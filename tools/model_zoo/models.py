@@ -6,9 +6,10 @@ builds each entry into ~/.cache/inferd/zoo/<name>/, `check.py` (the test venv) r
 Three sources:
   Wheel(package, version, file)  a pretrained model shipped inside a PyPI wheel, with input specs
   Export(builder, **args)        a standard architecture exported here (exports.py: builder name)
-  Variant(base, transform)       a transform of another entry's model: "int8" (onnxruntime's
-                                 quantize_dynamic), "fp16" (onnxconverter_common, fp16 inputs and
-                                 outputs) or "dynamo" (the same module re-exported with
+  Variant(base, transform)       a transform of another entry's model: "int8" / "uint8"
+                                 (onnxruntime's quantize_dynamic, int8 or uint8 weights), "fp16"
+                                 (onnxruntime.transformers.float16, fp16 inputs and outputs) or
+                                 "dynamo" (the same module re-exported with
                                  torch.onnx.export(dynamo=True), opset 18)
 
 `kind` picks the tolerance check.py compares with: "fp32", "fp16" or "int8" (quantized).
@@ -35,7 +36,7 @@ def _export(name, builder, what, kind="fp32", **args):
 
 
 def _variant(base, transform, what):
-    kind = {"int8": "int8", "fp16": "fp16", "dynamo": "fp32"}[transform]
+    kind = {"int8": "int8", "uint8": "int8", "fp16": "fp16", "dynamo": "fp32"}[transform]
     return Model("%s.%s" % (base, transform), kind, Variant(base, transform), {}, what)
 
 
@@ -161,8 +162,9 @@ MODELS = [
     _variant("minilm_pretrained", "int8", "pretrained MiniLM, quantize_dynamic"),
     _variant("gpt2_decode", "int8", "GPT-2 decode step, quantize_dynamic"),
     _variant("lstm_seq", "int8", "LSTM tagger, quantize_dynamic (LSTM + MatMul)"),
-    _variant("mobilenet_v2", "int8", "MobileNetV2, quantize_dynamic (ConvInteger)"),
-    _variant("bert_encoder", "fp16", "BERT encoder in float16 (onnxconverter_common)"),
+    _variant("mobilenet_v2", "uint8", "MobileNetV2, quantize_dynamic with uint8 weights "
+             "(ConvInteger: ONNX Runtime's CPU kernel takes uint8 weights only)"),
+    _variant("bert_encoder", "fp16", "BERT encoder in float16 (onnxruntime.transformers.float16)"),
     _variant("resnet18", "fp16", "ResNet-18 in float16"),
     _variant("mobilenet_v2", "fp16", "MobileNetV2 in float16"),
     _variant("vit_tiny", "fp16", "ViT-tiny in float16"),

@@ -7,8 +7,8 @@ tools/model_zoo/check.py share.
   ORT:    `ort_bench.py --model MODEL --input ... ` under the test venv's Python (onnxruntime
           from PyPI), which prints the same "p50 X ms" line
 
-Each engine runs in its own process so that its peak resident memory (the kernel's ru_maxrss
-of that one child, read with os.wait4) is its own. Standard library only.
+Each engine runs in its own process so that its peak resident memory (VmHWM of that one child,
+see spawn) is its own. Standard library only.
 
 Example:
   r = run_inferd("bazel-bin/tools/inferctl/inferctl", "model.onnx", [("x", "x.npy")],
@@ -24,7 +24,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,23 +37,47 @@ P50 = re.compile(r"p50 ([0-9.]+) ms")
 Result = collections.namedtuple("Result", "ok p50_ms peak_rss_mib error stdout seconds")
 
 
-def spawn(cmd, timeout_s):
+def _vm_hwm_mib(pid):
+    """The process's peak resident set (VmHWM) so far, or None once it has exited."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+def spawn(cmd, timeout_s, poll_s=0.01):
     """Runs cmd; returns (exit code, stdout, stderr, peak RSS in MiB of that process, seconds).
-    On timeout the process is killed and the exit code is -9."""
+    On timeout the process is killed and the exit code is -9.
+
+    The peak is the child's VmHWM, read every poll_s while it runs (it only grows, so the last
+    read before exit is the peak but for what the final few ms added). Not ru_maxrss: Linux
+    carries the high-water mark of the address space a child had before exec (the parent's,
+    shared through vfork or copied by fork) into ru_maxrss, so a large parent inflates it."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        timer = threading.Timer(timeout_s, lambda: os.kill(proc.pid, signal.SIGKILL))
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
+        peak, status = 0.0, None
+        while status is None:
+            hwm = _vm_hwm_mib(proc.pid)
+            if hwm is not None:
+                peak = max(peak, hwm)
+            pid, st = os.waitpid(proc.pid, os.WNOHANG)
+            if pid:
+                status = st
+            elif time.monotonic() - t0 > timeout_s:
+                os.kill(proc.pid, signal.SIGKILL)
+                status = os.waitpid(proc.pid, 0)[1]
+            else:
+                time.sleep(poll_s)
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
         seconds = time.monotonic() - t0
         out.seek(0)
         err.seek(0)
-        return proc.returncode, out.read(), err.read(), usage.ru_maxrss / 1024.0, seconds
+        return proc.returncode, out.read(), err.read(), peak, seconds
 
 
 def _first_error(code, stdout, stderr, prefix):
