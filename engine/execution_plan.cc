@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "engine/device_copies.h"
@@ -76,8 +79,74 @@ absl::StatusOr<std::unique_ptr<ExecutionPlan>> ExecutionPlan::Build(
   return plan;
 }
 
+namespace {
+
+// Why nodes cannot run, gathered over the whole graph so that one load reports every missing
+// (operator, opset, element type) at once, each with the nodes it concerns.
+class Refusals {
+ public:
+  // `status` names its node as "node 'n'..." (Explain's and the kernels' messages do).
+  void Add(const std::string& node, absl::Status status) {
+    std::string reason(status.message());
+    const std::string prefix = absl::StrCat("node '", node, "'");
+    if (absl::StartsWith(reason, prefix)) {
+      reason = std::string(absl::StripPrefix(absl::StripPrefix(reason, prefix), ":"));
+      reason = std::string(absl::StripLeadingAsciiWhitespace(reason));
+    }
+    for (Entry& e : entries_) {
+      if (e.reason == reason) {
+        e.nodes.push_back(node);
+        return;
+      }
+    }
+    entries_.push_back(Entry{std::move(reason), {node}, status});
+  }
+  bool empty() const { return entries_.empty(); }
+  // One node: its own status; more: a list by reason. UNIMPLEMENTED when every reason is a
+  // missing kernel or feature, else the first other code.
+  absl::Status ToStatus() const {
+    if (entries_.size() == 1 && entries_[0].nodes.size() == 1) return entries_[0].first;
+    absl::StatusCode code = absl::StatusCode::kUnimplemented;
+    for (const Entry& e : entries_) {
+      if (e.first.code() != absl::StatusCode::kUnimplemented) {
+        code = e.first.code();
+        break;
+      }
+    }
+    size_t nodes = 0;
+    for (const Entry& e : entries_) nodes += e.nodes.size();
+    std::string message =
+        absl::StrCat(nodes, nodes == 1 ? " node" : " nodes", " cannot run (", entries_.size(),
+                     entries_.size() == 1 ? " reason" : " reasons", "):");
+    for (const Entry& e : entries_) {
+      constexpr size_t kShown = 3;
+      std::vector<std::string> shown;
+      for (size_t i = 0; i < e.nodes.size() && i < kShown; ++i) {
+        shown.push_back(absl::StrCat("'", e.nodes[i], "'"));
+      }
+      absl::StrAppend(
+          &message, "\n  - ", e.reason, " [node", e.nodes.size() == 1 ? " " : "s ",
+          absl::StrJoin(shown, ", "),
+          e.nodes.size() > kShown ? absl::StrCat(" and ", e.nodes.size() - kShown, " more") : "",
+          "]");
+    }
+    return absl::Status(code, message);
+  }
+
+ private:
+  struct Entry {
+    std::string reason;
+    std::vector<std::string> nodes;
+    absl::Status first;  // as the first node's refusal said it
+  };
+  std::vector<Entry> entries_;
+};
+
+}  // namespace
+
 absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int threads) {
   const Graph& g = *graph_;
+  Refusals refusals;
   for (PlanStep& step : steps_) {
     const Node& node = g.nodes[step.node];
     std::vector<DataType> in_types, out_types;
@@ -115,8 +184,9 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
           registry.Find(node.domain, node.op_type, node.opset, device_type, in_types, out_types);
     }
     if (step.def == nullptr) {
-      return registry.Explain(node.domain, node.op_type, node.opset, device_type, in_types,
-                              out_types, node.name);
+      refusals.Add(node.name, registry.Explain(node.domain, node.op_type, node.opset, device_type,
+                                               in_types, out_types, node.name));
+      continue;
     }
     KernelInfo info(node.name, node.op_type, node.domain, node.opset, &node.attributes,
                     std::move(in_info), std::move(out_info), threads);
@@ -124,13 +194,16 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
     if (!kernel.ok()) {
       const absl::Status& s = kernel.status();
       // Kernels name the node themselves; add it where they did not.
-      if (absl::StrContains(s.message(), node.name)) return s;
-      return absl::Status(
-          s.code(), absl::StrCat("node '", node.name, "' (", node.op_type, "): ", s.message()));
+      refusals.Add(node.name,
+                   absl::StrContains(s.message(), node.name)
+                       ? s
+                       : absl::Status(s.code(), absl::StrCat("node '", node.name, "' (",
+                                                             node.op_type, "): ", s.message())));
+      continue;
     }
     step.kernel = std::move(*kernel);
   }
-  return absl::OkStatus();
+  return refusals.empty() ? absl::OkStatus() : refusals.ToStatus();
 }
 
 void ExecutionPlan::AssignRolesAndAliases(const std::vector<AllocationRole>& output_roles) {

@@ -115,5 +115,34 @@ TEST_F(ExecutionPlanTest, MissingKernelFailsTheBuild) {
   EXPECT_FALSE(ExecutionPlan::Build(g, registry_, {"cpu:0"}, 1).ok());
 }
 
+// Every node that cannot run is reported at once, one line per reason with its nodes.
+TEST_F(ExecutionPlanTest, ReportsEveryMissingKernelAtOnce) {
+  b_.Input("x", {2, 4});
+  b_.Node("A", "Lstm", {"x"}, {"a"}, {2, 4});
+  b_.Node("B", "Lstm", {"a"}, {"b"}, {2, 4});
+  b_.Node("C", "Relu", {"b"}, {"c"}, {2, 4});
+  b_.Node("D", "Gru", {"c"}, {"d"}, {2, 4});
+  b_.Output("d");
+  auto plan = ExecutionPlan::Build(b_.graph(), registry_, {"cpu:0"}, 1);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kUnimplemented);
+  const std::string message(plan.status().message());
+  EXPECT_NE(message.find("3 nodes cannot run (2 reasons)"), std::string::npos) << message;
+  EXPECT_NE(message.find("Lstm (opset"), std::string::npos) << message;
+  EXPECT_NE(message.find("[nodes 'A', 'B']"), std::string::npos) << message;
+  EXPECT_NE(message.find("[node 'D']"), std::string::npos) << message;
+}
+
+// One node alone keeps its own message.
+TEST_F(ExecutionPlanTest, OneMissingKernelKeepsItsMessage) {
+  b_.Input("x", {2, 4});
+  b_.Node("A", "Lstm", {"x"}, {"a"}, {2, 4});
+  b_.Output("a");
+  auto plan = ExecutionPlan::Build(b_.graph(), registry_, {"cpu:0"}, 1);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("node 'A': operator ai.onnx::Lstm"), std::string::npos)
+      << plan.status();
+}
+
 }  // namespace
 }  // namespace inferd::engine

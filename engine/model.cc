@@ -7,10 +7,13 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "engine/domain.h"
+#include "engine/onnx_schemas.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "onnx/checker.h"
+#include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace inferd::engine {
@@ -181,6 +184,75 @@ class ExternalLocationsForChecker {
   std::vector<std::pair<onnx::StringStringEntryProto*, std::string>> saved_;
 };
 
+// The name of an ONNX element type the engine has no DataType for.
+std::string UnsupportedTypeName(int32_t type) {
+  switch (type) {
+    case 14:
+      return "complex64";
+    case 15:
+      return "complex128";
+    case 17:
+      return "float8e4m3fn";
+    case 18:
+      return "float8e4m3fnuz";
+    case 19:
+      return "float8e5m2";
+    case 20:
+      return "float8e5m2fnuz";
+    case 21:
+      return "uint4";
+    case 22:
+      return "int4";
+    case 23:
+      return "float4e2m1";
+    default:
+      return absl::StrCat("element type ", type);
+  }
+}
+
+// Element types the engine cannot hold, named with where they appear (inputs, outputs, value
+// infos and initializers of the graph and its subgraphs), so the model is refused with an
+// UNIMPLEMENTED that says so before the checker (which knows fewer types) sees it.
+void CollectUnsupportedTypes(const onnx::GraphProto& g, std::vector<std::string>& out) {
+  auto check = [&](const onnx::TypeProto& t, const std::string& name) {
+    if (!t.has_tensor_type()) return;
+    const int32_t e = t.tensor_type().elem_type();
+    if (e != 0 && !IsKnownDataType(e)) {
+      out.push_back(absl::StrCat("'", name, "' (", UnsupportedTypeName(e), ")"));
+    }
+  };
+  for (const auto& v : g.input()) check(v.type(), v.name());
+  for (const auto& v : g.output()) check(v.type(), v.name());
+  for (const auto& v : g.value_info()) check(v.type(), v.name());
+  for (const auto& t : g.initializer()) {
+    if (!IsKnownDataType(t.data_type())) {
+      out.push_back(
+          absl::StrCat("initializer '", t.name(), "' (", UnsupportedTypeName(t.data_type()), ")"));
+    }
+  }
+  for (const auto& n : g.node()) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectUnsupportedTypes(a.g(), out);
+      for (const auto& sg : a.graphs()) CollectUnsupportedTypes(sg, out);
+    }
+  }
+}
+
+// Nodes of the default ONNX domain for which no schema exists at the model's opset (an operator
+// newer than inferd's registrations, or a misspelled one), as "Op (node 'n')", recursively.
+void CollectUnknownOps(const onnx::GraphProto& g, int opset, std::vector<std::string>& out) {
+  for (const auto& n : g.node()) {
+    if (NormalizeDomain(n.domain()).empty() &&
+        onnx::OpSchemaRegistry::Schema(n.op_type(), opset, onnx::ONNX_DOMAIN) == nullptr) {
+      out.push_back(absl::StrCat(n.op_type(), " (node '", n.name(), "')"));
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectUnknownOps(a.g(), opset, out);
+      for (const auto& sg : a.graphs()) CollectUnknownOps(sg, opset, out);
+    }
+  }
+}
+
 // Dims of a ShapeInfo, -1 where unknown (what CheckShapeBounds skips).
 std::vector<int64_t> KnownDims(const ShapeInfo& shape) {
   std::vector<int64_t> dims;
@@ -301,15 +373,29 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
                                                    " is not supported (3 to ", kMaxIrVersion, ")"));
   }
 
-  // pass 1: opsets.
+  // pass 1: opsets (a model whose nodes are all of other domains may import no default one),
+  // element types, and operators of the default domain that no schema describes.
   for (const auto& imp : m.opset_import()) {
     opsets_[NormalizeDomain(imp.domain())] = static_cast<int>(imp.version());
   }
+  RegisterNewerOnnxSchemas();
   const int onnx_opset = opset("");
-  if (onnx_opset < options.min_opset || onnx_opset > options.max_opset) {
+  if (opsets_.count("") && (onnx_opset < options.min_opset || onnx_opset > options.max_opset)) {
     return absl::UnimplementedError(absl::StrCat(where, " imports opset ", onnx_opset,
                                                  " of the default ONNX domain; inferd supports ",
                                                  options.min_opset, " to ", options.max_opset));
+  }
+  std::vector<std::string> unsupported;
+  CollectUnsupportedTypes(m.graph(), unsupported);
+  if (!unsupported.empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        where, " uses element types inferd has no type for: ", absl::StrJoin(unsupported, ", ")));
+  }
+  CollectUnknownOps(m.graph(), onnx_opset, unsupported);
+  if (!unsupported.empty()) {
+    return absl::UnimplementedError(
+        absl::StrCat(where, ": no operator of that name exists in ", "ONNX opset ", onnx_opset,
+                     " as inferd knows it: ", absl::StrJoin(unsupported, ", ")));
   }
 
   // pass 2: the ONNX checker (libonnx 1.12 knows IR up to 8; newer IR only adds types and

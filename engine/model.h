@@ -33,10 +33,10 @@ struct ModelLoadOptions {
   // Concrete shapes for graph inputs with dynamic dims, applied before shape inference, so that
   // every shape can become known at load (and the static memory plan applies).
   std::map<std::string, std::vector<int64_t>> fixed_input_shapes;
-  // Accepted opsets of the default ONNX domain (libonnx 1.12 checks up to 17). Older opsets load;
-  // each node then needs a kernel registered for its version.
+  // Accepted opsets of the default ONNX domain: libonnx 1.12 knows up to 17, inferd registers
+  // the schemas of 18 to 21 (engine/onnx_schemas.h). Each node needs a kernel for its version.
   int min_opset = 1;
-  int max_opset = 17;
+  int max_opset = 21;
 };
 
 class Model {

@@ -23,6 +23,8 @@ const Family kFamilies[] = {
     {"Conv, com.inferd FusedConv", ConvKernelDefs},
     {"ConvTranspose", ConvTransposeKernelDefs},
     {"MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool", PoolKernelDefs},
+    {"LpPool, GlobalLpPool", LpPoolKernelDefs},
+    {"DeformConv", DeformConvKernelDefs},
     // Elementwise.
     {"Add, Sub, Mul, Div, Pow, Mod, PRelu", BinaryKernelDefs},
     {"Neg, Abs, Sign, Sqrt, Reciprocal, Exp, Log, Erf, Tanh, Sigmoid, Sin, Cos, Floor, Ceil, "
@@ -38,6 +40,7 @@ const Family kFamilies[] = {
     {"Softmax, LogSoftmax, Hardmax", SoftmaxKernelDefs},
     {"LayerNormalization", LayerNormKernelDefs},
     {"BatchNormalization, InstanceNormalization", NormKernelDefs},
+    {"GroupNormalization", GroupNormKernelDefs},
     {"ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, "
      "ReduceSumSquare, ReduceLogSum, ReduceLogSumExp",
      ReduceKernelDefs},
@@ -61,6 +64,9 @@ const Family kFamilies[] = {
     {"DepthToSpace, SpaceToDepth", DepthSpaceKernelDefs},
     {"Trilu", TriluKernelDefs},
     {"OneHot", OneHotKernelDefs},
+    {"Col2Im", Col2ImKernelDefs},
+    {"CenterCropPad", CenterCropPadKernelDefs},
+    {"AffineGrid", AffineGridKernelDefs},
 };
 
 }  // namespace

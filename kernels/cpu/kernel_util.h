@@ -21,10 +21,11 @@
 
 namespace inferd::kernels::cpu {
 
-// The newest ai.onnx opset our definitions are checked against: ONNX 1.12, the libonnx the
-// loader links. (Up to opset 21 every op here only gains element types, so raising this is a
-// review of the changelog, not of the code.)
-inline constexpr int kMaxOpset = 17;
+// The newest ai.onnx opset the loader accepts (engine/onnx_schemas.h). A definition that runs to
+// kMaxOpset claims every later version of its operator: operators whose semantics changed in
+// opsets 18-21 (Reduce*, Split, Pad, Resize, ScatterElements/ScatterND, AveragePool, ...) end
+// their older definitions at the version before the change and register the newer forms.
+inline constexpr int kMaxOpset = 21;
 
 // Every element type with a fixed size: what pure data-movement kernels accept.
 const std::vector<engine::DataType>& FixedSizeTypes();

@@ -1,8 +1,9 @@
 // Pad, any fixed-size element type. Opsets 2-10: `pads` and `value` attributes; opset 11+: int64
 // `pads` input and optional scalar `constant_value` input (0 when absent). pads =
-// [begin_0, ..., begin_n-1, end_0, ..., end_n-1]; negative pads crop. Modes: constant, edge
-// (repeat the border element), reflect (mirror without repeating the border; pads wider than the
-// dimension reflect again, as numpy does).
+// [begin_0, ..., begin_n-1, end_0, ..., end_n-1]; negative pads crop; opset 18+: the optional
+// `axes` input (input 3) says which dims the pads are for (the others are not padded). Modes:
+// constant, edge (repeat the border element), reflect (mirror without repeating the border; pads
+// wider than the dimension reflect again, as numpy does), wrap (opset 19: circular).
 // Trailing dimensions without padding are merged into one block; the output is then written row
 // by row along the innermost padded dimension: the input part of a row is one memcpy, the pads
 // are fills (constant) or block copies (edge, reflect). Parallel over rows.
@@ -27,11 +28,12 @@ using engine::KernelInfo;
 using engine::Shape;
 using engine::Tensor;
 
-enum class PadMode { kConstant, kEdge, kReflect };
+enum class PadMode { kConstant, kEdge, kReflect, kWrap };
 
 // Index in [0, n) that output position `i` (relative to the input's start) reads; n > 0.
 int64_t MapIndex(int64_t i, int64_t n, PadMode mode) {
   if (i >= 0 && i < n) return i;
+  if (mode == PadMode::kWrap) return (i % n + n) % n;
   if (mode == PadMode::kEdge || n == 1) return i < 0 ? 0 : n - 1;
   const int64_t period = 2 * (n - 1);  // reflect: ... 2 1 | 0 1 2 .. n-1 | n-2 ...
   int64_t m = i % period;
@@ -64,6 +66,8 @@ class PadKernel final : public engine::OpKernel {
       m = PadMode::kEdge;
     } else if (mode == "reflect") {
       m = PadMode::kReflect;
+    } else if (mode == "wrap" && info.opset() >= 19) {
+      m = PadMode::kWrap;
     } else {
       return info.Error(absl::StrCat("unknown mode '", mode, "'"));
     }
@@ -90,6 +94,9 @@ class PadKernel final : public engine::OpKernel {
               absl::StrCat("constant_value must hold one value, got ", v->shape().ToString()));
         }
         std::memcpy(value, v->raw_data(), elem);
+      }
+      if (const Tensor* a = ctx.num_inputs() > 3 ? ctx.input(3) : nullptr; a != nullptr) {
+        INFERD_RETURN_IF_ERROR(ExpandAxesPads(*a, x->shape().rank(), &pads));
       }
     } else {
       pads.assign(pads_attr_.begin(), pads_attr_.end());
@@ -128,6 +135,27 @@ class PadKernel final : public engine::OpKernel {
         inputs_(info.opset() >= 11),
         pads_attr_(info.GetInts("pads")),
         value_attr_(info.GetFloat("value", 0.0f)) {}
+
+  // Opset 18: `pads` holds begins and ends for the dims listed in `axes` only; the full pads of
+  // every dim (0 for dims not listed).
+  absl::Status ExpandAxesPads(const Tensor& axes_tensor, size_t rank, Dims* pads) const {
+    Dims axes;
+    INFERD_RETURN_IF_ERROR(ReadIndexVector(axes_tensor, "axes", node_, &axes));
+    if (pads->size() != 2 * axes.size()) {
+      return node_.InvalidArgument(absl::StrCat("pads [", absl::StrJoin(*pads, ","),
+                                                "] must have 2 entries per axis of axes [",
+                                                absl::StrJoin(axes, ","), "]"));
+    }
+    Dims full(2 * rank, 0);
+    const size_t n = axes.size();
+    for (size_t i = 0; i < n; ++i) {
+      INFERD_ASSIGN_OR_RETURN(int a, NormalizeAxis(axes[i], rank, node_, "axes value"));
+      full[a] = (*pads)[i];
+      full[rank + a] = (*pads)[n + i];
+    }
+    *pads = std::move(full);
+    return absl::OkStatus();
+  }
 
   // The opset 2-10 `value` attribute (a float) in the element type.
   absl::Status AttributeValue(DataType type, unsigned char* value) const {

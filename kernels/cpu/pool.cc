@@ -438,7 +438,8 @@ engine::KernelDef PoolDef(absl::string_view op, PoolKind kind, std::vector<DataT
 
 std::vector<engine::KernelDef> PoolKernelDefs() {
   // Opset changes of these ops only add attributes (whose defaults give the older behaviour) or
-  // element types: one definition each covers 1-17.
+  // element types (AveragePool 19: dilations, read for every version): one definition each
+  // covers every version.
   return {PoolDef("MaxPool", PoolKind::kMax, TypesOf(MaxPoolTypes{})),
           PoolDef("AveragePool", PoolKind::kAverage, {DataType::kFloat32}),
           PoolDef("GlobalMaxPool", PoolKind::kGlobalMax, {DataType::kFloat32}),

@@ -1,7 +1,8 @@
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare,
-// ReduceLogSum, ReduceLogSumExp (float32, float64, int32, int64). Axes come from the `axes`
-// attribute (every op up to opset 17, ReduceSum up to 12) or from the optional second input
-// (ReduceSum 13+, with noop_with_empty_axes); absent or empty axes reduce everything.
+// ReduceLogSum, ReduceLogSumExp (float32, float64, int32, int64; ReduceMax and ReduceMin also
+// int8, uint8 and, from opset 20, bool). Axes come from the `axes` attribute (every op up to
+// opset 17, ReduceSum up to 12) or from the optional second input (ReduceSum 13+, the others
+// 18+, with noop_with_empty_axes); absent or empty axes reduce everything.
 //
 // The input shape is collapsed first: dims of size 1 dropped, neighbouring dims of the same kind
 // (kept or reduced) merged. Two loops then cover every case without index arithmetic per element:
@@ -366,6 +367,24 @@ absl::Status RunTyped(Kind kind, const ReducePlan& p, const Tensor& x, Tensor& y
   return absl::OkStatus();
 }
 
+// ReduceMax and ReduceMin also take 8-bit integers (opset 12) and bool (opset 20).
+using ExtremumOnlyTypes = TypeList<int8_t, uint8_t, bool>;
+
+template <typename T>
+absl::Status RunExtremum(Kind kind, const ReducePlan& p, const Tensor& x, Tensor& y,
+                         ThreadPool& pool) {
+  const T* none = nullptr;
+  T* out = y.mutable_data<T>();
+  if (p.reduce_size == 0) {
+    std::fill(out, out + p.outputs, kind == Kind::kMax ? MaxOp<T>::Init() : MinOp<T>::Init());
+  } else if (kind == Kind::kMax) {
+    Reduce<MaxOp<T>>(p, x.data<T>(), out, none, pool);
+  } else {
+    Reduce<MinOp<T>>(p, x.data<T>(), out, none, pool);
+  }
+  return absl::OkStatus();
+}
+
 struct OpName {
   const char* name;
   Kind kind;
@@ -385,8 +404,8 @@ class ReduceKernel final : public engine::OpKernel {
     for (const OpName& op : kOps) {
       if (info.op_type() == op.name) kind = op.kind;
     }
-    // ReduceSum from opset 13 reads its axes from input 1 (the other ops from opset 18).
-    const bool axes_input = kind == Kind::kSum && info.opset() >= 13;
+    // ReduceSum from opset 13 reads its axes from input 1, the other ops from opset 18.
+    const bool axes_input = info.opset() >= (kind == Kind::kSum ? 13 : 18);
     auto k = std::unique_ptr<ReduceKernel>(new ReduceKernel(info, kind, axes_input));
     if (!axes_input) k->axes_ = info.GetInts("axes");
     return k;
@@ -429,6 +448,13 @@ class ReduceKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), out_shape));
     const ReducePlan plan = MakePlan(shape, mask);
     if (plan.outputs == 0) return absl::OkStatus();
+    absl::Status status;
+    if ((kind_ == Kind::kMax || kind_ == Kind::kMin) &&
+        Visit(ExtremumOnlyTypes{}, x->dtype(), [&](auto tag) {
+          status = RunExtremum<typename decltype(tag)::type>(kind_, plan, *x, *y, ctx.threads());
+        })) {
+      return status;
+    }
     return Dispatch(ReduceTypes{}, x->dtype(), node_, [&](auto tag) {
       return RunTyped<typename decltype(tag)::type>(kind_, plan, *x, *y, ctx);
     });
@@ -454,17 +480,32 @@ class ReduceKernel final : public engine::OpKernel {
 
 std::vector<engine::KernelDef> ReduceKernelDefs() {
   const std::vector<DataType> types = TypesOf(ReduceTypes{});
+  std::vector<DataType> extremum = types;
+  extremum.push_back(DataType::kInt8);
+  extremum.push_back(DataType::kUint8);
+  std::vector<DataType> extremum_bool = extremum;
+  extremum_bool.push_back(DataType::kBool);
   std::vector<engine::KernelDef> defs;
+  auto def = [&](const char* name, int from, int to, const std::vector<DataType>& t) {
+    defs.push_back(CpuDef(engine::kOnnxDomain, name, from, to, t, FactoryOf<ReduceKernel>()));
+  };
   for (const OpName& op : kOps) {
+    const bool is_extremum = op.kind == Kind::kMax || op.kind == Kind::kMin;
+    const std::vector<DataType>& t = is_extremum ? extremum : types;
     if (op.kind == Kind::kSum) {
       // Opset 13 moved ReduceSum's axes to an input.
-      defs.push_back(CpuDef(engine::kOnnxDomain, op.name, 1, 12, types, FactoryOf<ReduceKernel>()));
-      defs.push_back(
-          CpuDef(engine::kOnnxDomain, op.name, 13, kMaxOpset, types, FactoryOf<ReduceKernel>()));
+      def(op.name, 1, 12, t);
+      def(op.name, 13, kMaxOpset, t);
     } else {
-      // 1-10: non-negative axes only (a superset here); 11+: negative axes; 13: more types.
-      defs.push_back(
-          CpuDef(engine::kOnnxDomain, op.name, 1, kMaxOpset, types, FactoryOf<ReduceKernel>()));
+      // 1-10: non-negative axes only (a superset here); 11+: negative axes; 13: more types;
+      // 18: axes as input 1 with noop_with_empty_axes; 20: ReduceMax / ReduceMin of bool.
+      def(op.name, 1, 17, t);
+      if (is_extremum) {
+        def(op.name, 18, 19, t);
+        def(op.name, 20, kMaxOpset, extremum_bool);
+      } else {
+        def(op.name, 18, kMaxOpset, t);
+      }
     }
   }
   return defs;

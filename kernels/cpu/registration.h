@@ -16,6 +16,8 @@ std::vector<engine::KernelDef> GemmKernelDefs();           // gemm.cc
 std::vector<engine::KernelDef> ConvKernelDefs();           // conv.cc
 std::vector<engine::KernelDef> ConvTransposeKernelDefs();  // conv_transpose.cc
 std::vector<engine::KernelDef> PoolKernelDefs();           // pool.cc
+std::vector<engine::KernelDef> LpPoolKernelDefs();         // lp_pool.cc
+std::vector<engine::KernelDef> DeformConvKernelDefs();     // deform_conv.cc
 
 // elementwise: :binary_kernels, :unary_kernels, :compare_logical_kernels, :cast_kernels,
 // :variadic_kernels
@@ -31,6 +33,7 @@ std::vector<engine::KernelDef> VariadicKernelDefs();        // variadic.cc
 std::vector<engine::KernelDef> SoftmaxKernelDefs();    // softmax.cc
 std::vector<engine::KernelDef> LayerNormKernelDefs();  // layer_norm.cc
 std::vector<engine::KernelDef> NormKernelDefs();       // norm.cc
+std::vector<engine::KernelDef> GroupNormKernelDefs();  // group_norm.cc
 std::vector<engine::KernelDef> ReduceKernelDefs();     // reduce.cc
 std::vector<engine::KernelDef> ArgReduceKernelDefs();  // arg_reduce.cc
 std::vector<engine::KernelDef> TopKKernelDefs();       // topk.cc
@@ -43,18 +46,21 @@ std::vector<engine::KernelDef> ShapeKernelDefs();      // shape_ops.cc
 std::vector<engine::KernelDef> TransposeKernelDefs();  // transpose.cc
 
 // :movement_kernels
-std::vector<engine::KernelDef> ViewKernelDefs();        // squeeze.cc
-std::vector<engine::KernelDef> SplitKernelDefs();       // split.cc
-std::vector<engine::KernelDef> SliceKernelDefs();       // slice.cc
-std::vector<engine::KernelDef> GatherNdKernelDefs();    // gather_nd.cc
-std::vector<engine::KernelDef> ScatterKernelDefs();     // scatter.cc
-std::vector<engine::KernelDef> ExpandTileKernelDefs();  // expand_tile.cc
-std::vector<engine::KernelDef> PadKernelDefs();         // pad.cc
-std::vector<engine::KernelDef> ShapeInfoKernelDefs();   // shape_info.cc
-std::vector<engine::KernelDef> ResizeKernelDefs();      // resize.cc
-std::vector<engine::KernelDef> DepthSpaceKernelDefs();  // depth_space.cc
-std::vector<engine::KernelDef> TriluKernelDefs();       // trilu.cc
-std::vector<engine::KernelDef> OneHotKernelDefs();      // onehot.cc
+std::vector<engine::KernelDef> ViewKernelDefs();           // squeeze.cc
+std::vector<engine::KernelDef> SplitKernelDefs();          // split.cc
+std::vector<engine::KernelDef> SliceKernelDefs();          // slice.cc
+std::vector<engine::KernelDef> GatherNdKernelDefs();       // gather_nd.cc
+std::vector<engine::KernelDef> ScatterKernelDefs();        // scatter.cc
+std::vector<engine::KernelDef> ExpandTileKernelDefs();     // expand_tile.cc
+std::vector<engine::KernelDef> PadKernelDefs();            // pad.cc
+std::vector<engine::KernelDef> ShapeInfoKernelDefs();      // shape_info.cc
+std::vector<engine::KernelDef> ResizeKernelDefs();         // resize.cc
+std::vector<engine::KernelDef> DepthSpaceKernelDefs();     // depth_space.cc
+std::vector<engine::KernelDef> TriluKernelDefs();          // trilu.cc
+std::vector<engine::KernelDef> OneHotKernelDefs();         // onehot.cc
+std::vector<engine::KernelDef> Col2ImKernelDefs();         // col2im.cc
+std::vector<engine::KernelDef> CenterCropPadKernelDefs();  // center_crop_pad.cc
+std::vector<engine::KernelDef> AffineGridKernelDefs();     // affine_grid.cc
 
 }  // namespace inferd::kernels::cpu
 

@@ -1,20 +1,22 @@
-// Resize (opset 10: scales input; 11+: roi, scales, sizes inputs) and Upsample (7: scales
-// attribute; 9: scales input), N-D.
+// Resize (opset 10: scales input; 11+: roi, scales, sizes inputs; 18: axes, antialias,
+// keep_aspect_ratio_policy; 19: half_pixel_symmetric) and Upsample (7: scales attribute; 9:
+// scales input), N-D.
 // Modes: nearest (any fixed-size element type; nearest_mode round_prefer_floor,
-// round_prefer_ceil, floor, ceil), linear and cubic (float32; cubic_coeff_a, exclude_outside).
-// coordinate_transformation_mode: half_pixel (default), pytorch_half_pixel, align_corners,
-// asymmetric, tf_half_pixel_for_nn (opset 11-12), tf_crop_and_resize (roi, extrapolation_value).
+// round_prefer_ceil, floor, ceil), linear and cubic (float32; cubic_coeff_a, exclude_outside,
+// antialias). coordinate_transformation_mode: half_pixel (default), half_pixel_symmetric,
+// pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn (opset 11-12),
+// tf_crop_and_resize (roi, extrapolation_value).
 // Upsample and Resize-10 map coordinates asymmetrically and round nearest indices down when
 // upsampling and up when downsampling, as ONNX Runtime does.
-// Output dims are `sizes`, or floor(input * scale); with sizes the scale is output / input.
-// Coordinates follow the ONNX reference (onnx/backend/test/case/node/resize.py), which produced
-// the test data: "length_resized" is input * scale, taps outside the input are clamped.
+// Output dims are `sizes`, or floor(input * scale); with sizes the scale is output / input, or,
+// with keep_aspect_ratio_policy not_larger / not_smaller, one scale for every axis of `axes`
+// and the sizes round(input * scale). Coordinates and weights: resize_table.h.
 //
 // How: per dimension, a table of source indices and weights per output index. Nearest gathers
 // rows along the last dim (a row that repeats the previous one is a memcpy). Linear and cubic are
 // separable: one pass per resized dimension (dims left unchanged are skipped), each output line a
-// weighted sum of 2 or 4 input lines that vectorizes over the dims inside it. Tables and
-// intermediates are arena temporaries. Parallel over output lines.
+// weighted sum of its taps' input lines (2, 4, or the antialias footprint) that vectorizes over
+// the dims inside it. Tables and intermediates are arena temporaries. Parallel over output lines.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -26,6 +28,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
 #include "kernels/cpu/registration.h"
+#include "kernels/cpu/resize_table.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -35,133 +38,10 @@ using engine::KernelContext;
 using engine::KernelInfo;
 using engine::Shape;
 using engine::Tensor;
-
-enum class Mode { kNearest, kLinear, kCubic };
-enum class Coord {
-  kHalfPixel,
-  kPytorchHalfPixel,
-  kAlignCorners,
-  kAsymmetric,
-  kTfHalfPixelForNn,
-  kTfCropAndResize
-};
-enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
-
-struct Params {
-  Mode mode = Mode::kNearest;
-  Coord coord = Coord::kHalfPixel;
-  Rounding rounding = Rounding::kRoundPreferFloor;
-  float cubic_a = -0.75f;
-  bool exclude_outside = false;
-  float extrapolation = 0.0f;
-};
-
-// One dimension's mapping: for output index x, taps source indices idx[x * taps + t] (clamped
-// into the input) with weights w[x * taps + t]; idx[x * taps] == -1 marks an extrapolated index.
-struct AxisTable {
-  int64_t in = 0, out = 0;
-  bool identity = false;
-  int64_t* idx = nullptr;
-  float* w = nullptr;
-};
-
-int Taps(Mode m) { return m == Mode::kNearest ? 1 : m == Mode::kLinear ? 2 : 4; }
-
-void CubicCoeffs(double r, double a, double c[4]) {
-  const double r1 = r + 1, r2 = 1 - r, r3 = 2 - r;
-  c[0] = ((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a;
-  c[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
-  c[2] = ((a + 2) * r2 - (a + 3)) * r2 * r2 + 1;
-  c[3] = ((a * r3 - 5 * a) * r3 + 8 * a) * r3 - 4 * a;
-}
-
-// The input coordinate output index `x` maps to (coordinate_transformation_mode), for a
-// dimension of `in` elements resized to `out`.
-double SourceCoordinate(Coord coord, int64_t x, int64_t in, int64_t out, double scale,
-                        double roi_start, double roi_end) {
-  const double resized = static_cast<double>(in) * scale;  // "length_resized" of the reference
-  switch (coord) {
-    case Coord::kHalfPixel:
-      return (x + 0.5) / scale - 0.5;
-    case Coord::kPytorchHalfPixel:
-      return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case Coord::kAlignCorners:
-      return resized == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (resized - 1.0);
-    case Coord::kAsymmetric:
-      return x / scale;
-    case Coord::kTfHalfPixelForNn:
-      return (x + 0.5) / scale;
-    case Coord::kTfCropAndResize:
-      return resized > 1.0
-                 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (resized - 1.0)
-                 : 0.5 * (roi_start + roi_end) * (in - 1);
-  }
-  return 0;
-}
-
-// The nearest input index (unclamped) for coordinate xo = i0 + r (nearest_mode).
-int64_t NearestIndex(Rounding rounding, double xo, int64_t i0, double r, double scale) {
-  switch (rounding) {
-    case Rounding::kRoundPreferFloor:
-      return r <= 0.5 ? i0 : i0 + 1;
-    case Rounding::kRoundPreferCeil:
-      return r < 0.5 ? i0 : i0 + 1;
-    case Rounding::kFloor:
-      return i0;
-    case Rounding::kCeil:
-      return r > 0 ? i0 + 1 : i0;
-    case Rounding::kSimple:
-      return scale < 1.0 ? static_cast<int64_t>(std::ceil(xo)) : i0;
-  }
-  return i0;
-}
-
-// Fills `t` (whose idx/w point at out * taps entries) for one dimension.
-void BuildTable(const Params& p, double scale, double roi_start, double roi_end, AxisTable* t) {
-  const int taps = Taps(p.mode);
-  const int64_t in = t->in;
-  t->identity = t->in == t->out;
-  for (int64_t x = 0; x < t->out; ++x) {
-    const double xo = SourceCoordinate(p.coord, x, in, t->out, scale, roi_start, roi_end);
-    int64_t* ix = t->idx + x * taps;
-    float* wx = t->w + x * taps;
-    if (p.coord == Coord::kTfCropAndResize && (xo < 0 || xo > static_cast<double>(in - 1))) {
-      t->identity = false;
-      std::fill_n(ix, taps, -1);
-      std::fill_n(wx, taps, 0.0f);
-      continue;
-    }
-    if (p.mode != Mode::kNearest && xo != static_cast<double>(x)) t->identity = false;
-    auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
-    const double fl = std::floor(xo);
-    const int64_t i0 = static_cast<int64_t>(fl);
-    const double r = xo - fl;
-    if (p.mode == Mode::kNearest) {
-      ix[0] = clamp(NearestIndex(p.rounding, xo, i0, r, scale));
-      wx[0] = 1.0f;
-      if (ix[0] != x) t->identity = false;
-      continue;
-    }
-    double c[4];
-    if (p.mode == Mode::kLinear) {
-      c[0] = 1 - r;
-      c[1] = r;
-    } else {
-      CubicCoeffs(r, p.cubic_a, c);
-    }
-    const int64_t first = p.mode == Mode::kLinear ? i0 : i0 - 1;
-    double sum = 0;
-    for (int k = 0; k < taps; ++k) {
-      const int64_t i = first + k;
-      if (p.exclude_outside && (i < 0 || i >= in)) c[k] = 0;
-      sum += c[k];
-    }
-    for (int k = 0; k < taps; ++k) {
-      ix[k] = clamp(first + k);
-      wx[k] = static_cast<float>(p.exclude_outside && sum != 0 ? c[k] / sum : c[k]);
-    }
-  }
-}
+using Mode = ResizeMode;
+using Coord = ResizeCoord;
+using Rounding = ResizeRounding;
+using Params = ResizeParams;
 
 // Nearest: out row by row along the last dim; `extrap` holds one element.
 template <typename T>
@@ -204,10 +84,12 @@ void NearestGather(const T* in, T* out, const Shape& in_shape, const Shape& out_
 
 // One separable pass over dim d: B[o, x, :] = sum_k w[x, k] * A[o, idx[x, k], :]. Work items
 // are output lines (o, x), walked with counters (no division per item); lines of one element
-// (the innermost dim) are a dot product of kTaps gathered values.
+// (the innermost dim) are a dot product of the taps' gathered values. kTaps: 2 (linear) and 4
+// (cubic) at compile time; 0 reads t.taps (antialias footprints).
 template <int kTaps>
 void InterpolatePass(const float* a, float* b, int64_t outer, int64_t inner, const AxisTable& t,
                      float extrap, engine::ThreadPool& pool) {
+  const int taps = kTaps > 0 ? kTaps : t.taps;
   if (inner == 1) {  // the innermost dim: one row of t.out gathered dot products per outer index
     pool.ParallelFor(outer, std::max<int64_t>(1, 16 * 1024 / std::max<int64_t>(t.out, 1)),
                      [&](int64_t begin, int64_t end) {
@@ -215,14 +97,14 @@ void InterpolatePass(const float* a, float* b, int64_t outer, int64_t inner, con
                          const float* src = a + o * t.in;
                          float* dst = b + o * t.out;
                          for (int64_t x = 0; x < t.out; ++x) {
-                           const int64_t* ix = t.idx + x * kTaps;
-                           const float* wx = t.w + x * kTaps;
+                           const int64_t* ix = t.idx + x * taps;
+                           const float* wx = t.w + x * taps;
                            if (ix[0] < 0) {
                              dst[x] = extrap;
                              continue;
                            }
                            float s = 0;
-                           for (int k = 0; k < kTaps; ++k) s += wx[k] * src[ix[k]];
+                           for (int k = 0; k < taps; ++k) s += wx[k] * src[ix[k]];
                            dst[x] = s;
                          }
                        }
@@ -230,13 +112,13 @@ void InterpolatePass(const float* a, float* b, int64_t outer, int64_t inner, con
     return;
   }
   const int64_t items = outer * t.out;
-  pool.ParallelFor(items, std::max<int64_t>(1, 16 * 1024 / std::max<int64_t>(inner * kTaps, 1)),
+  pool.ParallelFor(items, std::max<int64_t>(1, 16 * 1024 / std::max<int64_t>(inner * taps, 1)),
                    [&](int64_t begin, int64_t end) {
                      int64_t o = begin / t.out, x = begin % t.out;
                      const float* base = a + o * t.in * inner;
                      for (int64_t item = begin; item < end; ++item) {
-                       const int64_t* ix = t.idx + x * kTaps;
-                       const float* wx = t.w + x * kTaps;
+                       const int64_t* ix = t.idx + x * taps;
+                       const float* wx = t.w + x * taps;
                        float* dst = b + item * inner;
                        if (ix[0] < 0) {
                          FillN(dst, inner, extrap);
@@ -245,7 +127,7 @@ void InterpolatePass(const float* a, float* b, int64_t outer, int64_t inner, con
                          const float w0 = wx[0];
 #pragma omp simd
                          for (int64_t i = 0; i < inner; ++i) dst[i] = w0 * l0[i];
-                         for (int k = 1; k < kTaps; ++k) {
+                         for (int k = 1; k < taps; ++k) {
                            const float* lk = base + ix[k] * inner;
                            const float wk = wx[k];
 #pragma omp simd
@@ -267,12 +149,19 @@ class ResizeKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override;
 
  private:
-  ResizeKernel(const KernelInfo& info, Params p)
+  ResizeKernel(const KernelInfo& info, Params p, const std::string& policy)
       : node_(info),
         p_(p),
         opset_(info.opset()),
         upsample_(info.op_type() == "Upsample"),
-        scales_attr_(info.GetFloats("scales")) {}
+        scales_attr_(info.GetFloats("scales")),
+        axes_(info.opset() >= 18 ? info.GetInts("axes") : std::vector<int64_t>()),
+        policy_(policy == "not_larger"    ? -1
+                : policy == "not_smaller" ? 1
+                                          : 0) {}
+
+  // The dims `scales`, `sizes` and `roi` refer to: `axes` (opset 18), else every dim.
+  absl::Status Axes(size_t rank, absl::InlinedVector<int, 8>* axes) const;
 
   // Output shape, per-dim scales and roi from the inputs / attributes.
   absl::Status Targets(const KernelContext& ctx, const Shape& in, Shape* out,
@@ -295,7 +184,25 @@ class ResizeKernel final : public engine::OpKernel {
   const int opset_;
   const bool upsample_;
   const std::vector<float> scales_attr_;
+  const std::vector<int64_t> axes_;
+  const int policy_;  // keep_aspect_ratio_policy: -1 not_larger, 0 stretch, 1 not_smaller
 };
+
+absl::Status ResizeKernel::Axes(size_t rank, absl::InlinedVector<int, 8>* axes) const {
+  if (axes_.empty()) {
+    for (size_t d = 0; d < rank; ++d) axes->push_back(static_cast<int>(d));
+    return absl::OkStatus();
+  }
+  absl::InlinedVector<bool, 8> seen(rank, false);
+  for (int64_t a : axes_) {
+    INFERD_ASSIGN_OR_RETURN(int axis,
+                            NormalizeAxis(a, static_cast<int64_t>(rank), node_, "axes value"));
+    if (seen[axis]) return node_.InvalidArgument(absl::StrCat("axis ", a, " is repeated in axes"));
+    seen[axis] = true;
+    axes->push_back(axis);
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<ResizeKernel>> ResizeKernel::Create(const KernelInfo& info) {
   Params p;
@@ -326,6 +233,8 @@ absl::StatusOr<std::unique_ptr<ResizeKernel>> ResizeKernel::Create(const KernelI
       p.coord = Coord::kTfHalfPixelForNn;
     } else if (coord == "tf_crop_and_resize") {
       p.coord = Coord::kTfCropAndResize;
+    } else if (coord == "half_pixel_symmetric" && info.opset() >= 19) {
+      p.coord = Coord::kHalfPixelSymmetric;
     } else {
       return info.Error(absl::StrCat("unknown coordinate_transformation_mode '", coord, "'"));
     }
@@ -344,6 +253,13 @@ absl::StatusOr<std::unique_ptr<ResizeKernel>> ResizeKernel::Create(const KernelI
     p.cubic_a = info.GetFloat("cubic_coeff_a", -0.75f);
     p.exclude_outside = info.GetInt("exclude_outside", 0) != 0;
     p.extrapolation = info.GetFloat("extrapolation_value", 0.0f);
+    p.antialias = info.opset() >= 18 && info.GetInt("antialias", 0) != 0;
+  }
+  const std::string policy =
+      info.opset() >= 18 ? info.GetString("keep_aspect_ratio_policy", "stretch") : "stretch";
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
+    return info.Error(absl::StrCat("unknown keep_aspect_ratio_policy '", policy,
+                                   "' (stretch, not_larger, not_smaller)"));
   }
   const DataType type = info.input(0).type;
   if (p.mode != Mode::kNearest && type != DataType::kUndefined && type != DataType::kFloat32) {
@@ -354,7 +270,7 @@ absl::StatusOr<std::unique_ptr<ResizeKernel>> ResizeKernel::Create(const KernelI
   if (info.op_type() == "Upsample" && info.opset() < 9 && info.GetFloats("scales").empty()) {
     return info.Error("attribute 'scales' is required");
   }
-  return std::unique_ptr<ResizeKernel>(new ResizeKernel(info, p));
+  return std::unique_ptr<ResizeKernel>(new ResizeKernel(info, p, policy));
 }
 
 absl::Status ResizeKernel::Targets(const KernelContext& ctx, const Shape& in, Shape* out,
@@ -381,48 +297,70 @@ absl::Status ResizeKernel::Targets(const KernelContext& ctx, const Shape& in, Sh
     }
     return absl::OkStatus();
   };
+  absl::InlinedVector<int, 8> axes;
+  INFERD_RETURN_IF_ERROR(Axes(rank, &axes));
+  const size_t n = axes.size();
+  scales->assign(rank, 1.0);
+  for (size_t d = 0; d < rank; ++d) out->push_back(in[d]);
   if (sizes_t != nullptr && sizes_t->NumElements() > 0) {
     Dims sizes;
     INFERD_RETURN_IF_ERROR(ReadIndexVector(*sizes_t, "sizes", node_, &sizes));
-    if (sizes.size() != rank) {
-      return node_.InvalidArgument(
-          absl::StrCat("sizes has ", sizes.size(), " entries for input ", in.ToString()));
+    if (sizes.size() != n) {
+      return node_.InvalidArgument(absl::StrCat("sizes has ", sizes.size(), " entries for ", n,
+                                                " resized axes of input ", in.ToString()));
     }
-    for (size_t d = 0; d < rank; ++d) {
-      if (sizes[d] < 0 || (sizes[d] > 0 && in[d] == 0)) {
-        return node_.InvalidArgument(absl::StrCat("invalid size ", sizes[d], " for dimension ", d,
+    double common = policy_ < 0 ? INFINITY : 0.0;  // keep_aspect_ratio_policy's one scale
+    for (size_t i = 0; i < n; ++i) {
+      const int d = axes[i];
+      if (sizes[i] < 0 || (sizes[i] > 0 && in[d] == 0)) {
+        return node_.InvalidArgument(absl::StrCat("invalid size ", sizes[i], " for dimension ", d,
                                                   " of input ", in.ToString()));
       }
-      out->push_back(sizes[d]);
-      scales->push_back(in[d] == 0 ? 1.0 : static_cast<double>(sizes[d]) / in[d]);
+      (*out)[d] = sizes[i];
+      (*scales)[d] = in[d] == 0 ? 1.0 : static_cast<double>(sizes[i]) / in[d];
+      common = policy_ < 0 ? std::min(common, (*scales)[d]) : std::max(common, (*scales)[d]);
+    }
+    if (policy_ != 0 && n > 0) {
+      for (int d : axes) {
+        (*scales)[d] = common;
+        (*out)[d] = static_cast<int64_t>(std::floor(common * in[d] + 0.5));
+      }
     }
   } else {
+    absl::InlinedVector<double, 8> given;
     if (scales_t != nullptr) {
-      INFERD_RETURN_IF_ERROR(read_floats(*scales_t, scales, "scales"));
+      INFERD_RETURN_IF_ERROR(read_floats(*scales_t, &given, "scales"));
     } else {
-      scales->assign(scales_attr_.begin(), scales_attr_.end());
+      given.assign(scales_attr_.begin(), scales_attr_.end());
     }
-    if (scales->size() != rank) {
-      return node_.InvalidArgument(absl::StrCat("scales has ", scales->size(),
-                                                " entries for input ", in.ToString(),
+    if (given.size() != n) {
+      return node_.InvalidArgument(absl::StrCat("scales has ", given.size(), " entries for ", n,
+                                                " resized axes of input ", in.ToString(),
                                                 " (and sizes are not given)"));
     }
-    for (size_t d = 0; d < rank; ++d) {
-      if (!((*scales)[d] > 0) || (*scales)[d] > 1e6) {
+    for (size_t i = 0; i < n; ++i) {
+      const int d = axes[i];
+      if (!(given[i] > 0) || given[i] > 1e6) {
         return node_.InvalidArgument(
-            absl::StrCat("scale ", (*scales)[d], " for dimension ", d, " must be in (0, 1e6]"));
+            absl::StrCat("scale ", given[i], " for dimension ", d, " must be in (0, 1e6]"));
       }
+      (*scales)[d] = given[i];
       // float32 scales as the reference multiplies them (float32 * int64 in float64).
-      out->push_back(static_cast<int64_t>(std::floor((*scales)[d] * in[d])));
+      (*out)[d] = static_cast<int64_t>(std::floor(given[i] * in[d]));
     }
   }
   roi->assign(2 * rank, 0.0);
   for (size_t d = 0; d < rank; ++d) (*roi)[rank + d] = 1.0;
   if (p_.coord == Coord::kTfCropAndResize && roi_t != nullptr && roi_t->NumElements() > 0) {
-    INFERD_RETURN_IF_ERROR(read_floats(*roi_t, roi, "roi"));
-    if (roi->size() != 2 * rank) {
+    absl::InlinedVector<double, 16> given;
+    INFERD_RETURN_IF_ERROR(read_floats(*roi_t, &given, "roi"));
+    if (given.size() != 2 * n) {
       return node_.InvalidArgument(
-          absl::StrCat("roi has ", roi->size(), " entries, expected ", 2 * rank));
+          absl::StrCat("roi has ", given.size(), " entries, expected ", 2 * n));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      (*roi)[axes[i]] = given[i];
+      (*roi)[rank + axes[i]] = given[n + i];
     }
   }
   return absl::OkStatus();
@@ -465,9 +403,11 @@ absl::Status ResizeKernel::BuildTables(KernelContext& ctx, const Shape& in, cons
                                        const absl::InlinedVector<double, 16>& roi, Tensor& idx,
                                        Tensor& w, absl::InlinedVector<AxisTable, 8>& tables) const {
   const size_t rank = in.rank();
-  const int taps = Taps(p_.mode);
   int64_t entries = 0;
-  for (size_t d = 0; d < rank; ++d) entries += out_shape[d] * taps;
+  for (size_t d = 0; d < rank; ++d) {
+    tables[d].taps = ResizeTaps(p_, scales[d]);
+    entries += out_shape[d] * tables[d].taps;
+  }
   INFERD_ASSIGN_OR_RETURN(idx, ctx.MakeTemporaryTensor(DataType::kInt64, Shape{entries}));
   INFERD_ASSIGN_OR_RETURN(w, ctx.MakeTemporaryTensor(DataType::kFloat32, Shape{entries}));
   int64_t used = 0;
@@ -476,8 +416,8 @@ absl::Status ResizeKernel::BuildTables(KernelContext& ctx, const Shape& in, cons
     tables[d].out = out_shape[d];
     tables[d].idx = idx.mutable_data<int64_t>() + used;
     tables[d].w = w.mutable_data<float>() + used;
-    used += out_shape[d] * taps;
-    BuildTable(p_, scales[d], roi[d], roi[rank + d], &tables[d]);
+    used += out_shape[d] * tables[d].taps;
+    BuildAxisTable(p_, scales[d], roi[d], roi[rank + d], &tables[d]);
   }
   return absl::OkStatus();
 }
@@ -512,7 +452,6 @@ absl::Status ResizeKernel::Separable(KernelContext& ctx, const Tensor& x, const 
     const int64_t lhs = out_shape[a] * in[b], rhs = out_shape[b] * in[a];
     return lhs != rhs ? lhs < rhs : a > b;
   });
-  const int taps = Taps(p_.mode);
   Shape cur = in;
   const float* src = x.data<float>();
   Tensor bufs[2];
@@ -528,10 +467,12 @@ absl::Status ResizeKernel::Separable(KernelContext& ctx, const Tensor& x, const 
       dst = bufs[i % 2].mutable_data<float>();
     }
     const int64_t outer = cur.SizeBetween(0, d), inner = cur.SizeFrom(d + 1);
-    if (taps == 2) {
+    if (tables[d].taps == 2) {
       InterpolatePass<2>(src, dst, outer, inner, tables[d], p_.extrapolation, ctx.threads());
-    } else {
+    } else if (tables[d].taps == 4) {
       InterpolatePass<4>(src, dst, outer, inner, tables[d], p_.extrapolation, ctx.threads());
+    } else {
+      InterpolatePass<0>(src, dst, outer, inner, tables[d], p_.extrapolation, ctx.threads());
     }
     src = dst;
     cur = next;
@@ -547,7 +488,9 @@ std::vector<engine::KernelDef> ResizeKernelDefs() {
           CpuDef(engine::kOnnxDomain, "Upsample", 9, 9, types, FactoryOf<ResizeKernel>()),
           CpuDef(engine::kOnnxDomain, "Resize", 10, 10, types, FactoryOf<ResizeKernel>()),
           CpuDef(engine::kOnnxDomain, "Resize", 11, 12, types, FactoryOf<ResizeKernel>()),
-          CpuDef(engine::kOnnxDomain, "Resize", 13, kMaxOpset, types, FactoryOf<ResizeKernel>())};
+          CpuDef(engine::kOnnxDomain, "Resize", 13, 17, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Resize", 18, 18, types, FactoryOf<ResizeKernel>()),
+          CpuDef(engine::kOnnxDomain, "Resize", 19, kMaxOpset, types, FactoryOf<ResizeKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

@@ -283,8 +283,8 @@ TEST(ResizeTest, Errors) {
     auto y = t.Run(CpuRegistry());
     ASSERT_FALSE(y.ok());
     EXPECT_EQ(y.status().message(),
-              "node 'test_Resize' (Resize): scales has 3 entries for input [1,2] (and sizes are "
-              "not given)");
+              "node 'test_Resize' (Resize): scales has 3 entries for 2 resized axes of input "
+              "[1,2] (and sizes are not given)");
   }
   {
     KernelTester t("Resize", 13);

@@ -1,7 +1,8 @@
 // Split: the input cut along `axis` (negative from opset 11) into one part per output, for any
 // fixed-size element type. Part sizes come from the `split` attribute (opsets 1-12; opset 1 also
 // takes them as input 1) or the optional int64 input 1 (opset 13+); without them the parts are
-// equal (the axis must divide evenly). Each part is copied as contiguous blocks, one per index
+// equal (the axis must divide evenly), or, with `num_outputs` (opset 18), ceil(dim / n) each and
+// the last one smaller. Each part is copied as contiguous blocks, one per index
 // before the axis, in parallel; a single output is an alias of the input.
 #include <algorithm>
 #include <cstring>
@@ -50,6 +51,17 @@ class SplitKernel final : public engine::OpKernel {
       split.assign(split_attr_.begin(), split_attr_.end());
     }
     const int64_t dim = in[axis];
+    if (split.empty() && num_outputs_attr_ > 0) {
+      // Opset 18: equal parts of ceil(dim / n), the last one what remains.
+      const int64_t part = (dim + n - 1) / n;
+      if (num_outputs_attr_ != n || (n > 1 && part * (n - 1) >= dim)) {
+        return node_.InvalidArgument(absl::StrCat("num_outputs ", num_outputs_attr_,
+                                                  " cannot split dimension ", axis, " of size ",
+                                                  dim, " into the node's ", n, " outputs"));
+      }
+      split.assign(n, part);
+      split.back() = dim - part * (n - 1);
+    }
     if (split.empty()) {
       if (dim % n != 0) {
         return node_.InvalidArgument(absl::StrCat("dimension ", axis, " of size ", dim,
@@ -103,12 +115,14 @@ class SplitKernel final : public engine::OpKernel {
         axis_(info.GetInt("axis", 0)),
         split_input_(info.opset() >= 13 || info.opset() == 1),
         split_attr_(info.GetInts("split")),
+        num_outputs_attr_(info.opset() >= 18 ? info.GetInt("num_outputs", 0) : 0),
         num_outputs_(info.num_outputs()) {}
 
   const NodeLabel node_;
   const int64_t axis_;
   const bool split_input_;
   const std::vector<int64_t> split_attr_;
+  const int64_t num_outputs_attr_;  // opset 18; 0 when absent
   const int num_outputs_;
 };
 
@@ -118,7 +132,8 @@ std::vector<engine::KernelDef> SplitKernelDefs() {
   const auto& types = FixedSizeTypes();
   return {CpuDef(engine::kOnnxDomain, "Split", 1, 1, types, FactoryOf<SplitKernel>()),
           CpuDef(engine::kOnnxDomain, "Split", 2, 12, types, FactoryOf<SplitKernel>()),
-          CpuDef(engine::kOnnxDomain, "Split", 13, kMaxOpset, types, FactoryOf<SplitKernel>())};
+          CpuDef(engine::kOnnxDomain, "Split", 13, 17, types, FactoryOf<SplitKernel>()),
+          CpuDef(engine::kOnnxDomain, "Split", 18, kMaxOpset, types, FactoryOf<SplitKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu
