@@ -15,9 +15,9 @@ Models come from ~/.cache/inferd/zoo (tools/model_zoo/make_zoo.py makes them). F
      measurement takes about --budget-s (3 to 200 runs); the table shows the lowest round p50
      (the round least disturbed by other load; every round is in --json) and the peak resident
      memory (VmHWM) of each engine's processes.
-A model that was not made, does not load or does not match is listed with the reason; for one
-that does not load, gaps.py lists everything it lacks, not only the loader's first complaint.
-Runs under the test venv (numpy, onnx); needs //tools/inferctl:inferctl built.
+A model that was not made, does not load or does not match is listed with the reason (every
+reason inferd's loader gives). Runs under the test venv (numpy); needs //tools/inferctl:inferctl
+built.
 """
 
 import argparse
@@ -37,7 +37,6 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "ort_compare"))
 import engines  # noqa: E402
-import gaps as zoo_gaps  # noqa: E402
 import models as zoo_models  # noqa: E402
 
 DEFAULT_ZOO = os.path.expanduser("~/.cache/inferd/zoo")
@@ -138,13 +137,7 @@ def check_model(m, args, work):
         refused = "cannot load" in inferd.error or inferd.error.startswith("timed out")
         row.update(loads=not refused, matches=False,
                    status="refused" if refused else "run failed",
-                   error=strip_load_prefix(inferd.error))
-
-    if row["status"] in ("refused", "run failed") and args.kernels is not None:
-        try:
-            row["gaps"] = zoo_gaps.model_gaps(model, args.kernels)
-        except Exception as e:  # noqa: BLE001  the check goes on without this extra
-            row["gaps"] = ["(could not list: %s)" % str(e).splitlines()[0][:120]]
+                   error=strip_load_prefix(inferd.error), reasons=inferd.reasons)
 
     # 2. timing, engines alternated round by round
     runs = max(3, min(200, int(args.budget_s / max(ort.p50_ms, 1e-3) * 1e3)))
@@ -199,7 +192,7 @@ def markdown(rows, threads):
     head = ["model", "source", "opset", "loads", "matches (max abs / rel)"]
     for t in threads:
         head += ["%dT inferd ms" % t, "%dT ORT ms" % t, "%dT ratio" % t]
-    head += ["peak RSS MiB inferd / ORT", "inferd's message (first line)"]
+    head += ["peak RSS MiB inferd / ORT", "inferd's message"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         loads = {"not made": "not made", "ORT failed": "ORT failed"}.get(
@@ -215,7 +208,11 @@ def markdown(rows, threads):
         ri, ro = r.get("inferd_rss_mib"), r.get("ort_rss_mib")
         cells.append("%s / %s" % ("-" if ri is None else "%.0f" % ri,
                                   "-" if ro is None else "%.0f" % ro))
-        cells.append((r.get("error") or "").replace("|", "\\|")[:300])
+        message = r.get("error") or ""
+        if r.get("reasons"):
+            message = "%s: %s" % (message.rstrip(":"), "; ".join(
+                short_reason(x) for x in r["reasons"]))
+        cells.append(message.replace("|", "\\|")[:400])
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -231,6 +228,14 @@ CAUSES = [
         m.group(2), m.group(1))),
     (r"IR version (\d+)", lambda m: "IR version %s refused" % m.group(1)),
 ]
+
+
+def short_reason(reason):
+    for pattern, name in CAUSES:
+        m = re.search(pattern, reason)
+        if m:
+            return name(m)
+    return reason
 
 
 def cause_of(r):
@@ -253,24 +258,18 @@ def cause_of(r):
 
 
 def failure_groups(rows):
+    """cause -> models; a model whose refusal lists several reasons counts under each."""
     groups = {}
     for r in rows:
-        if r["status"] != "ok":
-            groups.setdefault(cause_of(r), []).append(r["model"])
+        if r["status"] == "ok":
+            continue
+        causes = [cause_of(dict(r, error=reason)) for reason in r.get("reasons", [])]
+        for cause in sorted(set(causes or [cause_of(r)])):
+            groups.setdefault(cause, []).append(r["model"])
     lines = []
     for cause, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         lines.append("- **%s** (%d): %s" % (cause, len(names), ", ".join(names)))
     return "\n".join(lines)
-
-
-def gap_groups(rows):
-    """Every missing (operator, version, type) -> the models that need it."""
-    groups = {}
-    for r in rows:
-        for g in r.get("gaps", []):
-            groups.setdefault(g, []).append(r["model"])
-    return "\n".join("- %s (%d): %s" % (g, len(names), ", ".join(names))
-                     for g, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 
 
 def summary(rows, threads):
@@ -323,11 +322,6 @@ def main():
     inferctl = os.path.join(work, "inferctl")  # a copy: a later bazel build cannot swap it
     shutil.copy2(args.inferctl, inferctl)
     args.inferctl = inferctl
-    try:
-        args.kernels = zoo_gaps.load_kernels(inferctl)
-    except Exception as e:  # noqa: BLE001
-        print("check.py: inferctl ops --json failed (%s); no gap lists" % e, file=sys.stderr)
-        args.kernels = None
 
     todo = [m for m in zoo_models.MODELS if (not only or m.name in only) and m.name not in skip]
     load_before, t0 = os.getloadavg()[0], time.time()
@@ -344,10 +338,8 @@ def main():
     report = [
         markdown(rows, args.threads), "",
         summary(rows, args.threads), "",
-        "Failures by cause (inferd's first complaint):", "", failure_groups(rows) or "(none)", "",
-        "Everything the refused models lack (gaps.py: each node, subgraphs included, against "
-        "`inferctl ops --json`; the loader names only the first):", "",
-        gap_groups(rows) or "(none)", "",
+        "Failures by cause (inferd's refusal; a model listed under each reason it gives):", "",
+        failure_groups(rows) or "(none)", "",
         "ONNX Runtime %s (%s), intra-op threads as the column says, inter-op 1, sequential, "
         "optimizations 'all'. ms: the lowest of %d rounds' p50s (engines alternated); "
         "runs per measurement chosen for about %.1f s. Peak RSS: VmHWM of each engine's "

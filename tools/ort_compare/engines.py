@@ -33,8 +33,10 @@ ORT_PYTHON = os.environ.get("INFERD_ORT_PYTHON", "/opt/inferd/venv/bin/python")
 
 P50 = re.compile(r"p50 ([0-9.]+) ms")
 
-# ok: the command exited 0 and printed a p50; error: its first line of complaint otherwise.
-Result = collections.namedtuple("Result", "ok p50_ms peak_rss_mib error stdout seconds")
+# ok: the command exited 0 and printed a p50; error: its first line of complaint otherwise, and
+# reasons: the "  - REASON [nodes ...]" lines that follow it when the engine lists several
+# (inferd's loader names every reason a model cannot run), node lists cut off.
+Result = collections.namedtuple("Result", "ok p50_ms peak_rss_mib error reasons stdout seconds")
 
 
 def _vm_hwm_mib(pid):
@@ -91,12 +93,25 @@ def _first_error(code, stdout, stderr, prefix):
     return line
 
 
+def _reasons(stderr, first):
+    lines = stderr.splitlines()
+    if first not in lines:
+        return []
+    reasons = []
+    for line in lines[lines.index(first) + 1:]:
+        if not line.startswith("  - "):
+            break
+        reasons.append(re.sub(r" \[nodes? '.*\]$", "", line[4:]))
+    return reasons
+
+
 def _result(cmd, timeout_s, prefix):
     code, stdout, stderr, rss, seconds = spawn(cmd, timeout_s)
     m = P50.search(stdout)
     if code == 0 and m:
-        return Result(True, float(m.group(1)), rss, "", stdout, seconds)
-    return Result(False, None, rss, _first_error(code, stdout, stderr, prefix), stdout, seconds)
+        return Result(True, float(m.group(1)), rss, "", [], stdout, seconds)
+    first = _first_error(code, stdout, stderr, prefix)
+    return Result(False, None, rss, first, _reasons(stderr, first), stdout, seconds)
 
 
 def _feeds(feeds):
