@@ -145,7 +145,7 @@ def save_inputs(model, inputs, out):
     os.makedirs(os.path.join(out, "inputs"))
     listed = []
     for k, name in enumerate(names):
-        a = np.ascontiguousarray(inputs[name])
+        a = np.array(inputs[name], order="C")  # not ascontiguousarray: it makes a scalar 1-D
         np.save(os.path.join(out, "inputs", "%d.npy" % k), a)
         listed.append({"name": name, "file": "inputs/%d.npy" % k, "dtype": str(a.dtype),
                        "shape": list(a.shape)})
