@@ -23,6 +23,8 @@ const Family kFamilies[] = {
     {"Conv, com.inferd FusedConv", ConvKernelDefs},
     {"ConvTranspose", ConvTransposeKernelDefs},
     {"MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool", PoolKernelDefs},
+    // Recurrent: oneDNN's RNN primitives where they match ONNX, own code elsewhere.
+    {"LSTM, GRU, RNN", RnnKernelDefs},
     // Elementwise.
     {"Add, Sub, Mul, Div, Pow, Mod, PRelu", BinaryKernelDefs},
     {"Neg, Abs, Sign, Sqrt, Reciprocal, Exp, Log, Erf, Tanh, Sigmoid, Sin, Cos, Floor, Ceil, "

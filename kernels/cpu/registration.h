@@ -17,6 +17,9 @@ std::vector<engine::KernelDef> ConvKernelDefs();           // conv.cc
 std::vector<engine::KernelDef> ConvTransposeKernelDefs();  // conv_transpose.cc
 std::vector<engine::KernelDef> PoolKernelDefs();           // pool.cc
 
+// :rnn_kernels
+std::vector<engine::KernelDef> RnnKernelDefs();  // rnn.cc: LSTM, GRU, RNN
+
 // elementwise: :binary_kernels, :unary_kernels, :compare_logical_kernels, :cast_kernels,
 // :variadic_kernels
 std::vector<engine::KernelDef> BinaryKernelDefs();          // binary.cc
