@@ -101,6 +101,7 @@ class RnnKernel final : public engine::OpKernel {
     t.x = data(kX), t.w = data(kW), t.r = data(kR), t.b = data(kB);
     t.initial_h = data(kInitialH);
     if (attrs_.op == RnnOp::kLstm) t.initial_c = data(kInitialC), t.p = data(kP);
+    if (!w_t_.empty() && !r_t_.empty()) t.w_t = w_t_.data(), t.r_t = r_t_.data();
     if (in[kSequenceLens] != nullptr) {
       t.sequence_lens = in[kSequenceLens]->data<int32_t>();
       INFERD_RETURN_IF_ERROR(CheckSequenceLens(t.sequence_lens, g.batch, g.seq, node_));
@@ -145,7 +146,8 @@ class RnnKernel final : public engine::OpKernel {
   }
 
   size_t PersistentBytes() const override {
-    return cache_.SumBytes([](const RnnPrimitive& p) { return p.prepacked_bytes(); });
+    return (w_t_.size() + r_t_.size()) * sizeof(float) +
+           cache_.SumBytes([](const RnnPrimitive& p) { return p.prepacked_bytes(); });
   }
 
  private:
@@ -162,6 +164,24 @@ class RnnKernel final : public engine::OpKernel {
               (!present_[kB] || constant_[kB]) &&
               (attrs_.op != RnnOp::kLstm ||
                ((!present_[kP] || constant_[kP]) && present_[kInitialH] == present_[kInitialC]));
+    // Own code with constant weights multiplies by copies of W^T and R^T made here, once.
+    if (constant_[kW] && constant_[kR] && (!onednn_ || present_[kSequenceLens])) {
+      Transpose(*info.input(kW).constant, w_t_);
+      Transpose(*info.input(kR).constant, r_t_);
+    }
+  }
+
+  // [D, G*C, K] -> [D, K, G*C] (left empty for a tensor that is not 3-D: Create refuses it).
+  static void Transpose(const Tensor& t, std::vector<float>& out) {
+    if (t.shape().rank() != 3 || t.dtype() != DataType::kFloat32) return;
+    const int64_t d = t.shape()[0], rows = t.shape()[1], k = t.shape()[2];
+    const float* in = t.data<float>();
+    out.resize(static_cast<size_t>(d * rows * k));
+    for (int64_t x = 0; x < d; ++x) {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < k; ++c) out[(x * k + c) * rows + r] = in[(x * rows + r) * k + c];
+      }
+    }
   }
 
   // Whether runs with this geometry take oneDNN's path when their sequences are full.
@@ -201,6 +221,7 @@ class RnnKernel final : public engine::OpKernel {
   const float* weights_[kMaxInputs] = {};  // constant inputs' data (owned by the model)
   bool y_output_ = true;
   bool onednn_ = false;
+  std::vector<float> w_t_, r_t_;  // constant W and R transposed, for own code (else empty)
   mutable ShapeCache<RnnPrimitive> cache_;  // per X shape
 };
 

@@ -122,6 +122,9 @@ struct RnnTensors {
   const float *x = nullptr, *w = nullptr, *r = nullptr, *b = nullptr;
   const int32_t* sequence_lens = nullptr;
   const float *initial_h = nullptr, *initial_c = nullptr, *p = nullptr;
+  // W and R transposed ([D, I, G*C] and [D, C, G*C]) when the kernel made them at creation
+  // (constant weights), for the own code's products; else nullptr.
+  const float *w_t = nullptr, *r_t = nullptr;
   float *y = nullptr, *y_h = nullptr, *y_c = nullptr;
 };
 

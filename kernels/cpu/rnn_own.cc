@@ -22,11 +22,20 @@ struct OwnLayout {
   size_t total = 0;
 };
 
+// Row stride of the projection and gate buffers: G*C floats, plus 16 where that is a multiple of
+// 4 KiB (G*C = 1024: LSTM with C = 256), whose rows would all map to the same cache sets (the
+// batched LSTM of rnn_bench ran 3x slower).
+int64_t GateStride(const RnnGeometry& g) {
+  const int64_t gc = g.gate_width();
+  return gc % 1024 == 0 ? gc + 16 : gc;
+}
+
 bool IsGruLbr(const RnnAttributes& a) { return a.op == RnnOp::kGru && a.linear_before_reset; }
 bool IsGruNoLbr(const RnnAttributes& a) { return a.op == RnnOp::kGru && !a.linear_before_reset; }
 
 OwnLayout MakeLayout(const RnnAttributes& a, const RnnGeometry& g) {
   const size_t d = g.dirs, n = g.batch, t = g.seq, c = g.hidden, gc = g.gate_width();
+  const size_t ld = GateStride(g);
   OwnLayout l;
   size_t at = 0;
   auto take = [&](size_t floats) {
@@ -34,8 +43,8 @@ OwnLayout MakeLayout(const RnnAttributes& a, const RnnGeometry& g) {
     at += AlignUp(floats * sizeof(float));
     return here;
   };
-  l.xw = take(d * t * n * gc);
-  l.gates = take(d * n * gc);
+  l.xw = take(d * t * n * ld);
+  l.gates = take(d * n * ld);
   l.h = take(d * n * c);
   l.c = take(a.op == RnnOp::kLstm ? d * n * c : 0);
   l.rh = take(IsGruNoLbr(a) ? d * n * c : 0);
@@ -45,17 +54,33 @@ OwnLayout MakeLayout(const RnnAttributes& a, const RnnGeometry& g) {
   return l;
 }
 
-// c[m, n] (row stride ldc) = a[m, k] (lda) * b^T + beta * c, b being [n, k] row-major (ldb): the
-// layout of ONNX's W and R. Single-threaded (the caller set OpenMP's team to 1).
-absl::Status GemmABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                     int64_t ldb, float* c, int64_t ldc, const NodeLabel& node) {
+// c[m, n] (row stride ldc) = a[m, k] (lda) * b, b being [k, n] row-major (ldb) or, with
+// trans_b, [n, k] row-major (ONNX's W and R as they are). Single-threaded (the caller set
+// OpenMP's team to 1).
+absl::Status Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                  int64_t ldb, bool trans_b, float* c, int64_t ldc, const NodeLabel& node) {
   if (m == 0 || n == 0) return absl::OkStatus();
   if (k == 0) {
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return absl::OkStatus();
   }
-  return DnnlStatus(dnnl_sgemm('N', 'T', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc), node,
-                    "running sgemm");
+  return DnnlStatus(
+      dnnl_sgemm('N', trans_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc), node,
+      "running sgemm");
+}
+
+// Columns [col, col + n) of direction d's W^T or R^T ([k, G*C]) as a Gemm operand: our
+// transposed copy when there is one (sgemm without a transpose runs 1.5x faster on these
+// shapes), else ONNX's [G*C, k] rows.
+struct Operand {
+  const float* b;
+  int64_t ldb;
+  bool trans;
+};
+Operand WeightColumns(const float* onnx, const float* transposed, int d, int64_t k, int64_t gc,
+                      int64_t col) {
+  if (transposed != nullptr) return {transposed + d * k * gc + col, gc, false};
+  return {onnx + d * gc * k + col * k, k, true};
 }
 
 // dst[0, n) = src[0, n), or zeros when src is nullptr.
@@ -70,7 +95,21 @@ void CopyOrZero(float* dst, const float* src, int64_t n) {
 void ClipTo(const std::optional<float>& clip, float* x, int64_t n) {
   if (!clip) return;
   const float hi = *clip, lo = -*clip;
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(x[i], lo), hi);
+}
+
+// gate[j] += x[j] + b[j] (+ peep[j] * cell[j] with peepholes). The branch stays outside the
+// loops: a select inside one became masked loads from a null pointer, 3x slower for the LSTM.
+void AddInputs(float* gate, const float* x, const float* b, const float* peep, const float* cell,
+               int64_t n) {
+  if (peep != nullptr) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) gate[j] += x[j] + b[j] + peep[j] * cell[j];
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) gate[j] += x[j] + b[j];
+  }
 }
 
 // One run's operands, resolved to pointers.
@@ -89,6 +128,7 @@ struct OwnRun {
 
   void PrepareBias() const;
   absl::Status Sequence(int d, int64_t b0, int64_t b1) const;
+  void Finish(int d, int64_t b0, int64_t b1, const float* hs, const float* cs) const;
   // The elementwise part of one step for one batch row: `gate` holds H_{t-1} * R^T (GRU without
   // linear_before_reset: its z and r parts; Finish does h), `x` the row's X * W^T, `h`/`cell`
   // its states, updated in place.
@@ -120,27 +160,29 @@ void OwnRun::LstmRow(int d, float* gate, const float* x, float* h, float* cell) 
   const float* p = t.p != nullptr ? t.p + d * 3 * n : nullptr;  // P: i, o, f
   float *gi = gate, *go = gate + n, *gf = gate + 2 * n, *gc = gate + 3 * n;
   const Activation &f = a.activation(d, 0), &gact = a.activation(d, 1), &hact = a.activation(d, 2);
-  for (int64_t j = 0; j < n; ++j) gi[j] += x[j] + b[j] + (p ? p[j] * cell[j] : 0.0f);
+  AddInputs(gi, x, b, p, cell, n);
   ClipTo(a.clip, gi, n);
   ApplyActivation(f, gi, n);
   if (a.input_forget) {
+#pragma omp simd
     for (int64_t j = 0; j < n; ++j) gf[j] = 1.0f - gi[j];
   } else {
-    for (int64_t j = 0; j < n; ++j) {
-      gf[j] += x[2 * n + j] + b[2 * n + j] + (p ? p[2 * n + j] * cell[j] : 0.0f);
-    }
+    AddInputs(gf, x + 2 * n, b + 2 * n, p ? p + 2 * n : nullptr, cell, n);
     ClipTo(a.clip, gf, n);
     ApplyActivation(f, gf, n);
   }
+#pragma omp simd
   for (int64_t j = 0; j < n; ++j) gc[j] += x[3 * n + j] + b[3 * n + j];
   ClipTo(a.clip, gc, n);
   ApplyActivation(gact, gc, n);
+#pragma omp simd
   for (int64_t j = 0; j < n; ++j) cell[j] = gf[j] * cell[j] + gi[j] * gc[j];
-  for (int64_t j = 0; j < n; ++j) go[j] += x[n + j] + b[n + j] + (p ? p[n + j] * cell[j] : 0.0f);
+  AddInputs(go, x + n, b + n, p ? p + n : nullptr, cell, n);
   ClipTo(a.clip, go, n);
   ApplyActivation(f, go, n);
   std::memcpy(gc, cell, n * sizeof(float));  // h(C_t), in the spent cell gate
   ApplyActivation(hact, gc, n);
+#pragma omp simd
   for (int64_t j = 0; j < n; ++j) h[j] = go[j] * gc[j];
 }
 
@@ -149,18 +191,22 @@ void OwnRun::GruRow(int d, float* gate, const float* x, float* h, float* rh_row)
   const float* b = bias + d * g.gate_width();
   float *gz = gate, *gr = gate + n;
   const Activation& f = a.activation(d, 0);
+#pragma omp simd
   for (int64_t j = 0; j < 2 * n; ++j) gate[j] += x[j] + b[j];
   ClipTo(a.clip, gate, 2 * n);
   ApplyActivation(f, gz, 2 * n);
   if (!a.linear_before_reset) {
+#pragma omp simd
     for (int64_t j = 0; j < n; ++j) rh_row[j] = gr[j] * h[j];  // Finish runs after R_h's product
     return;
   }
   float* gh = gate + 2 * n;
   const float* rb = rbias + d * n;
+#pragma omp simd
   for (int64_t j = 0; j < n; ++j) gh[j] = x[2 * n + j] + b[2 * n + j] + gr[j] * (gh[j] + rb[j]);
   ClipTo(a.clip, gh, n);
   ApplyActivation(a.activation(d, 1), gh, n);
+#pragma omp simd
   for (int64_t j = 0; j < n; ++j) h[j] = (1.0f - gz[j]) * gh[j] + gz[j] * h[j];
 }
 
@@ -168,31 +214,50 @@ void OwnRun::GruFinishRow(int d, float* gate, const float* x, float* h) const {
   const int64_t n = g.hidden;
   const float* b = bias + d * g.gate_width() + 2 * n;
   float *gz = gate, *gh = gate + 2 * n;
+#pragma omp simd
   for (int64_t j = 0; j < n; ++j) gh[j] += x[2 * n + j] + b[j];
   ClipTo(a.clip, gh, n);
   ApplyActivation(a.activation(d, 1), gh, n);
+#pragma omp simd
   for (int64_t j = 0; j < n; ++j) h[j] = (1.0f - gz[j]) * gh[j] + gz[j] * h[j];
 }
 
 void OwnRun::RnnRow(int d, float* gate, const float* x, float* h) const {
   const int64_t n = g.hidden;
   const float* b = bias + d * n;
+#pragma omp simd
   for (int64_t j = 0; j < n; ++j) gate[j] += x[j] + b[j];
   ClipTo(a.clip, gate, n);
   ApplyActivation(a.activation(d, 0), gate, n);
   std::memcpy(h, gate, n * sizeof(float));
 }
 
+// Past each row's length: zeros in Y; its last state (zeros for a length of 0) in Y_h, Y_c.
+// `hs` / `cs` are the states of rows [b0, b1) of direction d.
+void OwnRun::Finish(int d, int64_t b0, int64_t b1, const float* hs, const float* cs) const {
+  const int64_t hc = g.hidden;
+  for (int64_t n = b0; n < b1; ++n) {
+    const int64_t len = Length(n), i = n - b0;
+    if (t.y != nullptr) {
+      for (int64_t step = len; step < g.seq; ++step)
+        std::fill_n(t.y + g.YRow(step, d, n), hc, 0.0f);
+    }
+    if (t.y_h != nullptr) CopyOrZero(t.y_h + g.StateRow(d, n), len > 0 ? hs + i * hc : nullptr, hc);
+    if (t.y_c != nullptr && cs != nullptr) {
+      CopyOrZero(t.y_c + g.StateRow(d, n), len > 0 ? cs + i * hc : nullptr, hc);
+    }
+  }
+}
+
 // pass 2 for direction d and batch rows [b0, b1): the whole sequence, step by step.
 absl::Status OwnRun::Sequence(int d, int64_t b0, int64_t b1) const {
-  const int64_t nb = b1 - b0, hc = g.hidden, gc = g.gate_width();
+  const int64_t nb = b1 - b0, hc = g.hidden, gc = g.gate_width(), ld = GateStride(g);
   const size_t row_bytes = hc * sizeof(float);
   float* hs = h + (d * g.batch + b0) * hc;
   float* cs = a.op == RnnOp::kLstm ? c + (d * g.batch + b0) * hc : nullptr;
   float* rhs = IsGruNoLbr(a) ? rh + (d * g.batch + b0) * hc : nullptr;
-  float* gs = gates + (d * g.batch + b0) * gc;
-  const float* xw_d = xw + d * g.seq * g.batch * gc;
-  const float* r_d = t.r + d * gc * hc;
+  float* gs = gates + (d * g.batch + b0) * ld;
+  const float* xw_d = xw + d * g.seq * g.batch * ld;
   int64_t max_len = 0;
   for (int64_t n = b0; n < b1; ++n) {
     const int64_t i = n - b0;
@@ -214,12 +279,13 @@ absl::Status OwnRun::Sequence(int d, int64_t b0, int64_t b1) const {
   for (int64_t s = 0; s < max_len; ++s) {
     // The recurrent part of the gates (GRU without linear_before_reset: z and r first).
     const int64_t width = IsGruNoLbr(a) ? 2 * hc : gc;
-    INFERD_RETURN_IF_ERROR(GemmABt(nb, width, hc, hs, hc, r_d, hc, gs, gc, node));
+    const Operand r = WeightColumns(t.r, t.r_t, d, hc, gc, 0);
+    INFERD_RETURN_IF_ERROR(Gemm(nb, width, hc, hs, hc, r.b, r.ldb, r.trans, gs, ld, node));
     for (int64_t n = b0; n < b1; ++n) {
       const int64_t step = step_of(n, s), i = n - b0;
       if (step < 0) continue;
-      const float* x = xw_d + XwRow(step, n) * gc;
-      float *gate = gs + i * gc, *hrow = hs + i * hc;
+      const float* x = xw_d + XwRow(step, n) * ld;
+      float *gate = gs + i * ld, *hrow = hs + i * hc;
       switch (a.op) {
         case RnnOp::kLstm:
           LstmRow(d, gate, x, hrow, cs + i * hc);
@@ -233,11 +299,12 @@ absl::Status OwnRun::Sequence(int d, int64_t b0, int64_t b1) const {
       }
     }
     if (rhs != nullptr) {  // h = g(x_h + (r (.) H_{t-1}) * R_h^T + b_h)
+      const Operand rh_op = WeightColumns(t.r, t.r_t, d, hc, gc, 2 * hc);
       INFERD_RETURN_IF_ERROR(
-          GemmABt(nb, hc, hc, rhs, hc, r_d + 2 * hc * hc, hc, gs + 2 * hc, gc, node));
+          Gemm(nb, hc, hc, rhs, hc, rh_op.b, rh_op.ldb, rh_op.trans, gs + 2 * hc, ld, node));
       for (int64_t n = b0; n < b1; ++n) {
         const int64_t step = step_of(n, s), i = n - b0;
-        if (step >= 0) GruFinishRow(d, gs + i * gc, xw_d + XwRow(step, n) * gc, hs + i * hc);
+        if (step >= 0) GruFinishRow(d, gs + i * ld, xw_d + XwRow(step, n) * ld, hs + i * hc);
       }
     }
     if (t.y != nullptr) {
@@ -247,20 +314,7 @@ absl::Status OwnRun::Sequence(int d, int64_t b0, int64_t b1) const {
       }
     }
   }
-  // Past each row's length: zeros in Y; its last state (zeros for a length of 0) in Y_h, Y_c.
-  for (int64_t n = b0; n < b1; ++n) {
-    const int64_t len = Length(n), i = n - b0;
-    if (t.y != nullptr) {
-      for (int64_t step = len; step < g.seq; ++step)
-        std::fill_n(t.y + g.YRow(step, d, n), hc, 0.0f);
-    }
-    if (t.y_h != nullptr) {
-      CopyOrZero(t.y_h + g.StateRow(d, n), len > 0 ? hs + i * hc : nullptr, hc);
-    }
-    if (t.y_c != nullptr && cs != nullptr) {
-      CopyOrZero(t.y_c + g.StateRow(d, n), len > 0 ? cs + i * hc : nullptr, hc);
-    }
-  }
+  Finish(d, b0, b1, hs, cs);
   return absl::OkStatus();
 }
 
@@ -289,8 +343,9 @@ absl::Status RunOwnRnn(const RnnAttributes& attrs, const RnnGeometry& g, const R
   INFERD_RETURN_IF_ERROR(RunRnnParts(pool, p1 > 1, dirs * blocks, [&](int part, int) {
     const int d = part / blocks, block = part % blocks;
     const int64_t r0 = rows * block / blocks, r1 = rows * (block + 1) / blocks;
-    return GemmABt(r1 - r0, gc, g.input, t.x + r0 * g.input, g.input, t.w + d * gc * g.input,
-                   g.input, run.xw + (d * rows + r0) * gc, gc, node);
+    const Operand w = WeightColumns(t.w, t.w_t, d, g.input, gc, 0);
+    return Gemm(r1 - r0, gc, g.input, t.x + r0 * g.input, g.input, w.b, w.ldb, w.trans,
+                run.xw + (d * rows + r0) * GateStride(g), GateStride(g), node);
   }));
 
   // pass 2: the recurrence, per direction and block of batch rows.
