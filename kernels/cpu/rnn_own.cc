@@ -22,20 +22,11 @@ struct OwnLayout {
   size_t total = 0;
 };
 
-// Row stride of the projection and gate buffers: G*C floats, plus 16 where that is a multiple of
-// 4 KiB (G*C = 1024: LSTM with C = 256), whose rows would all map to the same cache sets (the
-// batched LSTM of rnn_bench ran 3x slower).
-int64_t GateStride(const RnnGeometry& g) {
-  const int64_t gc = g.gate_width();
-  return gc % 1024 == 0 ? gc + 16 : gc;
-}
-
 bool IsGruLbr(const RnnAttributes& a) { return a.op == RnnOp::kGru && a.linear_before_reset; }
 bool IsGruNoLbr(const RnnAttributes& a) { return a.op == RnnOp::kGru && !a.linear_before_reset; }
 
 OwnLayout MakeLayout(const RnnAttributes& a, const RnnGeometry& g) {
   const size_t d = g.dirs, n = g.batch, t = g.seq, c = g.hidden, gc = g.gate_width();
-  const size_t ld = GateStride(g);
   OwnLayout l;
   size_t at = 0;
   auto take = [&](size_t floats) {
@@ -43,8 +34,8 @@ OwnLayout MakeLayout(const RnnAttributes& a, const RnnGeometry& g) {
     at += AlignUp(floats * sizeof(float));
     return here;
   };
-  l.xw = take(d * t * n * ld);
-  l.gates = take(d * n * ld);
+  l.xw = take(d * t * n * gc);
+  l.gates = take(d * n * gc);
   l.h = take(d * n * c);
   l.c = take(a.op == RnnOp::kLstm ? d * n * c : 0);
   l.rh = take(IsGruNoLbr(a) ? d * n * c : 0);
@@ -251,13 +242,13 @@ void OwnRun::Finish(int d, int64_t b0, int64_t b1, const float* hs, const float*
 
 // pass 2 for direction d and batch rows [b0, b1): the whole sequence, step by step.
 absl::Status OwnRun::Sequence(int d, int64_t b0, int64_t b1) const {
-  const int64_t nb = b1 - b0, hc = g.hidden, gc = g.gate_width(), ld = GateStride(g);
+  const int64_t nb = b1 - b0, hc = g.hidden, gc = g.gate_width();
   const size_t row_bytes = hc * sizeof(float);
   float* hs = h + (d * g.batch + b0) * hc;
   float* cs = a.op == RnnOp::kLstm ? c + (d * g.batch + b0) * hc : nullptr;
   float* rhs = IsGruNoLbr(a) ? rh + (d * g.batch + b0) * hc : nullptr;
-  float* gs = gates + (d * g.batch + b0) * ld;
-  const float* xw_d = xw + d * g.seq * g.batch * ld;
+  float* gs = gates + (d * g.batch + b0) * gc;
+  const float* xw_d = xw + d * g.seq * g.batch * gc;
   int64_t max_len = 0;
   for (int64_t n = b0; n < b1; ++n) {
     const int64_t i = n - b0;
@@ -280,12 +271,12 @@ absl::Status OwnRun::Sequence(int d, int64_t b0, int64_t b1) const {
     // The recurrent part of the gates (GRU without linear_before_reset: z and r first).
     const int64_t width = IsGruNoLbr(a) ? 2 * hc : gc;
     const Operand r = WeightColumns(t.r, t.r_t, d, hc, gc, 0);
-    INFERD_RETURN_IF_ERROR(Gemm(nb, width, hc, hs, hc, r.b, r.ldb, r.trans, gs, ld, node));
+    INFERD_RETURN_IF_ERROR(Gemm(nb, width, hc, hs, hc, r.b, r.ldb, r.trans, gs, gc, node));
     for (int64_t n = b0; n < b1; ++n) {
       const int64_t step = step_of(n, s), i = n - b0;
       if (step < 0) continue;
-      const float* x = xw_d + XwRow(step, n) * ld;
-      float *gate = gs + i * ld, *hrow = hs + i * hc;
+      const float* x = xw_d + XwRow(step, n) * gc;
+      float *gate = gs + i * gc, *hrow = hs + i * hc;
       switch (a.op) {
         case RnnOp::kLstm:
           LstmRow(d, gate, x, hrow, cs + i * hc);
@@ -301,10 +292,10 @@ absl::Status OwnRun::Sequence(int d, int64_t b0, int64_t b1) const {
     if (rhs != nullptr) {  // h = g(x_h + (r (.) H_{t-1}) * R_h^T + b_h)
       const Operand rh_op = WeightColumns(t.r, t.r_t, d, hc, gc, 2 * hc);
       INFERD_RETURN_IF_ERROR(
-          Gemm(nb, hc, hc, rhs, hc, rh_op.b, rh_op.ldb, rh_op.trans, gs + 2 * hc, ld, node));
+          Gemm(nb, hc, hc, rhs, hc, rh_op.b, rh_op.ldb, rh_op.trans, gs + 2 * hc, gc, node));
       for (int64_t n = b0; n < b1; ++n) {
         const int64_t step = step_of(n, s), i = n - b0;
-        if (step >= 0) GruFinishRow(d, gs + i * ld, xw_d + XwRow(step, n) * ld, hs + i * hc);
+        if (step >= 0) GruFinishRow(d, gs + i * gc, xw_d + XwRow(step, n) * gc, hs + i * hc);
       }
     }
     if (t.y != nullptr) {
@@ -345,7 +336,7 @@ absl::Status RunOwnRnn(const RnnAttributes& attrs, const RnnGeometry& g, const R
     const int64_t r0 = rows * block / blocks, r1 = rows * (block + 1) / blocks;
     const Operand w = WeightColumns(t.w, t.w_t, d, g.input, gc, 0);
     return Gemm(r1 - r0, gc, g.input, t.x + r0 * g.input, g.input, w.b, w.ldb, w.trans,
-                run.xw + (d * rows + r0) * GateStride(g), GateStride(g), node);
+                run.xw + (d * rows + r0) * gc, gc, node);
   }));
 
   // pass 2: the recurrence, per direction and block of batch rows.
