@@ -7,10 +7,7 @@
 // KernelContext, so the figures are Compute alone. Not a test: prints a table.
 //
 //   bazel run -c opt //kernels/cpu:rnn_bench
-#include <time.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -39,8 +36,8 @@ struct Shape4 {
   const char* direction;
 };
 
-// Seconds per Compute (best of 5 batches of >= 0.1 s; thread CPU time with one thread, which
-// other load on the machine barely disturbs, wall time with two).
+// Seconds per Compute (testing::SecondsPerCall: thread CPU time with one thread, wall time with
+// two).
 // path: 0 oneDNN (constant weights); 1 own code with constant weights (a clip of 1e30, which
 // changes no value, keeps it off oneDNN); 2 own code with the weights as run-time inputs.
 double Time(const std::string& op, const Shape4& s, int path, int threads) {
@@ -77,32 +74,13 @@ double Time(const std::string& op, const Shape4& s, int path, int threads) {
   engine::ThreadPool pool(threads);
   testing::BenchContext ctx(ptrs, /*outputs=*/1, pool);
   ctx.Declare((*kernel)->DeclareWorkspaceRequirements(shapes));
-  for (int i = 0; i < 3; ++i) (void)(*kernel)->Compute(ctx);
-  auto now = [threads] {
-    if (threads == 1) {
-      timespec t;
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-      return t.tv_sec + t.tv_nsec * 1e-9;
-    }
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
-  double best = 1e30;
-  for (int batch = 0; batch < 5; ++batch) {
-    int iterations = 0;
-    const double start = now();
-    double elapsed = 0;
-    do {
-      if (absl::Status st = (*kernel)->Compute(ctx); !st.ok()) {
-        std::fprintf(stderr, "%s: %s\n", op.c_str(), st.ToString().c_str());
-        return 0;
-      }
-      ++iterations;
-      elapsed = now() - start;
-    } while (elapsed < 0.1);
-    best = std::min(best, elapsed / iterations);
+  absl::StatusOr<double> seconds =
+      testing::SecondsPerCall(threads, [&] { return (*kernel)->Compute(ctx); });
+  if (!seconds.ok()) {
+    std::fprintf(stderr, "%s: %s\n", op.c_str(), seconds.status().ToString().c_str());
+    return 0;
   }
-  return best;
+  return *seconds;
 }
 
 void Run() {

@@ -126,6 +126,8 @@ struct OwnRun {
   void LstmRow(int d, float* gate, const float* x, float* h, float* cell) const;
   void GruRow(int d, float* gate, const float* x, float* h, float* rh_row) const;
   void GruFinishRow(int d, float* gate, const float* x, float* h) const;
+  // h = (1 - z) (.) g(clip(h~)) + z (.) h, the gate row holding z and h~'s pre-activation.
+  void GruUpdate(int d, float* gate, float* h) const;
   void RnnRow(int d, float* gate, const float* x, float* h) const;
 };
 
@@ -195,18 +197,21 @@ void OwnRun::GruRow(int d, float* gate, const float* x, float* h, float* rh_row)
   const float* rb = rbias + d * n;
 #pragma omp simd
   for (int64_t j = 0; j < n; ++j) gh[j] = x[2 * n + j] + b[2 * n + j] + gr[j] * (gh[j] + rb[j]);
-  ClipTo(a.clip, gh, n);
-  ApplyActivation(a.activation(d, 1), gh, n);
-#pragma omp simd
-  for (int64_t j = 0; j < n; ++j) h[j] = (1.0f - gz[j]) * gh[j] + gz[j] * h[j];
+  GruUpdate(d, gate, h);
 }
 
 void OwnRun::GruFinishRow(int d, float* gate, const float* x, float* h) const {
   const int64_t n = g.hidden;
   const float* b = bias + d * g.gate_width() + 2 * n;
-  float *gz = gate, *gh = gate + 2 * n;
+  float* gh = gate + 2 * n;
 #pragma omp simd
   for (int64_t j = 0; j < n; ++j) gh[j] += x[2 * n + j] + b[j];
+  GruUpdate(d, gate, h);
+}
+
+void OwnRun::GruUpdate(int d, float* gate, float* h) const {
+  const int64_t n = g.hidden;
+  float *gz = gate, *gh = gate + 2 * n;
   ClipTo(a.clip, gh, n);
   ApplyActivation(a.activation(d, 1), gh, n);
 #pragma omp simd
