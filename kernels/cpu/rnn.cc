@@ -43,6 +43,11 @@ class RnnKernel final : public engine::OpKernel {
   static absl::StatusOr<std::unique_ptr<RnnKernel>> Create(RnnOp op, const KernelInfo& info) {
     INFERD_ASSIGN_OR_RETURN(RnnAttributes attrs, ReadRnnAttributes(op, info));
     auto k = std::unique_ptr<RnnKernel>(new RnnKernel(info, std::move(attrs)));
+    // Own code with constant weights multiplies by copies of W^T and R^T made here, once.
+    if (k->constant_[kW] && k->constant_[kR] && (!k->onednn_ || k->present_[kSequenceLens])) {
+      Transpose(*info.input(kW).constant, k->w_t_);
+      Transpose(*info.input(kR).constant, k->r_t_);
+    }
     // Shapes known at load are checked now (a bad W or R fails the load, not the first run).
     std::array<std::optional<Shape>, kMaxInputs> known;
     const Shape* shapes[kMaxInputs] = {};
@@ -164,11 +169,6 @@ class RnnKernel final : public engine::OpKernel {
               (!present_[kB] || constant_[kB]) &&
               (attrs_.op != RnnOp::kLstm ||
                ((!present_[kP] || constant_[kP]) && present_[kInitialH] == present_[kInitialC]));
-    // Own code with constant weights multiplies by copies of W^T and R^T made here, once.
-    if (constant_[kW] && constant_[kR] && (!onednn_ || present_[kSequenceLens])) {
-      Transpose(*info.input(kW).constant, w_t_);
-      Transpose(*info.input(kR).constant, r_t_);
-    }
   }
 
   // [D, G*C, K] -> [D, K, G*C] (left empty for a tensor that is not 3-D: Create refuses it).
