@@ -240,18 +240,16 @@ engine::KernelDef Def(const char* op_type, int since, int end) {
 
 std::vector<engine::KernelDef> RnnKernelDefs() {
   // Opset 1 forms carry output_sequence (Y is optional anyway: ignored); GRU gains
-  // linear_before_reset at 3; 7 drops output_sequence; 14 adds layout (read from 14 only).
+  // linear_before_reset at 3; 7 drops output_sequence; 14 adds layout (read from 14 only). The
+  // 14 forms stand unchanged through opset 21 (22 adds bfloat16 and float16 to T): registered
+  // that far, whatever kMaxOpset says, as the loader accepts opsets 18-21.
+  constexpr int kLatest = 21;
   return {
-      Def<RnnOp::kLstm>("LSTM", 1, 6),
-      Def<RnnOp::kLstm>("LSTM", 7, 13),
-      Def<RnnOp::kLstm>("LSTM", 14, kMaxOpset),
-      Def<RnnOp::kGru>("GRU", 1, 2),
-      Def<RnnOp::kGru>("GRU", 3, 6),
-      Def<RnnOp::kGru>("GRU", 7, 13),
-      Def<RnnOp::kGru>("GRU", 14, kMaxOpset),
-      Def<RnnOp::kRnn>("RNN", 1, 6),
-      Def<RnnOp::kRnn>("RNN", 7, 13),
-      Def<RnnOp::kRnn>("RNN", 14, kMaxOpset),
+      Def<RnnOp::kLstm>("LSTM", 1, 6),        Def<RnnOp::kLstm>("LSTM", 7, 13),
+      Def<RnnOp::kLstm>("LSTM", 14, kLatest), Def<RnnOp::kGru>("GRU", 1, 2),
+      Def<RnnOp::kGru>("GRU", 3, 6),          Def<RnnOp::kGru>("GRU", 7, 13),
+      Def<RnnOp::kGru>("GRU", 14, kLatest),   Def<RnnOp::kRnn>("RNN", 1, 6),
+      Def<RnnOp::kRnn>("RNN", 7, 13),         Def<RnnOp::kRnn>("RNN", 14, kLatest),
   };
 }
 

@@ -45,6 +45,7 @@ struct RnnCase {
   std::optional<float> clip;
   bool input_forget = false, lbr = false;
   int threads = 1;
+  int opset = 14;
 
   int dirs() const { return direction == "bidirectional" ? 2 : 1; }
   int gates() const { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
@@ -221,7 +222,7 @@ Inputs MakeInputs(const RnnCase& k) {
 
 KernelTester MakeTester(const RnnCase& k, const Inputs& in) {
   const int64_t D = k.dirs(), G = k.gates();
-  KernelTester t(k.op, 14);
+  KernelTester t(k.op, k.opset);
   t.Attr("hidden_size", k.c).Attr("direction", k.direction).Threads(k.threads);
   if (k.layout) t.Attr("layout", int64_t{1});
   if (k.clip) t.Attr("clip", *k.clip);
@@ -304,6 +305,21 @@ std::vector<RnnCase> PathCases() {
 
 TEST(RnnTest, BothPathsMatchTheReference) {
   for (const RnnCase& k : PathCases()) Check(k);
+}
+
+// Every opset form: 1 (LSTM/RNN; GRU's without linear_before_reset), 3 (GRU), 7, 14 and the
+// newest, 21 (the same as 14).
+TEST(RnnTest, EveryOpsetForm) {
+  for (const char* op : {"LSTM", "GRU", "RNN"}) {
+    for (int opset : {1, 3, 7, 14, 21}) {
+      RnnCase k;
+      k.op = op, k.opset = opset, k.direction = "bidirectional", k.init = true;
+      k.lens = {4, 2, 3};
+      Check(k);
+      k.lens.clear();
+      Check(k);
+    }
+  }
 }
 
 TEST(RnnTest, PeepholesLinearBeforeResetNoBias) {
