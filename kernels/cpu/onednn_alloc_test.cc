@@ -21,8 +21,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -298,20 +301,32 @@ std::vector<Node> Nodes(bool shapes_known) {
 void WarmEveryPoolThread(engine::ThreadPool& pool, const engine::OpKernel& kernel,
                          const std::vector<const Tensor*>& inputs,
                          const std::vector<Shape>& shapes) {
-  std::atomic<int> started{0};
   std::atomic<bool> ok{true};
   const int n = pool.num_threads();
-  pool.ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
-    omp_set_num_threads(1);
-    started.fetch_add(static_cast<int>(end - begin));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (started.load() < n && std::chrono::steady_clock::now() < deadline) {
-    }
-    engine::ThreadPool inline_pool(1);
-    BenchContext ctx(inputs, /*outputs=*/1, inline_pool);
-    ctx.Declare(kernel.DeclareWorkspaceRequirements(shapes));
-    for (int64_t i = begin; i < end; ++i) ok = ok && kernel.Compute(ctx).ok();
-  });
+  // Repeated until every pool thread has taken part: on a loaded machine a worker may wake after
+  // the caller has taken every chunk, and its first omp_set_num_threads in a measured run would
+  // allocate (libgomp's per-thread ICVs) and count as ours.
+  std::mutex mu;
+  std::set<std::thread::id> seen;
+  for (int attempt = 0; attempt < 50 && static_cast<int>(seen.size()) < n; ++attempt) {
+    std::atomic<int> started{0};
+    pool.ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        seen.insert(std::this_thread::get_id());
+      }
+      omp_set_num_threads(1);
+      started.fetch_add(static_cast<int>(end - begin));
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (started.load() < n && std::chrono::steady_clock::now() < deadline) {
+      }
+      engine::ThreadPool inline_pool(1);
+      BenchContext ctx(inputs, /*outputs=*/1, inline_pool);
+      ctx.Declare(kernel.DeclareWorkspaceRequirements(shapes));
+      for (int64_t i = begin; i < end; ++i) ok = ok && kernel.Compute(ctx).ok();
+    });
+  }
+  ASSERT_EQ(static_cast<int>(seen.size()), n) << "a pool thread never took part in the warm-up";
   ASSERT_TRUE(ok.load()) << "warm-up on a pool thread failed";
 }
 
