@@ -25,6 +25,8 @@ const Family kFamilies[] = {
     {"MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool", PoolKernelDefs},
     {"LpPool, GlobalLpPool", LpPoolKernelDefs},
     {"DeformConv", DeformConvKernelDefs},
+    // Recurrent: oneDNN's RNN primitives where they match ONNX, own code elsewhere.
+    {"LSTM, GRU, RNN", RnnKernelDefs},
     // Elementwise.
     {"Add, Sub, Mul, Div, Pow, Mod, PRelu", BinaryKernelDefs},
     {"Neg, Abs, Sign, Sqrt, Reciprocal, Exp, Log, Erf, Tanh, Sigmoid, Sin, Cos, Floor, Ceil, "

@@ -1,8 +1,9 @@
-// The oneDNN-backed kernels' Compute allocates nothing of ours on the steady path: after a
-// warm-up, repeated runs with the same shapes (plan pinned at load, or a cache hit for shapes
-// unknown at load), at 1 and 2 threads, call neither the global operator new nor malloc from our
-// code. Every operator new and malloc-family call in the process is counted while the runs go
-// (this binary replaces operator new and interposes malloc, as memory/execution_arena_test.cc's
+// The oneDNN-backed kernels' Compute (and the recurrent kernels', on both their oneDNN and their
+// own code paths) allocates nothing of ours on the steady path: after a warm-up, repeated runs with
+// the same shapes (plan pinned at load, or a cache hit for shapes unknown at load), at 1 and 2
+// threads, call neither the global operator new nor malloc from our code. Every operator new and
+// malloc-family call in the process is counted while the runs go (this binary replaces operator new
+// and interposes malloc, as memory/execution_arena_test.cc's
 // MetadataIsAllocatedOnGrowthNeverPerAllocation does for operator new), and attributed by its
 // return address: inside libdnnl.so it is oneDNN's own (dnnl_primitive_execute still builds a
 // small argument map per call), anywhere else it is ours and fails the test. oneDNN's counts are
@@ -20,8 +21,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -255,6 +259,33 @@ std::vector<Node> Nodes(bool shapes_known) {
                        {Floats({2, 8, 16, 16}, 23)}, k, false));
   nodes.push_back(Make("GlobalAveragePool", KernelTester("GlobalAveragePool", 1),
                        {Floats({2, 32, 7, 7}, 24)}, k, false));
+  // Recurrent: oneDNN's primitives (constant weights, default activations), and own code (a named
+  // activation; uneven sequence_lens), large enough to run as parts on two threads.
+  const int64_t t = 8, n = 8, i = 32, c = 64;
+  nodes.push_back(Make("LSTM bidirectional, oneDNN",
+                       std::move(KernelTester("LSTM", 14)
+                                     .Attr("hidden_size", c)
+                                     .Attr("direction", std::string("bidirectional"))),
+                       {Floats({t, n, i}, 25), Floats({2, 4 * c, i}, 26), Floats({2, 4 * c, c}, 27),
+                        Floats({2, 8 * c}, 28)},
+                       k, true));
+  nodes.push_back(Make(
+      "GRU linear_before_reset, oneDNN",
+      std::move(
+          KernelTester("GRU", 14).Attr("hidden_size", c).Attr("linear_before_reset", int64_t{1})),
+      {Floats({t, n, i}, 29), Floats({1, 3 * c, i}, 30), Floats({1, 3 * c, c}, 31)}, k, true));
+  nodes.push_back(Make("RNN LeakyRelu, own code",
+                       std::move(KernelTester("RNN", 14)
+                                     .Attr("hidden_size", c)
+                                     .Attr("activations", std::vector<std::string>{"LeakyRelu"})),
+                       {Floats({t, n, i}, 32), Floats({1, c, i}, 33), Floats({1, c, c}, 34)}, k,
+                       true));
+  nodes.push_back(Make("LSTM sequence_lens, own code",
+                       std::move(KernelTester("LSTM", 14).Attr("hidden_size", c)),
+                       {Floats({t, n, i}, 35), Floats({1, 4 * c, i}, 36), Floats({1, 4 * c, c}, 37),
+                        Floats({1, 8 * c}, 38),
+                        TestTensor::Of<int32_t>({n}, std::vector<int32_t>{8, 3, 5, 8, 1, 7, 8, 2})},
+                       k, true));
   return nodes;
 }
 
@@ -270,20 +301,32 @@ std::vector<Node> Nodes(bool shapes_known) {
 void WarmEveryPoolThread(engine::ThreadPool& pool, const engine::OpKernel& kernel,
                          const std::vector<const Tensor*>& inputs,
                          const std::vector<Shape>& shapes) {
-  std::atomic<int> started{0};
   std::atomic<bool> ok{true};
   const int n = pool.num_threads();
-  pool.ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
-    omp_set_num_threads(1);
-    started.fetch_add(static_cast<int>(end - begin));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (started.load() < n && std::chrono::steady_clock::now() < deadline) {
-    }
-    engine::ThreadPool inline_pool(1);
-    BenchContext ctx(inputs, /*outputs=*/1, inline_pool);
-    ctx.Declare(kernel.DeclareWorkspaceRequirements(shapes));
-    for (int64_t i = begin; i < end; ++i) ok = ok && kernel.Compute(ctx).ok();
-  });
+  // Repeated until every pool thread has taken part: on a loaded machine a worker may wake after
+  // the caller has taken every chunk, and its first omp_set_num_threads in a measured run would
+  // allocate (libgomp's per-thread ICVs) and count as ours.
+  std::mutex mu;
+  std::set<std::thread::id> seen;
+  for (int attempt = 0; attempt < 50 && static_cast<int>(seen.size()) < n; ++attempt) {
+    std::atomic<int> started{0};
+    pool.ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        seen.insert(std::this_thread::get_id());
+      }
+      omp_set_num_threads(1);
+      started.fetch_add(static_cast<int>(end - begin));
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (started.load() < n && std::chrono::steady_clock::now() < deadline) {
+      }
+      engine::ThreadPool inline_pool(1);
+      BenchContext ctx(inputs, /*outputs=*/1, inline_pool);
+      ctx.Declare(kernel.DeclareWorkspaceRequirements(shapes));
+      for (int64_t i = begin; i < end; ++i) ok = ok && kernel.Compute(ctx).ok();
+    });
+  }
+  ASSERT_EQ(static_cast<int>(seen.size()), n) << "a pool thread never took part in the warm-up";
   ASSERT_TRUE(ok.load()) << "warm-up on a pool thread failed";
 }
 

@@ -19,6 +19,9 @@ std::vector<engine::KernelDef> PoolKernelDefs();           // pool.cc
 std::vector<engine::KernelDef> LpPoolKernelDefs();         // lp_pool.cc
 std::vector<engine::KernelDef> DeformConvKernelDefs();     // deform_conv.cc
 
+// :rnn_kernels
+std::vector<engine::KernelDef> RnnKernelDefs();  // rnn.cc: LSTM, GRU, RNN
+
 // elementwise: :binary_kernels, :unary_kernels, :compare_logical_kernels, :cast_kernels,
 // :variadic_kernels
 std::vector<engine::KernelDef> BinaryKernelDefs();          // binary.cc

@@ -1,6 +1,9 @@
 #include "tools/inferctl/inferctl_flags.h"
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 using inferd::RepeatedFlag;
 
@@ -38,3 +41,29 @@ ABSL_FLAG(std::string, model_version, "", "the model version (default: the serve
 ABSL_FLAG(std::string, device, "", "only this device's arenas, e.g. cpu:0");
 ABSL_FLAG(std::string, arena, "", "only this arena: execution or io");
 ABSL_FLAG(std::string, bytes, "", "the retention cap: 512MiB, 1GB, 4096 or unbounded");
+
+namespace inferd::tools {
+
+absl::StatusOr<std::map<std::string, std::vector<int64_t>>> ParseNamedShapes(
+    const std::vector<std::string>& values, const std::string& flag) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string& v : values) {
+    std::vector<std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " takes NAME=1x128, got '", v, "'"));
+    }
+    std::vector<int64_t>& dims = shapes[kv[0]];
+    dims.clear();
+    for (absl::string_view d : absl::StrSplit(kv[1], 'x')) {
+      int64_t dim = 0;
+      if (!absl::SimpleAtoi(d, &dim) || dim < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(flag, ": bad dim '", d, "' in '", v, "' (expected NAME=1x128)"));
+      }
+      dims.push_back(dim);
+    }
+  }
+  return shapes;
+}
+
+}  // namespace inferd::tools

@@ -5,9 +5,13 @@
 #ifndef INFERD_TOOLS_INFERCTL_INFERCTL_FLAGS_H_
 #define INFERD_TOOLS_INFERCTL_INFERCTL_FLAGS_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
 #include "base/flags.h"
 
 // Shared.
@@ -44,5 +48,14 @@ ABSL_DECLARE_FLAG(std::string, model_version);
 ABSL_DECLARE_FLAG(std::string, device);
 ABSL_DECLARE_FLAG(std::string, arena);
 ABSL_DECLARE_FLAG(std::string, bytes);
+
+namespace inferd::tools {
+
+// The values of a repeated NAME=2x3x4 flag (--fixed-shape, --input-shape) as shapes by name;
+// INVALID_ARGUMENT naming `flag` and the bad value.
+absl::StatusOr<std::map<std::string, std::vector<int64_t>>> ParseNamedShapes(
+    const std::vector<std::string>& values, const std::string& flag);
+
+}  // namespace inferd::tools
 
 #endif  // INFERD_TOOLS_INFERCTL_INFERCTL_FLAGS_H_

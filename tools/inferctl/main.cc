@@ -2,6 +2,7 @@
 //   inferctl run MODEL ...     run a model offline through the engine (see run_command.h)
 //   inferctl plan MODEL ...    print a model's partition plan (see plan_command.h)
 //   inferctl ops [--json]      list every kernel (operator, opsets, device, types)
+//   inferctl check MODEL ...   can the model run, or every reason it cannot (check_command.h)
 //   inferctl infer|models|load|unload|stats|trim|set-cap|reset-peak|report ...
 //                              talk to a running inferd (see client_commands.h)
 //
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/inferctl/check_command.h"
 #include "tools/inferctl/client_commands.h"
 #include "tools/inferctl/ops_command.h"
 #include "tools/inferctl/plan_command.h"
@@ -41,6 +43,10 @@ int Ops(const std::string&, const std::vector<std::string>& args) {
   return inferd::tools::OpsCommand(args);
 }
 
+int Check(const std::string&, const std::vector<std::string>& args) {
+  return inferd::tools::CheckCommand(args, std::cout, std::cerr);
+}
+
 int Client(const std::string& name, const std::vector<std::string>& args) {
   return inferd::tools::RunClientCommand(name, args, std::cout, std::cerr);
 }
@@ -53,6 +59,10 @@ constexpr Subcommand kSubcommands[] = {
      Plan},
     {"ops", "  ops [--json]      list every kernel: operator, opset range, device, element types\n",
      Ops},
+    {"check",
+     "  check MODEL [...] can the model run here: its operators and plan, or every reason it "
+     "cannot\n",
+     Check},
     // Against a running inferd; their lines are kClientCommandsUsage.
     {"infer", "", Client},
     {"models", "", Client},

@@ -41,19 +41,6 @@ const CommandLineSpec& PlanSpec() {
   return *spec;
 }
 
-absl::StatusOr<std::vector<int64_t>> ParseShape(absl::string_view text) {
-  std::vector<int64_t> dims;
-  for (absl::string_view d : absl::StrSplit(text, 'x')) {
-    int64_t dim = 0;
-    if (!absl::SimpleAtoi(d, &dim) || dim < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input-shape: bad dim '", d, "' in '", text, "' (expected 1x128)"));
-    }
-    dims.push_back(dim);
-  }
-  return dims;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<partition::DeviceSpec>> ParseDeviceList(absl::string_view text) {
@@ -94,13 +81,8 @@ absl::StatusOr<PlanArgs> ParsePlanArgs(const std::vector<std::string>& args) {
   a.annotation_rules = absl::GetFlag(FLAGS_annotation_rules);
   a.fallback = absl::GetFlag(FLAGS_fallback);
   a.fallback_on_missing_device = absl::GetFlag(FLAGS_fallback_on_missing_device);
-  for (const std::string& v : absl::GetFlag(FLAGS_input_shape).values) {
-    std::vector<std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
-    if (kv.size() != 2 || kv[0].empty()) {
-      return absl::InvalidArgumentError("--input-shape takes NAME=1x128");
-    }
-    INFERD_ASSIGN_OR_RETURN(a.input_shapes[kv[0]], ParseShape(kv[1]));
-  }
+  INFERD_ASSIGN_OR_RETURN(
+      a.input_shapes, ParseNamedShapes(absl::GetFlag(FLAGS_input_shape).values, "--input-shape"));
   a.fusions = !absl::GetFlag(FLAGS_no_fusions);
   a.show_nodes = absl::GetFlag(FLAGS_nodes);
   if (parsed.positional.size() > 1) {

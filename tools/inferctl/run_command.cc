@@ -73,16 +73,8 @@ absl::StatusOr<Args> ReadArgs(const ParsedArgs& parsed) {
     INFERD_ASSIGN_OR_RETURN(auto kv, NameValue(in, "--input", "NAME=FILE.npy"));
     a.input_files[kv.first] = kv.second;
   }
-  for (const std::string& shape : absl::GetFlag(FLAGS_fixed_shape).values) {
-    INFERD_ASSIGN_OR_RETURN(auto kv, NameValue(shape, "--fixed-shape", "NAME=2x3x4"));
-    for (absl::string_view d : absl::StrSplit(kv.second, 'x')) {
-      int64_t dim = 0;
-      if (!absl::SimpleAtoi(d, &dim) || dim < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("--fixed-shape: bad dim '", d, "'"));
-      }
-      a.fixed_shapes[kv.first].push_back(dim);
-    }
-  }
+  INFERD_ASSIGN_OR_RETURN(
+      a.fixed_shapes, ParseNamedShapes(absl::GetFlag(FLAGS_fixed_shape).values, "--fixed-shape"));
   // --random is the default for inputs without a file.
   a.runs = absl::GetFlag(FLAGS_runs);
   a.warmup = absl::GetFlag(FLAGS_warmup);

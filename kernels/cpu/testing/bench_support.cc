@@ -1,5 +1,9 @@
 #include "kernels/cpu/testing/bench_support.h"
 
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -63,6 +67,35 @@ size_t BenchContext::OutputBytes() const {
   size_t bytes = 0;
   for (const Tensor& t : outputs_) bytes += t.bytes();
   return bytes;
+}
+
+absl::StatusOr<double> SecondsPerCall(int threads, absl::FunctionRef<absl::Status()> run,
+                                      int batches) {
+  for (int i = 0; i < 3; ++i) {
+    if (absl::Status s = run(); !s.ok()) return s;
+  }
+  auto now = [threads] {
+    if (threads == 1) {
+      timespec t;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+      return t.tv_sec + t.tv_nsec * 1e-9;
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  double best = 1e30;
+  for (int batch = 0; batch < batches; ++batch) {
+    int iterations = 0;
+    const double start = now();
+    double elapsed = 0;
+    do {
+      if (absl::Status s = run(); !s.ok()) return s;
+      ++iterations;
+      elapsed = now() - start;
+    } while (elapsed < 0.1);
+    best = std::min(best, elapsed / iterations);
+  }
+  return best;
 }
 
 }  // namespace inferd::kernels::cpu::testing

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/kernel.h"
 #include "engine/tensor.h"
@@ -65,6 +67,13 @@ class BenchContext final : public engine::KernelContext {
   std::map<int, std::vector<unsigned char>> workspaces_;
   engine::ThreadPool& pool_;
 };
+
+// Seconds per call of `run` (returning absl::Status): the best of `batches` batches of at least
+// 0.1 s after 3 warm-up calls. With one thread the clock is the calling thread's CPU time (which
+// other load on the machine barely disturbs), with more, wall time. An error from `run` is
+// returned as it is.
+absl::StatusOr<double> SecondsPerCall(int threads, absl::FunctionRef<absl::Status()> run,
+                                      int batches = 5);
 
 // Node attributes: the kernel tester's builders.
 using engine::testing::IntAttr;
