@@ -1,17 +1,15 @@
-// SpmProcessor: libsentencepiece behind an interface of standard types only. The library's
-// header declares its own `absl::string_view`, which clashes with Abseil's in any file that
-// includes both, so only spm_processor.cc includes it. Internal to genai/ (used by
-// SentencePieceTokenizer). Immutable after Load; thread-safe.
+// SpmProcessor: libsentencepiece through libinferd_sentencepiece.so (spm_shim.cc), a C shim
+// loaded on first use with RTLD_LOCAL | RTLD_DEEPBIND: Debian's libsentencepiece exports its own
+// protobuf-lite, which crashes a process that also links libprotobuf when linked directly. The
+// shim is looked for in $INFERD_SENTENCEPIECE_SHIM, beside the binary, in its Bazel runfiles,
+// then on the loader's path. Internal to genai/ (used by SentencePieceTokenizer). Immutable
+// after Load; thread-safe.
 #ifndef INFERD_GENAI_SPM_PROCESSOR_H_
 #define INFERD_GENAI_SPM_PROCESSOR_H_
 
 #include <memory>
 #include <string>
 #include <vector>
-
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
 
 namespace inferd::genai {
 
@@ -33,7 +31,7 @@ class SpmProcessor {
 
  private:
   SpmProcessor() = default;
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  void* handle_ = nullptr;  // the shim's processor
 };
 
 }  // namespace inferd::genai

@@ -61,6 +61,8 @@ const Family kFamilies[] = {
     {"DepthToSpace, SpaceToDepth", DepthSpaceKernelDefs},
     {"Trilu", TriluKernelDefs},
     {"OneHot", OneHotKernelDefs},
+    // The KV-cache rewrite's ops (engine/kv_cache_rewrite.h).
+    {"com.inferd KvCacheAppend, KvCacheMatMul, KvCacheShape", KvCacheKernelDefs},
 };
 
 }  // namespace

@@ -56,6 +56,9 @@ std::vector<engine::KernelDef> DepthSpaceKernelDefs();  // depth_space.cc
 std::vector<engine::KernelDef> TriluKernelDefs();       // trilu.cc
 std::vector<engine::KernelDef> OneHotKernelDefs();      // onehot.cc
 
+// :kv_cache_kernels (the KV-cache rewrite's fused ops, engine/kv_cache_rewrite.h)
+std::vector<engine::KernelDef> KvCacheKernelDefs();  // kv_cache.cc
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_REGISTRATION_H_

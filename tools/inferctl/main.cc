@@ -2,6 +2,7 @@
 //   inferctl run MODEL ...     run a model offline through the engine (see run_command.h)
 //   inferctl plan MODEL ...    print a model's partition plan (see plan_command.h)
 //   inferctl ops [--json]      list every kernel (operator, opsets, device, types)
+//   inferctl generate|chat DIR generate from / chat with a decoder model (generate_command.h)
 //   inferctl infer|models|load|unload|stats|trim|set-cap|reset-peak|report ...
 //                              talk to a running inferd (see client_commands.h)
 //
@@ -14,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "tools/inferctl/chat_command.h"
 #include "tools/inferctl/client_commands.h"
+#include "tools/inferctl/generate_command.h"
 #include "tools/inferctl/ops_command.h"
 #include "tools/inferctl/plan_command.h"
 #include "tools/inferctl/run_command.h"
@@ -41,6 +44,14 @@ int Ops(const std::string&, const std::vector<std::string>& args) {
   return inferd::tools::OpsCommand(args);
 }
 
+int Generate(const std::string&, const std::vector<std::string>& args) {
+  return inferd::tools::GenerateCommand(args);
+}
+
+int Chat(const std::string&, const std::vector<std::string>& args) {
+  return inferd::tools::ChatCommand(args);
+}
+
 int Client(const std::string& name, const std::vector<std::string>& args) {
   return inferd::tools::RunClientCommand(name, args, std::cout, std::cerr);
 }
@@ -53,6 +64,10 @@ constexpr Subcommand kSubcommands[] = {
      Plan},
     {"ops", "  ops [--json]      list every kernel: operator, opset range, device, element types\n",
      Ops},
+    {"generate",
+     "  generate DIR --prompt TEXT [...]  generate from a decoder model folder (streams text)\n",
+     Generate},
+    {"chat", "  chat DIR [...]    chat with a decoder model folder (one turn per line)\n", Chat},
     // Against a running inferd; their lines are kClientCommandsUsage.
     {"infer", "", Client},
     {"models", "", Client},
