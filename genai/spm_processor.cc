@@ -16,7 +16,7 @@ struct Api {
   void* (*load)(const char*, char**) = nullptr;
   void (*free_processor)(void*) = nullptr;
   int (*encode)(void*, const char*, size_t, int**, size_t*, char**) = nullptr;
-  char* (*decode)(void*, const int*, size_t) = nullptr;
+  char* (*decode)(void*, const int*, size_t, size_t*) = nullptr;
   int (*size)(void*) = nullptr;
   int (*piece_to_id)(void*, const char*, size_t) = nullptr;
   char* (*id_to_piece)(void*, int) = nullptr;
@@ -140,7 +140,12 @@ bool SpmProcessor::Encode(const std::string& text, std::vector<int>* ids,
 }
 
 std::string SpmProcessor::Decode(const std::vector<int>& ids) const {
-  return TakeString(GetApi().decode(handle_, ids.data(), ids.size()));
+  size_t len = 0;
+  char* text = GetApi().decode(handle_, ids.data(), ids.size(), &len);
+  if (text == nullptr) return std::string();
+  std::string out(text, len);
+  std::free(text);
+  return out;
 }
 
 int SpmProcessor::size() const { return GetApi().size(handle_); }

@@ -56,9 +56,11 @@ int inferd_spm_encode(void* h, const char* text, size_t len, int** ids, size_t* 
   return 0;
 }
 
-char* inferd_spm_decode(void* h, const int* ids, size_t n) {
+// The text (it may hold NUL bytes: its length is *len).
+char* inferd_spm_decode(void* h, const int* ids, size_t n, size_t* len) {
   std::string text;
   if (!Sp(h)->Decode(std::vector<int>(ids, ids + n), &text).ok()) text.clear();
+  *len = text.size();
   return CopyOut(text);
 }
 

@@ -30,8 +30,11 @@ TOKENIZERS = os.path.join(HERE, "..", "..", "..", "genai", "testdata", "tokenize
 STYLE_TOKENIZER = {"llama": "llama3", "gpt2": "gpt2", "qwen2": "qwen2", "phi3": "llama2"}
 
 
-def make_config(style, vocab, hidden, layers, bos, eos):
-    common = dict(vocab_size=vocab, bos_token_id=bos, eos_token_id=eos)
+def make_config(style, vocab, hidden, layers, bos, eos, init_range):
+    # A wide initializer (0.02 is transformers' default) gives random models whose greedy
+    # answers vary token to token, so that parity tests compare something.
+    common = dict(vocab_size=vocab, bos_token_id=bos, eos_token_id=eos,
+                  initializer_range=init_range)
     if style == "llama":
         return transformers.LlamaConfig(hidden_size=hidden, intermediate_size=hidden * 3,
                                         num_hidden_layers=layers, num_attention_heads=4,
@@ -80,7 +83,7 @@ class WithFlatCache(torch.nn.Module):
         return tuple(result)
 
 
-def export(style, out, hidden, layers, opset, seed):
+def export(style, out, hidden, layers, opset, seed, init_range):
     tok_dir = os.path.join(TOKENIZERS, STYLE_TOKENIZER[style])
     with open(os.path.join(tok_dir, "tokenizer.json"), encoding="utf-8") as f:
         tok = json.load(f)
@@ -90,7 +93,7 @@ def export(style, out, hidden, layers, opset, seed):
     bos = names.get("<|begin_of_text|>", names.get("<s>", names.get("<|endoftext|>", 0)))
     eos = names.get("<|end_of_text|>", names.get("</s>", names.get("<|endoftext|>", 0)))
     torch.manual_seed(seed)
-    config = make_config(style, vocab, hidden, layers, bos, eos)
+    config = make_config(style, vocab, hidden, layers, bos, eos, init_range)
     model = model_class(style)(config).eval()
     os.makedirs(out, exist_ok=True)
     model.save_pretrained(os.path.join(out, "checkpoint"))
@@ -141,10 +144,11 @@ def main():
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--opset", type=int, default=17)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--init-range", type=float, default=0.3)
     args = p.parse_args()
     for style in args.styles.split(","):
         export(style, os.path.join(args.out, style), args.hidden, args.layers, args.opset,
-               args.seed)
+               args.seed, args.init_range)
 
 
 if __name__ == "__main__":
