@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -134,17 +135,20 @@ absl::Status GenerativeModel::FindCaches(const engine::KvCacheRewrite* rewrite) 
   return absl::OkStatus();
 }
 
-uint64_t GenerativeModel::kv_bytes_per_sequence() const {
+uint64_t GenerativeModel::kv_bytes_for(int positions) const {
   uint64_t bytes = 0;
   for (const CacheInput& c : caches_) {
-    bytes += static_cast<uint64_t>(c.kv_heads) * max_length_ * c.head_dim * sizeof(float);
+    bytes += static_cast<uint64_t>(c.kv_heads) * static_cast<uint64_t>(std::max(positions, 0)) *
+             c.head_dim * sizeof(float);
   }
   return bytes;
 }
 
-absl::StatusOr<std::unique_ptr<Sequence>> Sequence::Start(const GenerativeModel& model) {
+absl::StatusOr<std::unique_ptr<Sequence>> Sequence::Start(const GenerativeModel& model,
+                                                          int capacity) {
   std::unique_ptr<Sequence> s(new Sequence(model));
-  const size_t cap = static_cast<size_t>(model.max_length());
+  s->capacity_ = capacity <= 0 || capacity > model.max_length() ? model.max_length() : capacity;
+  const size_t cap = static_cast<size_t>(s->capacity_);
   s->tokens_.reserve(cap);
   s->ids_.reserve(cap);
   s->mask_.reserve(cap);
@@ -287,6 +291,14 @@ absl::StatusOr<GenerateResult> Generate(
   int decode_steps = 0;
   auto decode_start = std::chrono::steady_clock::now();
   while (true) {
+    if (static_cast<int>(r.token_ids.size()) < params.min_new_tokens) {
+      absl::Span<float> logits = seq.last_logits();
+      for (int32_t id : eos) {
+        if (id >= 0 && static_cast<size_t>(id) < logits.size()) {
+          logits[id] = -std::numeric_limits<float>::infinity();
+        }
+      }
+    }
     const int32_t next = sampler.Sample(seq.last_logits(), seq.tokens());
     r.unfed_token = next;
     if (std::find(eos.begin(), eos.end(), next) != eos.end()) {

@@ -75,8 +75,9 @@ class GenerativeModel {
   int max_length() const { return max_length_; }
   bool kv_in_place() const { return in_place_; }
   const std::vector<CacheInput>& caches() const { return caches_; }
-  // Bytes of one sequence's KV blocks at max_length.
-  uint64_t kv_bytes_per_sequence() const;
+  // Bytes of one sequence's KV blocks at max_length, and for `positions` positions.
+  uint64_t kv_bytes_per_sequence() const { return kv_bytes_for(max_length_); }
+  uint64_t kv_bytes_for(int positions) const;
   int32_t vocab_size() const { return vocab_size_; }
 
  private:
@@ -96,9 +97,10 @@ class GenerativeModel {
 
 class Sequence {
  public:
-  // Allocates the sequence's KV blocks (max_length positions); RESOURCE_EXHAUSTED with the
-  // figures when an arena cannot hold them.
-  static absl::StatusOr<std::unique_ptr<Sequence>> Start(const GenerativeModel& model);
+  // Allocates the sequence's KV blocks for `capacity` positions (0 or more than max_length:
+  // max_length); RESOURCE_EXHAUSTED with the figures when an arena cannot hold them.
+  static absl::StatusOr<std::unique_ptr<Sequence>> Start(const GenerativeModel& model,
+                                                         int capacity = 0);
 
   // Runs the model on `ids`, placed after the tokens the sequence holds; afterwards
   // last_logits() is the next-token distribution. INVALID_ARGUMENT when they do not fit.
@@ -107,7 +109,7 @@ class Sequence {
 
   const GenerativeModel& model() const { return model_; }
   int length() const { return length_; }
-  int capacity() const { return model_.max_length(); }
+  int capacity() const { return capacity_; }
   // Every id the sequence holds (for the repetition penalty).
   const std::vector<int32_t>& tokens() const { return tokens_; }
   uint64_t kv_bytes() const;
@@ -127,12 +129,15 @@ class Sequence {
   std::vector<std::string> outputs_;
   std::vector<float> logits_;
   int length_ = 0;
+  int capacity_ = 0;
   uint64_t kv_bytes_copied_ = 0;
 };
 
 struct GenerateParams {
   SamplingParams sampling;
   int max_new_tokens = 128;
+  // EOS ids are masked out until this many tokens are generated (Hugging Face's min_new_tokens).
+  int min_new_tokens = 0;
   std::vector<std::string> stop_strings;
   std::function<bool()> cancelled;  // checked between steps (and between nodes of a step)
 };
