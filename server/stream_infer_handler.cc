@@ -395,6 +395,10 @@ void GenerationItem::Run(absl::Duration queued) {
                                    return true;
                                  })
                : absl::StatusOr<genai::GenerateResult>(seq.status());
+  // The KV block goes back before the final response: a client that sends its next request
+  // on seeing it finds the budget free.
+  if (seq.ok()) seq->reset();
+  kv_.Release();
   ModelStats& stats = model_->stats();
   const absl::Duration took = absl::Now() - start;
   if (!r.ok()) {

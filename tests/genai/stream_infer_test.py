@@ -85,7 +85,9 @@ def collect(q, requests, timeout=60):
         if error is not None:
             # Errors carry no id in tritonclient's callback: they go to the one request that
             # expects one (the test sends at most one failing request at a time).
-            rid = [r for r in pending if r.startswith("over")][0]
+            over = [r for r in pending if r.startswith("over")]
+            assert over, "unexpected error response: %s" % error
+            rid = over[0]
             out[rid]["error"] = str(error)
             pending.discard(rid)
             continue

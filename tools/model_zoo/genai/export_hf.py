@@ -83,7 +83,8 @@ class WithFlatCache(torch.nn.Module):
         return tuple(result)
 
 
-def export(style, out, hidden, layers, opset, seed, init_range):
+def export(style, out, hidden, layers, opset, seed, init_range, train=None):
+    """Builds (or, with `train(model, tokenizer_json)`, also trains) and exports one style."""
     tok_dir = os.path.join(TOKENIZERS, STYLE_TOKENIZER[style])
     with open(os.path.join(tok_dir, "tokenizer.json"), encoding="utf-8") as f:
         tok = json.load(f)
@@ -94,7 +95,10 @@ def export(style, out, hidden, layers, opset, seed, init_range):
     eos = names.get("<|end_of_text|>", names.get("</s>", names.get("<|endoftext|>", 0)))
     torch.manual_seed(seed)
     config = make_config(style, vocab, hidden, layers, bos, eos, init_range)
-    model = model_class(style)(config).eval()
+    model = model_class(style)(config)
+    if train is not None:
+        train(model, os.path.join(tok_dir, "tokenizer.json"))
+    model = model.eval()
     os.makedirs(out, exist_ok=True)
     model.save_pretrained(os.path.join(out, "checkpoint"))
     shutil.copy(os.path.join(tok_dir, "tokenizer.json"), out)
