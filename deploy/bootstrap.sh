@@ -12,6 +12,8 @@ PACKAGES=(
   libonnx-dev libdnnl-dev libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   libmicrohttpd-dev rapidjson-dev
+  # genai/: Unicode data for the tokenizers, SentencePiece .model files
+  libicu-dev libsentencepiece-dev
   # test data, tools and peers used by the tests
   libonnx-testdata python3 python3-onnx python3-numpy python3-grpcio python3-protobuf
   python3-grpc-tools prometheus curl procps

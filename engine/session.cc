@@ -45,6 +45,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const M
 absl::Status Session::Init(const KernelRegistry& registry) {
   // pass 1: the session's own copy of the graph, rewritten.
   graph_ = model_->graph();
+  if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(graph_));
   if (options_.enable_fusions) {
     INFERD_ASSIGN_OR_RETURN(fused_nodes_, ApplyFusions(graph_, registry));
   }
@@ -130,6 +131,7 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
     }
     max_model = *std::move(loaded);
     max_graph = max_model->graph();
+    if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(max_graph));
     if (options_.enable_fusions) INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry).status());
     costed = &max_graph;
   }

@@ -9,10 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "memory/system_allocator.h"
 #include "partition/partitioner.h"
 
 namespace inferd::engine {
+
+class Graph;
 
 struct SessionOptions {
   // Intra-op threads (the caller's thread counts as one).
@@ -36,6 +39,9 @@ struct SessionOptions {
   std::map<std::string, std::vector<int64_t>> max_input_shapes;
   // Graph rewrites (MatMul+Add, Conv+Relu fusions).
   bool enable_fusions = true;
+  // A rewrite of the session's graph applied first, before the fusions and partitioning (and to
+  // the max-shape view the budget is costed on): genai's KV-cache rewrite. An error fails Create.
+  std::function<absl::Status(Graph&)> graph_rewrite;
   // Retention caps per device and arena kind ("execution" / "io"), applied at creation.
   std::map<std::string, std::map<std::string, uint64_t>> retention_caps;
   // Makes the backing allocator of a device ("cpu:0", "cpu:1", ...). Default: CpuSystemAllocator

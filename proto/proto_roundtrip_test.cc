@@ -248,6 +248,8 @@ const FieldNumber kInferenceFields[] = {
     {"SystemSharedMemoryRegisterRequest", "offset", 3},
     {"SystemSharedMemoryRegisterRequest", "byte_size", 4},
     {"SystemSharedMemoryUnregisterRequest", "name", 1},
+    {"ModelStreamInferResponse", "error_message", 1},
+    {"ModelStreamInferResponse", "infer_response", 2},
 };
 
 TEST(ProtoRoundtrip, InferenceFieldNumbersMatchProtocolTable) {
@@ -307,7 +309,13 @@ TEST(ProtoRoundtrip, InferenceServiceMethods) {
                                             "SystemSharedMemoryStatus",
                                             "SystemSharedMemoryRegister",
                                             "SystemSharedMemoryUnregister"};
-  EXPECT_EQ(service->method_count(), static_cast<int>(methods.size()));
+  // Plus ModelStreamInfer: a stream of requests, a stream of responses (Triton's decoupled API).
+  EXPECT_EQ(service->method_count(), static_cast<int>(methods.size()) + 1);
+  const auto* stream = service->FindMethodByName("ModelStreamInfer");
+  ASSERT_NE(stream, nullptr);
+  EXPECT_EQ(stream->input_type()->name(), "ModelInferRequest");
+  EXPECT_EQ(stream->output_type()->name(), "ModelStreamInferResponse");
+  EXPECT_TRUE(stream->client_streaming() && stream->server_streaming());
   for (const std::string& name : methods) {
     const auto* method = service->FindMethodByName(name);
     ASSERT_NE(method, nullptr) << name;

@@ -68,6 +68,18 @@
 //           max_queue_size: 0          # waiting requests of the level; 0: queue_length
 //         priority_queue_policy: {1: {timeout: 1ms}}   # level -> policy (keys as above)
 //
+//       generation:                  # a decoder model folder (model.onnx, config.json,
+//                                      # tokenizer.json or tokenizer.model) served by
+//                                      # ModelStreamInfer, one response per token
+//                                      # (docs/generation.md); ModelInfer refuses it
+//         max_length: 512              # positions a sequence may reach (prompt + answer);
+//                                      # default: the model's, at most 2048
+//         max_sequences: 4             # sequences generating at once; default 4, at most 256
+//         kv_cache_budget: 64MiB       # KV bytes all sequences may hold; default max_sequences
+//                                      # full-length blocks. A sequence whose block would not
+//                                      # fit is refused before it starts (RESOURCE_EXHAUSTED)
+//         default_max_tokens: 128      # when a request gives no max_tokens; default 128
+//
 // A model folder may instead hold Triton's config.pbtxt (server/triton_config.h), read into
 // the same ModelConfig; a config.yaml beside it adds inferd's own settings. tritonserver's
 // command line (--model-repository, --grpc-port, --model-control-mode, ...) overlays this file,
@@ -258,6 +270,14 @@ struct DynamicBatching {
   std::map<int, QueuePolicy> priority_queue_policy;  // by priority level
 };
 
+// A generative model's serving settings (the `generation` key).
+struct GenerationSettings {
+  int max_length = 0;  // 0: the model's maximum, at most genai::kDefaultMaxLength
+  int max_sequences = 4;
+  std::optional<uint64_t> kv_cache_budget;  // nullopt: max_sequences full-length blocks
+  int default_max_tokens = 128;
+};
+
 struct ModelConfig {
   std::string name;
   std::string path;  // relative to the model repository (or absolute)
@@ -279,6 +299,8 @@ struct ModelConfig {
   // A Triton model folder's config.pbtxt as parsed (server/triton_config.h); null for a model
   // configured by YAML only. The ModelConfig RPC echoes it.
   std::shared_ptr<const inference::ModelConfig> triton;
+  // Set for a generative model (served by ModelStreamInfer).
+  std::optional<GenerationSettings> generation;
 
   // Where these settings were read ("inferd.yaml:12"; two places, joined by " + ", after a
   // merge), for messages.

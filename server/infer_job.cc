@@ -345,6 +345,13 @@ void SubmitInfer(ModelRepository& repository, std::unique_ptr<InferRequest> requ
   absl::StatusOr<LoadedModel::Ref> ref =
       repository.AcquireForInference(header.model_name(), header.model_version(), &stats);
   if (!ref.ok()) return Reject(*responder, ref.status(), stats);
+  if ((*ref)->generator() != nullptr) {
+    return Reject(*responder,
+                  absl::FailedPreconditionError(
+                      absl::StrCat("model '", header.model_name(),
+                                   "' is generative: use ModelStreamInfer (docs/generation.md)")),
+                  stats);
+  }
   const absl::Time bind_start = absl::Now();
   absl::Status bound = request->Bind((*ref)->signature(), (*ref)->session_ref().staging_arena());
   const absl::Duration compute_input = absl::Now() - bind_start;

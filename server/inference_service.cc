@@ -9,6 +9,7 @@
 #include "server/config.h"
 #include "server/infer_handler.h"
 #include "server/kserve_types.h"
+#include "server/stream_infer_handler.h"
 #include "server/triton_views.h"
 #include "server/version.h"
 
@@ -90,6 +91,11 @@ grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerConte
                                                        const grpc::ByteBuffer* request,
                                                        grpc::ByteBuffer* response) {
   return HandleModelInfer(repository_, context, request, response, shared_memory_);
+}
+
+grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
+InferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
+  return HandleModelStreamInfer(repository_, context);
 }
 
 grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(

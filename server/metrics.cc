@@ -160,6 +160,7 @@ struct Families {
   int leases, state, requests, inferences, rejected, dropped, loads, input_bytes, output_bytes;
   int queue_h, compute_h, serialize_h, request_h;
   int persistent, budget, assigned, nodes;
+  int kv_reserved, kv_budget, kv_sequences, kv_refused;  // generative models
   // Triton's per-model counters {model, version} and inferd's batch size histogram {model}.
   int nv_success, nv_failure, nv_count, nv_exec, nv_request_us, nv_queue_us, nv_input_us,
       nv_infer_us, nv_output_us, batch_h;
@@ -261,6 +262,19 @@ Families DeclareFamilies(Builder& b) {
                MetricType::Gauge);
   f.nodes =
       b.Family("inferd_partition_nodes", "Graph nodes assigned to the device.", MetricType::Gauge);
+  f.kv_reserved = b.Family("inferd_kv_cache_bytes",
+                           "KV-cache bytes the running sequences of a generative model hold.",
+                           MetricType::Gauge);
+  f.kv_budget = b.Family("inferd_kv_cache_budget_bytes",
+                         "The KV-cache budget of a generative model (generation.kv_cache_budget).",
+                         MetricType::Gauge);
+  f.kv_sequences =
+      b.Family("inferd_kv_cache_sequences", "Sequences of a generative model holding a KV block.",
+               MetricType::Gauge);
+  f.kv_refused = b.Family("inferd_kv_cache_refused_total",
+                          "Sequences refused before they started: their KV block did not fit the "
+                          "budget.",
+                          MetricType::Counter);
   DeclareTritonFamilies(b, f);
   return f;
 }
@@ -384,6 +398,13 @@ void AddSessions(Builder& b, const Families& f, const ModelRepository& repositor
       b.Add(f.budget, labels, d.budget_bytes ? static_cast<double>(*d.budget_bytes) : kInf);
       b.Add(f.assigned, labels, static_cast<double>(d.accounted.total()));
       b.Add(f.nodes, labels, d.nodes);
+    }
+    if (std::shared_ptr<KvBudget> kv = l.model->shared_kv_budget()) {
+      const Labels labels = {{"model", name}};
+      b.Add(f.kv_reserved, labels, static_cast<double>(kv->reserved_bytes()));
+      b.Add(f.kv_budget, labels, static_cast<double>(kv->budget_bytes()));
+      b.Add(f.kv_sequences, labels, static_cast<double>(kv->sequences()));
+      b.Add(f.kv_refused, labels, static_cast<double>(kv->refused()));
     }
   }
 }

@@ -36,7 +36,10 @@ constexpr absl::string_view kModelKeys[] = {"name",
                                             "retention_caps",
                                             "enable_fusions",
                                             "max_batch_size",
-                                            "dynamic_batching"};
+                                            "dynamic_batching",
+                                            "generation"};
+constexpr absl::string_view kGenerationKeys[] = {"max_length", "max_sequences", "kv_cache_budget",
+                                                 "default_max_tokens"};
 constexpr absl::string_view kBatchingKeys[] = {"preferred_batch_sizes",  "max_queue_delay",
                                                "preserve_ordering",      "priority_levels",
                                                "default_priority_level", "default_queue_timeout",
@@ -236,6 +239,27 @@ absl::Status ParseDynamicBatching(const Reader& r, const Field& f, ModelConfig* 
   return absl::OkStatus();
 }
 
+absl::Status ParseGeneration(const Reader& r, const Field& f, ModelConfig* m) {
+  GenerationSettings g;
+  if (!f.value.IsNull()) {
+    INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
+                            ReadMap(r, f.value, f.line, f.path, kGenerationKeys));
+    for (const Field& k : fields) {
+      if (k.key == "max_length") {
+        INFERD_ASSIGN_OR_RETURN(g.max_length, ReadBoundedCount(r, k, 0, 1 << 20));
+      } else if (k.key == "max_sequences") {
+        INFERD_ASSIGN_OR_RETURN(g.max_sequences, ReadBoundedCount(r, k, 1, kMaxConcurrentRuns));
+      } else if (k.key == "kv_cache_budget") {
+        INFERD_ASSIGN_OR_RETURN(g.kv_cache_budget, ReadBytes(r, k.value, k.line, k.path));
+      } else if (k.key == "default_max_tokens") {
+        INFERD_ASSIGN_OR_RETURN(g.default_max_tokens, ReadBoundedCount(r, k, 1, 1 << 20));
+      }
+    }
+  }
+  m->generation = g;
+  return absl::OkStatus();
+}
+
 absl::Status ParsePartition(const Reader& r, const Field& f, ModelConfig* m) {
   INFERD_ASSIGN_OR_RETURN(std::vector<Field> fields,
                           ReadMap(r, f.value, f.line, f.path, kPartitionKeys));
@@ -392,6 +416,8 @@ absl::Status ParseModelFields(const Reader& r, const std::vector<Field>& fields,
       INFERD_ASSIGN_OR_RETURN(m->max_batch_size, ReadBoundedCount(r, f, 0, kMaxBatchSize));
     } else if (f.key == "dynamic_batching") {
       INFERD_RETURN_IF_ERROR(ParseDynamicBatching(r, f, m));
+    } else if (f.key == "generation") {
+      INFERD_RETURN_IF_ERROR(ParseGeneration(r, f, m));
     }
   }
   INFERD_RETURN_IF_ERROR(CheckShapeKinds(r, path, fixed_lines, max_lines));
@@ -527,6 +553,7 @@ absl::StatusOr<ModelConfig> MergeModelConfig(const ModelConfig& main, const Mode
   if (wins("enable_fusions")) out.enable_fusions = main.enable_fusions;
   if (wins("max_batch_size")) out.max_batch_size = main.max_batch_size;
   if (wins("dynamic_batching")) out.dynamic_batching = main.dynamic_batching;
+  if (wins("generation")) out.generation = main.generation;
   out.keys_set.insert(main.keys_set.begin(), main.keys_set.end());
   out.source = main.source.empty() ? dir.source : absl::StrCat(main.source, " + ", dir.source);
   if (const std::string e = ThreadProductError(out); !e.empty()) {

@@ -315,3 +315,38 @@ TEST(ModelConfigBatchingTest, Bounds) {
 
 }  // namespace
 }  // namespace inferd::server
+
+namespace inferd::server {
+namespace {
+
+TEST(ModelConfigGenerationTest, KeysDefaultsAndErrors) {
+  const std::shared_ptr<const Config> c =
+      config_testing::MustParse(R"y(server: {model_repository: m}
+models:
+  llm:
+    generation: {max_length: 512, max_sequences: 3, kv_cache_budget: 64MiB,
+                 default_max_tokens: 32}
+  plain:
+    generation:
+)y");
+  ASSERT_EQ(c->models.size(), 2u);
+  ASSERT_TRUE(c->models[0].generation.has_value());
+  EXPECT_EQ(c->models[0].generation->max_length, 512);
+  EXPECT_EQ(c->models[0].generation->max_sequences, 3);
+  EXPECT_EQ(c->models[0].generation->kv_cache_budget, 64 * config_testing::kMiB);
+  EXPECT_EQ(c->models[0].generation->default_max_tokens, 32);
+  ASSERT_TRUE(c->models[1].generation.has_value());  // an empty key: the defaults
+  EXPECT_EQ(c->models[1].generation->max_sequences, 4);
+  EXPECT_FALSE(c->models[1].generation->kv_cache_budget.has_value());
+  EXPECT_NE(config_testing::ErrorOf("server: {model_repository: m}\nmodels:\n  a:\n"
+                                    "    generation: {max_sequences: 0}\n")
+                .find("generation.max_sequences"),
+            std::string::npos);
+  EXPECT_NE(config_testing::ErrorOf("server: {model_repository: m}\nmodels:\n  a:\n"
+                                    "    generation: {beams: 2}\n")
+                .find("unknown key"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace inferd::server

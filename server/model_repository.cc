@@ -38,8 +38,6 @@ const char* ModelStateName(ModelState state) {
   return "UNAVAILABLE";
 }
 
-namespace {
-
 engine::SessionOptions ToSessionOptions(const ModelConfig& c) {
   engine::SessionOptions o;
   o.intra_op_threads = c.threads;
@@ -62,6 +60,8 @@ engine::SessionOptions ToSessionOptions(const ModelConfig& c) {
   o.max_input_shapes = c.max_input_shapes;
   return o;
 }
+
+namespace {
 
 std::string Signature(const std::vector<TensorSpec>& specs) {
   return absl::StrJoin(specs, ", ", [](std::string* out, const TensorSpec& s) {
@@ -205,6 +205,7 @@ absl::StatusOr<LoadedModel::Ref> LoadedModel::Acquire() {
 
 absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegistry& registry,
                                const HostMemoryLimit& host) {
+  if (config_.generation.has_value()) return LoadGenerative(path, registry, host);
   std::shared_ptr<engine::Session> session;
   std::unique_ptr<ModelWorker> worker;
   try {
@@ -292,6 +293,8 @@ void LoadedModel::Unload(const std::string& reason) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     session = std::move(session_);
+    generator_.reset();  // the session above keeps it alive until the last reader lets go
+    kv_budget_.reset();
     state_ = ModelState::kUnavailable;
     reason_ = reason;
   }

@@ -50,6 +50,7 @@
 #include "engine/kernel_registry.h"
 #include "engine/session.h"
 #include "server/config.h"
+#include "server/kv_budget.h"
 #include "server/model_signature.h"
 #include "server/model_stats.h"
 #include "server/model_worker.h"
@@ -57,6 +58,10 @@
 namespace inference {
 class ModelConfig;
 }  // namespace inference
+
+namespace inferd::genai {
+class GenerativeModel;
+}  // namespace inferd::genai
 
 namespace inferd::server {
 
@@ -69,6 +74,12 @@ bool IsTritonFolder(const std::string& dir);
 std::vector<int64_t> VersionDirectories(const std::string& dir);
 
 enum class ModelState { kLoading, kReady, kUnloading, kUnavailable };
+
+// The engine settings of a model's config (threads, runs, partition, caps, shapes).
+engine::SessionOptions ToSessionOptions(const ModelConfig& c);
+// What a generative model shows in ModelMetadata / ModelConfig: text_input and the sampling
+// inputs, text_output and token_id (server/stream_infer_handler.h; generative_load.cc).
+ModelSignature GenerationSignature(const std::string& name, const std::string& version);
 
 // What host memory one load may take: server.limits.host_memory less what the loaded models'
 // partitions account on host devices (cpu:N: weights + activations + workspace). A reload's
@@ -126,6 +137,14 @@ class LoadedModel : public std::enable_shared_from_this<LoadedModel> {
   // completed from the model (CompleteTritonConfig); null otherwise. Valid while a Ref is held.
   const std::shared_ptr<const inference::ModelConfig>& triton_config() const { return triton_; }
   ModelWorker& worker() const { return *worker_; }
+  // READY only, for a generative model (config().generation set): the decode loop's model
+  // (its session is session()) and the KV budget its sequences reserve from; null otherwise.
+  // Valid while a Ref is held.
+  genai::GenerativeModel* generator() const { return generator_.get(); }
+  KvBudget* kv_budget() const { return kv_budget_.get(); }
+  // The same budget, for readers that hold no Ref (metrics); null unless a generative model is
+  // loaded.
+  std::shared_ptr<KvBudget> shared_kv_budget() const;
   engine::Session& session_ref() const { return *session_; }
 
   // A Ref if the model is READY; otherwise UNAVAILABLE naming the state.
@@ -135,6 +154,9 @@ class LoadedModel : public std::enable_shared_from_this<LoadedModel> {
   friend class ModelRepository;
   absl::Status Load(const std::string& path, const engine::KernelRegistry& registry,
                     const HostMemoryLimit& host);
+  // Load's path for a generative model (server/generative_load.cc).
+  absl::Status LoadGenerative(const std::string& path, const engine::KernelRegistry& registry,
+                              const HostMemoryLimit& host);
   void MarkFailed(const std::string& reason);
   // Stops new requests, waits for the in-flight ones, drops the session.
   void Unload(const std::string& reason);
@@ -148,6 +170,8 @@ class LoadedModel : public std::enable_shared_from_this<LoadedModel> {
   ModelSignature signature_;
   std::shared_ptr<const inference::ModelConfig> triton_;
   std::unique_ptr<ModelWorker> worker_;
+  std::shared_ptr<genai::GenerativeModel> generator_;
+  std::shared_ptr<KvBudget> kv_budget_;
 
   mutable std::mutex mu_;
   // State below is protected by mu_.

@@ -146,6 +146,8 @@ absl::StatusOr<inference::ModelConfig> ModelConfigOf(ModelRepository& repository
     in->set_name(s.name);
     in->set_data_type(TritonDataType(s.type));
     for (int64_t d : TritonDims(s, config.max_batch_size)) in->add_dims(d);
+    // A generative model needs only the text; the sampling settings are optional.
+    if (config.generation && s.name != "text_input") in->set_optional(true);
   }
   for (const TensorSpec& s : sig.outputs) {
     inference::ModelOutput* o = out.add_output();
@@ -166,6 +168,10 @@ absl::StatusOr<inference::ModelConfig> ModelConfigOf(ModelRepository& repository
         absl::ToInt64Microseconds(config.dynamic_batching->max_queue_delay));
   }
   out.set_default_model_filename("model.onnx");
+  if (config.generation) {
+    out.mutable_model_transaction_policy()->set_decoupled(true);  // ModelStreamInfer
+    group->set_count(config.generation->max_sequences);
+  }
   return out;
 }
 

@@ -105,7 +105,7 @@ TEST(YamlReaderTest, UnknownKeys) {
             "inferd.yaml:4: models[0].gpu: unknown key (known keys: name, path, version, "
             "threads, max_concurrent_runs, queue_length, when_busy, pre_allocate, "
             "fixed_input_shapes, max_input_shapes, partition, retention_caps, enable_fusions, "
-            "max_batch_size, dynamic_batching)");
+            "max_batch_size, dynamic_batching, generation)");
   EXPECT_EQ(ErrorOf(R"y(server: {model_repository: m}
 models:
   - name: a

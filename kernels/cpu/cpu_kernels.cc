@@ -69,6 +69,8 @@ const Family kFamilies[] = {
     {"Col2Im", Col2ImKernelDefs},
     {"CenterCropPad", CenterCropPadKernelDefs},
     {"AffineGrid", AffineGridKernelDefs},
+    // The KV-cache rewrite's ops (engine/kv_cache_rewrite.h).
+    {"com.inferd KvCacheAppend, KvCacheMatMul, KvCacheShape", KvCacheKernelDefs},
 };
 
 }  // namespace

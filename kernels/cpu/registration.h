@@ -65,6 +65,9 @@ std::vector<engine::KernelDef> Col2ImKernelDefs();         // col2im.cc
 std::vector<engine::KernelDef> CenterCropPadKernelDefs();  // center_crop_pad.cc
 std::vector<engine::KernelDef> AffineGridKernelDefs();     // affine_grid.cc
 
+// :kv_cache_kernels (the KV-cache rewrite's fused ops, engine/kv_cache_rewrite.h)
+std::vector<engine::KernelDef> KvCacheKernelDefs();  // kv_cache.cc
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_REGISTRATION_H_

@@ -101,8 +101,9 @@ TEST_F(ApiTest, ReflectionListsTheServices) {
 }
 
 TEST_F(ApiTest, OtherTritonExtensionsAreUnimplemented) {
-  // ModelConfig, ModelStatistics and SystemSharedMemory* are served (tests/server/triton_api_test).
-  for (const char* method : {"ModelStreamInfer", "CudaSharedMemoryStatus", "TraceSetting"}) {
+  // ModelConfig, ModelStatistics and SystemSharedMemory* are served (tests/server/triton_api_test),
+  // and ModelStreamInfer (tests/genai/stream_infer_test).
+  for (const char* method : {"CudaSharedMemoryStatus", "TraceSetting"}) {
     grpc::Status s = RawUnaryCall(
         inferd_->Channel(), std::string("/inference.GRPCInferenceService/") + method, "", nullptr);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;

@@ -31,10 +31,12 @@ ALLOWED = {
     "partition/": ["base/", "memory/memory_planner.h"] + ENGINE_FOR_PARTITION,
     "engine/": ["base/", "memory/"] + PARTITION_PUBLIC,
     "kernels/": ["base/", "memory/"] + KERNEL_API,
+    "genai/": ["base/", "memory/", "engine/", "partition/"],
     "proto/": [],
-    "server/": ["base/", "memory/", "engine/", "partition/", "kernels/", "proto/"],
+    "server/": ["base/", "memory/", "engine/", "partition/", "kernels/", "proto/", "genai/"],
     "loadtest/": ["base/", "proto/"],
-    "tools/": ["base/", "memory/", "engine/", "partition/", "kernels/", "proto/", "server/"],
+    "tools/": ["base/", "memory/", "engine/", "partition/", "kernels/", "proto/", "server/",
+               "genai/"],
     "deploy/": ["base/", "proto/"],
     "tests/": None,  # cross-cutting suites: anything
 }

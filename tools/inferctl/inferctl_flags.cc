@@ -41,6 +41,19 @@ ABSL_FLAG(std::string, model_version, "", "the model version (default: the serve
 ABSL_FLAG(std::string, device, "", "only this device's arenas, e.g. cpu:0");
 ABSL_FLAG(std::string, arena, "", "only this arena: execution or io");
 ABSL_FLAG(std::string, bytes, "", "the retention cap: 512MiB, 1GB, 4096 or unbounded");
+// generate and chat.
+ABSL_FLAG(std::string, prompt, "", "the prompt text");
+ABSL_FLAG(int, max_new_tokens, 128, "the most tokens to generate");
+ABSL_FLAG(double, temperature, 0.0, "sampling temperature; 0 is greedy");
+ABSL_FLAG(int, top_k, 0, "sample among the K most likely tokens (0: all)");
+ABSL_FLAG(double, top_p, 1.0, "sample among the most likely tokens of this total probability");
+ABSL_FLAG(double, repetition_penalty, 1.0, "divide the logits of tokens already seen by this");
+ABSL_FLAG(uint64_t, seed, 0, "the sampler's random seed");
+ABSL_FLAG(int, max_length, 0,
+          "positions of each sequence's KV cache (0: the model's maximum, at most 2048)");
+ABSL_FLAG(RepeatedFlag, stop, {}, "stop when the answer contains this text (repeatable)");
+ABSL_FLAG(bool, no_kv_in_place, false,
+          "run the export as it is: each step copies the whole past (for comparison)");
 
 namespace inferd::tools {
 

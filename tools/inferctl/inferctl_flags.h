@@ -48,6 +48,17 @@ ABSL_DECLARE_FLAG(std::string, model_version);
 ABSL_DECLARE_FLAG(std::string, device);
 ABSL_DECLARE_FLAG(std::string, arena);
 ABSL_DECLARE_FLAG(std::string, bytes);
+// generate and chat (also --threads, --devices, --rules, --json).
+ABSL_DECLARE_FLAG(std::string, prompt);
+ABSL_DECLARE_FLAG(int, max_new_tokens);
+ABSL_DECLARE_FLAG(double, temperature);
+ABSL_DECLARE_FLAG(int, top_k);
+ABSL_DECLARE_FLAG(double, top_p);
+ABSL_DECLARE_FLAG(double, repetition_penalty);
+ABSL_DECLARE_FLAG(uint64_t, seed);
+ABSL_DECLARE_FLAG(int, max_length);
+ABSL_DECLARE_FLAG(inferd::RepeatedFlag, stop);
+ABSL_DECLARE_FLAG(bool, no_kv_in_place);
 
 namespace inferd::tools {
 

@@ -3,6 +3,7 @@
 //   inferctl plan MODEL ...    print a model's partition plan (see plan_command.h)
 //   inferctl ops [--json]      list every kernel (operator, opsets, device, types)
 //   inferctl check MODEL ...   can the model run, or every reason it cannot (check_command.h)
+//   inferctl generate|chat DIR generate from / chat with a decoder model (generate_command.h)
 //   inferctl infer|models|load|unload|stats|trim|set-cap|reset-peak|report ...
 //                              talk to a running inferd (see client_commands.h)
 //
@@ -16,7 +17,9 @@
 #include <vector>
 
 #include "tools/inferctl/check_command.h"
+#include "tools/inferctl/chat_command.h"
 #include "tools/inferctl/client_commands.h"
+#include "tools/inferctl/generate_command.h"
 #include "tools/inferctl/ops_command.h"
 #include "tools/inferctl/plan_command.h"
 #include "tools/inferctl/run_command.h"
@@ -47,6 +50,14 @@ int Check(const std::string&, const std::vector<std::string>& args) {
   return inferd::tools::CheckCommand(args, std::cout, std::cerr);
 }
 
+int Generate(const std::string&, const std::vector<std::string>& args) {
+  return inferd::tools::GenerateCommand(args);
+}
+
+int Chat(const std::string&, const std::vector<std::string>& args) {
+  return inferd::tools::ChatCommand(args);
+}
+
 int Client(const std::string& name, const std::vector<std::string>& args) {
   return inferd::tools::RunClientCommand(name, args, std::cout, std::cerr);
 }
@@ -63,6 +74,10 @@ constexpr Subcommand kSubcommands[] = {
      "  check MODEL [...] can the model run here: its operators and plan, or every reason it "
      "cannot\n",
      Check},
+    {"generate",
+     "  generate DIR --prompt TEXT [...]  generate from a decoder model folder (streams text)\n",
+     Generate},
+    {"chat", "  chat DIR [...]    chat with a decoder model folder (one turn per line)\n", Chat},
     // Against a running inferd; their lines are kClientCommandsUsage.
     {"infer", "", Client},
     {"models", "", Client},

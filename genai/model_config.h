@@ -1,0 +1,40 @@
+// ModelConfig: what the decode loop needs from a model folder's JSON files:
+//   config.json             model_type, max_position_embeddings (n_positions), bos / eos ids
+//   generation_config.json  eos_token_id (one or a list), max_length, sampling defaults
+//   tokenizer_config.json   chat_template (which of the common templates it is)
+//   genai_config.json       (ONNX Runtime GenAI exports) the model file, eos / bos, context length
+// Missing files or keys leave defaults; a file that is not valid JSON is an error naming it.
+// Plain value type.
+#ifndef INFERD_GENAI_MODEL_CONFIG_H_
+#define INFERD_GENAI_MODEL_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace inferd::genai {
+
+enum class ChatTemplate { kPlain, kChatMl, kLlama3, kLlama2 };
+const char* ChatTemplateName(ChatTemplate t);
+
+struct ModelConfig {
+  std::string dir;
+  std::string model_file = "model.onnx";
+  std::string model_type;           // "llama", "gpt2", ...
+  bool genai_layout = false;        // genai_config.json present
+  int max_position_embeddings = 0;  // 0: unknown
+  std::vector<int32_t> eos_token_ids;
+  std::optional<int32_t> bos_token_id;
+  ChatTemplate chat_template = ChatTemplate::kPlain;
+  // generation_config.json defaults (the command line overrides them).
+  std::optional<int> max_length;
+};
+
+absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir);
+
+}  // namespace inferd::genai
+
+#endif  // INFERD_GENAI_MODEL_CONFIG_H_
