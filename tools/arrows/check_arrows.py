@@ -5,7 +5,7 @@ Bazel's visibility lists refuse a dependency that runs the wrong way, but a head
 target transitively can still be included without any dependency being declared (gcc has no
 layering check). This check closes that gap: every quoted #include of one of our folders must
 be allowed by the table below, which is the README's layout and the BUILD files' visibility
-lists written as arrows. Test files and testing/ helpers may also include their folder's and
+lists written as arrows. Test files, benchmarks and testing/ helpers may also include their folder's and
 the allowed folders' testing/ headers.
 
 Usage: check_arrows.py [REPO_ROOT]   (exit 1 and one line per violation when any)
@@ -45,7 +45,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
 def is_test_file(path):
-    return path.endswith("_test.cc") or "/testing/" in path
+    # Benchmark programs are test programs too: they drive kernels through the test harness.
+    return path.endswith(("_test.cc", "_bench.cc")) or "/testing/" in path
 
 
 def allowed(src, header):
