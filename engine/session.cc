@@ -46,6 +46,10 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   // pass 1: the session's own copy of the graph, rewritten.
   graph_ = model_->graph();
   if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(graph_));
+  if (options_.widen_half_precision) {
+    INFERD_ASSIGN_OR_RETURN(half_precision_,
+                            WidenHalfPrecision(graph_, registry, widened_weights_));
+  }
   if (options_.enable_fusions) {
     INFERD_ASSIGN_OR_RETURN(fused_nodes_, ApplyFusions(graph_, registry));
   }
@@ -116,6 +120,7 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
   // max_graph's weights are views into max_model's weight store: it must outlive the costing
   // (it was freed at the end of the block below, and the accountant then read freed tensors).
   std::shared_ptr<const Model> max_model;
+  WidenedWeights max_widened;  // the max-shape view's float32 weights, as long as max_graph
   bool all_static = true;
   for (const Node& n : graph_.nodes) {
     for (int v : n.outputs) all_static = all_static && (v < 0 || graph_.values[v].shape.IsStatic());
@@ -132,6 +137,9 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
     max_model = *std::move(loaded);
     max_graph = max_model->graph();
     if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(max_graph));
+    if (options_.widen_half_precision) {
+      INFERD_RETURN_IF_ERROR(WidenHalfPrecision(max_graph, registry, max_widened).status());
+    }
     if (options_.enable_fusions) INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry).status());
     costed = &max_graph;
   }

@@ -33,6 +33,7 @@
 #include "engine/graph.h"
 #include "engine/kernel_registry.h"
 #include "engine/model.h"
+#include "engine/precision_widening.h"
 #include "engine/run_context.h"
 #include "engine/session_options.h"
 #include "engine/thread_pool.h"
@@ -100,6 +101,9 @@ class Session {
   memory::IOArena& staging_arena() const { return *devices_[staging_device_].io; }
   SessionStats stats() const;
   int fused_nodes() const { return fused_nodes_; }
+  // What the precision widening pass did: nodes widened to float32, casts inserted, half
+  // weights converted and the bytes their float32 copies hold.
+  const WideningReport& half_precision() const { return half_precision_; }
   // How the graph was split over devices and what each device holds (logged at load; served by
   // the admin API).
   const partition::PlanReport& partition_report() const { return partition_report_; }
@@ -125,6 +129,9 @@ class Session {
   std::shared_ptr<const Model> model_;
   SessionOptions options_;
   Graph graph_;
+  // float32 copies of half weights; kernels may keep pointers to them, so it outlives plan_.
+  WidenedWeights widened_weights_;
+  WideningReport half_precision_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::vector<DeviceArenas> devices_;
   std::unique_ptr<ThreadPool> threads_;

@@ -39,6 +39,10 @@ struct SessionOptions {
   std::map<std::string, std::vector<int64_t>> max_input_shapes;
   // Graph rewrites (MatMul+Add, Conv+Relu fusions).
   bool enable_fusions = true;
+  // Run float16 / bfloat16 compute that has no half-precision kernel in float32: the precision
+  // widening pass (engine/precision_widening.h, docs/half-precision.md). Off: such nodes are
+  // refused at load for want of a kernel.
+  bool widen_half_precision = true;
   // A rewrite of the session's graph applied first, before the fusions and partitioning (and to
   // the max-shape view the budget is costed on): genai's KV-cache rewrite. An error fails Create.
   std::function<absl::Status(Graph&)> graph_rewrite;

@@ -1,0 +1,296 @@
+#include "engine/precision_widening.h"
+
+#include <cstring>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
+#include "base/status_macros.h"
+#include "engine/domain.h"
+
+namespace inferd::engine {
+
+float HalfBitsToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);  // inf, NaN
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else {
+    const float v = static_cast<float>(mant) * (1.0f / 16777216.0f);  // zero, subnormal: exact
+    return sign != 0 ? -v : v;
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+float BFloat16BitsToFloat(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+absl::StatusOr<const Tensor*> WidenedWeights::Widen(const Tensor& half) {
+  const DataType t = half.dtype();
+  if (t != DataType::kFloat16 && t != DataType::kBFloat16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot widen a ", DataTypeName(t), " weight to float32"));
+  }
+  const int64_t n = half.NumElements();
+  const std::optional<uint64_t> bytes =
+      n < 0 ? std::nullopt : CheckedMul<uint64_t>(static_cast<uint64_t>(n), sizeof(float));
+  if (!bytes) return absl::InvalidArgumentError("weight too large to widen to float32");
+  auto buffer = std::make_unique<float[]>(n > 0 ? static_cast<size_t>(n) : 1);
+  const auto* src = half.data<uint16_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    buffer[i] = t == DataType::kFloat16 ? HalfBitsToFloat(src[i]) : BFloat16BitsToFloat(src[i]);
+  }
+  tensors_.push_back(Tensor::Borrowed(DataType::kFloat32, half.shape(), buffer.get()));
+  buffers_.push_back(std::move(buffer));
+  bytes_ = SaturatingAdd<uint64_t>(bytes_, *bytes);
+  return &tensors_.back();
+}
+
+std::string WideningReport::Summary() const {
+  if (!any_half()) return "no float16/bfloat16 compute";
+  std::string s = absl::StrCat("widened ", widened_nodes, " nodes to float32 (", casts_to_float,
+                               " casts in, ", casts_to_half, " out; ", converted_weights,
+                               " weights converted, ", converted_weight_bytes, " bytes)");
+  if (half_nodes > 0) absl::StrAppend(&s, "; ", half_nodes, " nodes run in half precision");
+  return s;
+}
+
+namespace {
+
+bool IsHalf(DataType t) { return t == DataType::kFloat16 || t == DataType::kBFloat16; }
+
+DataType Widened(DataType t) { return IsHalf(t) ? DataType::kFloat32 : t; }
+
+DataType TypeOf(const Graph& g, int v) { return v < 0 ? DataType::kUndefined : g.values[v].type; }
+
+bool IsDefaultDomain(const std::string& d) { return d.empty() || d == kOnnxDomain; }
+
+bool HasHalfValue(const Graph& g, const Node& n) {
+  for (int v : n.inputs)
+    if (IsHalf(TypeOf(g, v))) return true;
+  for (int v : n.outputs)
+    if (IsHalf(TypeOf(g, v))) return true;
+  return false;
+}
+
+// Whether the node's element types follow its inputs (no attribute fixes an output type), so
+// that reading float32 twins makes it write float32.
+bool TypesFollowInputs(const Graph& g, const Node& n) {
+  if (!n.subgraphs.empty()) return false;
+  if (IsDefaultDomain(n.domain) && (n.op_type == "Cast" || n.op_type == "CastLike")) return false;
+  for (const onnx::AttributeProto& a : n.attributes) {
+    if (a.name() == "to" || a.name() == "dtype" || a.name() == "output_dtype") return false;
+  }
+  for (int v : n.inputs)
+    if (IsHalf(TypeOf(g, v))) return true;
+  return false;
+}
+
+bool HasKernel(const Graph& g, const Node& n, const KernelRegistry& registry, bool widened) {
+  std::vector<DataType> in, out;
+  for (int v : n.inputs) in.push_back(widened ? Widened(TypeOf(g, v)) : TypeOf(g, v));
+  for (int v : n.outputs) out.push_back(widened ? Widened(TypeOf(g, v)) : TypeOf(g, v));
+  return registry.Find(n.domain, n.op_type, n.opset, DeviceKind::kCpu, in, out) != nullptr;
+}
+
+onnx::AttributeProto ToAttribute(DataType t) {
+  onnx::AttributeProto a;
+  a.set_name("to");
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(static_cast<int64_t>(t));
+  return a;
+}
+
+class Widener {
+ public:
+  Widener(Graph& g, const KernelRegistry& registry, WidenedWeights& weights, WideningReport& report)
+      : g_(g), registry_(registry), weights_(weights), report_(report) {}
+
+  absl::Status Run() {
+    g_.RebuildEdges();
+    cast_opset_ = 13;
+    for (const Node& n : g_.nodes) {
+      if (IsDefaultDomain(n.domain)) {
+        cast_opset_ = n.opset;
+        break;
+      }
+    }
+    // pass 1: subgraphs first, each on its own.
+    for (Node& n : g_.nodes) {
+      for (auto& [attribute, sub] : n.subgraphs) {
+        Graph copy = *sub;
+        WideningReport sub_report;
+        Widener w(copy, registry_, weights_, sub_report);
+        INFERD_RETURN_IF_ERROR(w.Run());
+        Add(sub_report);
+        if (sub_report.widened_nodes > 0) sub = std::make_shared<const Graph>(std::move(copy));
+      }
+    }
+    // pass 2: choose the nodes to widen, in topological order: those with a float32 kernel but
+    // none for their half types, then those with both whose half inputs are all weights or
+    // already float32 (at least one made by a widened node).
+    const size_t num_nodes = g_.nodes.size();
+    std::vector<bool> widen(num_nodes, false);
+    std::vector<bool> wide_value(g_.values.size(), false);  // made in float32 by a widened node
+    for (size_t i = 0; i < num_nodes; ++i) {
+      const Node& n = g_.nodes[i];
+      if (!HasHalfValue(g_, n)) continue;
+      if (TypesFollowInputs(g_, n) && HasKernel(g_, n, registry_, /*widened=*/true)) {
+        if (!HasKernel(g_, n, registry_, /*widened=*/false)) {
+          widen[i] = true;
+        } else {
+          bool all_wide = true, any_made = false;
+          for (int v : n.inputs) {
+            if (!IsHalf(TypeOf(g_, v))) continue;
+            const bool weight = g_.values[v].initializer != nullptr;
+            any_made = any_made || wide_value[v];
+            all_wide = all_wide && (weight || wide_value[v]);
+          }
+          widen[i] = all_wide && any_made;
+        }
+      }
+      if (!widen[i]) {
+        ++report_.half_nodes;
+        continue;
+      }
+      ++report_.widened_nodes;
+      for (int v : n.outputs)
+        if (v >= 0 && IsHalf(g_.values[v].type)) wide_value[v] = true;
+    }
+    bool any_widened = false;
+    for (bool w : widen) any_widened = any_widened || w;
+    if (!any_widened) return absl::OkStatus();
+    // Readers of each value, before the rewrite changes them.
+    std::vector<bool> needs_half(g_.values.size(), false);
+    for (size_t v = 0; v < g_.values.size(); ++v) {
+      if (!wide_value[v]) continue;
+      const Value& value = g_.values[v];
+      bool needed = value.is_graph_output;
+      for (const auto& [node, slot] : value.consumers) needed = needed || !widen[node];
+      needs_half[v] = needed;
+    }
+    // pass 3: rewrite the widened nodes: half outputs become float32 twins, half inputs read
+    // twins (weights converted, other values cast on entry).
+    std::vector<Node> added;
+    for (size_t i = 0; i < num_nodes; ++i) {
+      if (!widen[i]) continue;
+      for (size_t k = 0; k < g_.nodes[i].outputs.size(); ++k) {
+        const int v = g_.nodes[i].outputs[k];
+        if (v < 0 || !IsHalf(g_.values[v].type)) continue;
+        const int twin = AddTwin(v);
+        g_.nodes[i].outputs[k] = twin;
+        if (needs_half[v]) {
+          added.push_back(CastNode(twin, v, v, g_.values[v].type, "/FromFloat32", g_.nodes[i]));
+          ++report_.casts_to_half;
+        }
+      }
+    }
+    for (size_t i = 0; i < num_nodes; ++i) {
+      if (!widen[i]) continue;
+      for (size_t k = 0; k < g_.nodes[i].inputs.size(); ++k) {
+        const int v = g_.nodes[i].inputs[k];
+        if (v < 0 || !IsHalf(g_.values[v].type)) continue;
+        INFERD_ASSIGN_OR_RETURN(const int twin, InputTwin(v, g_.nodes[i], added));
+        g_.nodes[i].inputs[k] = twin;
+      }
+    }
+    for (Node& n : added) g_.nodes.push_back(std::move(n));
+    g_.RebuildEdges();
+    INFERD_RETURN_IF_ERROR(g_.TopologicalSort());
+    return g_.Validate();
+  }
+
+ private:
+  void Add(const WideningReport& r) {
+    report_.widened_nodes += r.widened_nodes;
+    report_.half_nodes += r.half_nodes;
+    report_.casts_to_float += r.casts_to_float;
+    report_.casts_to_half += r.casts_to_half;
+    report_.converted_weights += r.converted_weights;
+    report_.converted_weight_bytes =
+        SaturatingAdd(report_.converted_weight_bytes, r.converted_weight_bytes);
+  }
+
+  std::string UniqueValueName(const std::string& base) {
+    std::string name = absl::StrCat(base, "/float32");
+    for (int k = 1; g_.FindValue(name) >= 0; ++k) name = absl::StrCat(base, "/float32_", k);
+    return name;
+  }
+
+  // A float32 value shaped as half value `v`, recorded as its twin.
+  int AddTwin(int v) {
+    Value w;
+    w.name = UniqueValueName(g_.values[v].name);
+    w.type = DataType::kFloat32;
+    w.shape = g_.values[v].shape;
+    const int index = g_.AddValue(std::move(w));
+    twin_[v] = index;
+    return index;
+  }
+
+  // The twin a widened node reads for half value `v`: made by a widened node already, a
+  // converted weight, or the output of a Cast inserted on entry.
+  absl::StatusOr<int> InputTwin(int v, const Node& reader, std::vector<Node>& added) {
+    auto it = twin_.find(v);
+    if (it != twin_.end()) return it->second;
+    const Tensor* half = g_.values[v].initializer;
+    if (half != nullptr) {
+      INFERD_ASSIGN_OR_RETURN(const Tensor* wide, weights_.Widen(*half));
+      const int twin = AddTwin(v);
+      g_.values[twin].initializer = wide;
+      ++report_.converted_weights;
+      report_.converted_weight_bytes =
+          SaturatingAdd<uint64_t>(report_.converted_weight_bytes, wide->bytes());
+      return twin;
+    }
+    const int twin = AddTwin(v);
+    added.push_back(CastNode(v, twin, v, DataType::kFloat32, "/ToFloat32", reader));
+    ++report_.casts_to_float;
+    return twin;
+  }
+
+  // Cast(from) -> to, named after half value `half`.
+  Node CastNode(int from, int to, int half, DataType type, absl::string_view suffix,
+                const Node& near) {
+    Node n;
+    n.name = absl::StrCat(g_.values[half].name, suffix);
+    n.op_type = "Cast";
+    n.opset = cast_opset_;
+    n.inputs = {from};
+    n.outputs = {to};
+    n.attributes.push_back(ToAttribute(type));
+    n.metadata = near.metadata;
+    n.device = near.device;
+    return n;
+  }
+
+  Graph& g_;
+  const KernelRegistry& registry_;
+  WidenedWeights& weights_;
+  WideningReport& report_;
+  int cast_opset_ = 13;
+  std::map<int, int> twin_;  // half value -> its float32 twin
+};
+
+}  // namespace
+
+absl::StatusOr<WideningReport> WidenHalfPrecision(Graph& graph, const KernelRegistry& registry,
+                                                  WidenedWeights& weights) {
+  WideningReport report;
+  Widener w(graph, registry, weights, report);
+  INFERD_RETURN_IF_ERROR(w.Run());
+  return report;
+}
+
+}  // namespace inferd::engine

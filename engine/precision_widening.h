@@ -1,0 +1,77 @@
+// Precision widening: a load-time graph pass that runs the float16 / bfloat16 compute of a model
+// in float32 (docs/half-precision.md). Nodes whose half-precision types have no kernel, but
+// whose float32 version has one, are widened: their half inputs are read through float32 twins
+// and their half outputs are written as float32 twins. Regions grow through ops that have both
+// kernels (data movement, elementwise) when every half input already has a float32 twin, so a
+// Conv -> Relu -> Reshape -> Gemm chain is one float32 region with casts only at its edges.
+//   - half weights read by widened nodes are converted once, here, into float32 weights owned by
+//     a WidenedWeights store (their bytes are the memory cost of the path);
+//   - a Cast(to=float) is inserted where a widened node reads a half value made outside the
+//     region (graph input, outer-scope value, a node that stays half), once per value;
+//   - a Cast back to the declared type is inserted where a twin's half value is still needed
+//     (graph outputs keep their declared types; readers outside the region; If nodes);
+//   - If branches are widened the same way, each on its own (their outputs keep their types).
+// Cast, CastLike, nodes with a dtype attribute ("to", "dtype") and nodes with subgraphs are never
+// widened. Kernel lookups are for the CPU. Not thread-safe; run once per session graph.
+//
+// Example:
+//   WidenedWeights weights;  // must outlive every kernel made from `graph`
+//   absl::StatusOr<WideningReport> r = WidenHalfPrecision(graph, registry, weights);
+#ifndef INFERD_ENGINE_PRECISION_WIDENING_H_
+#define INFERD_ENGINE_PRECISION_WIDENING_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/graph.h"
+#include "engine/kernel_registry.h"
+#include "engine/tensor.h"
+
+namespace inferd::engine {
+
+// The float32 copies of half-precision weights made by the pass. Tensor addresses are stable.
+class WidenedWeights {
+ public:
+  WidenedWeights() = default;
+  WidenedWeights(const WidenedWeights&) = delete;
+  WidenedWeights& operator=(const WidenedWeights&) = delete;
+
+  // A float32 copy of `half` (float16 or bfloat16); INVALID_ARGUMENT for another type.
+  absl::StatusOr<const Tensor*> Widen(const Tensor& half);
+  uint64_t bytes() const { return bytes_; }
+  size_t count() const { return tensors_.size(); }
+
+ private:
+  std::deque<Tensor> tensors_;
+  std::vector<std::unique_ptr<float[]>> buffers_;
+  uint64_t bytes_ = 0;
+};
+
+struct WideningReport {
+  int widened_nodes = 0;                // nodes now computing in float32 (subgraphs included)
+  int half_nodes = 0;                   // nodes that still read or write half values natively
+  int casts_to_float = 0;               // inserted at region entries
+  int casts_to_half = 0;                // inserted at region exits
+  int converted_weights = 0;            // half weights given a float32 twin
+  uint64_t converted_weight_bytes = 0;  // their float32 bytes (extra memory held by the session)
+  bool any_half() const { return widened_nodes + half_nodes > 0; }
+  // "widened 12 nodes to float32 (3 casts in, 1 out; 5 weights, 40960 bytes); 2 half nodes
+  // native", or "no float16/bfloat16 compute".
+  std::string Summary() const;
+};
+
+// Rewrites `graph` (sorted, edges built) in place; converted weights go to `weights`.
+absl::StatusOr<WideningReport> WidenHalfPrecision(Graph& graph, const KernelRegistry& registry,
+                                                  WidenedWeights& weights);
+
+// Element conversions used by the pass (exact: every half value is a float).
+float HalfBitsToFloat(uint16_t h);
+float BFloat16BitsToFloat(uint16_t b);
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_PRECISION_WIDENING_H_
