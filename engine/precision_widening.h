@@ -68,10 +68,6 @@ struct WideningReport {
 absl::StatusOr<WideningReport> WidenHalfPrecision(Graph& graph, const KernelRegistry& registry,
                                                   WidenedWeights& weights);
 
-// Element conversions used by the pass (exact: every half value is a float).
-float HalfBitsToFloat(uint16_t h);
-float BFloat16BitsToFloat(uint16_t b);
-
 }  // namespace inferd::engine
 
 #endif  // INFERD_ENGINE_PRECISION_WIDENING_H_

@@ -61,6 +61,10 @@ double Element(DataType t, const void* p, size_t i) {
       return At<uint64_t>(p, i);
     case DataType::kBool:
       return At<uint8_t>(p, i) != 0;
+    case DataType::kFloat16:
+      return HalfBitsToFloat(static_cast<const uint16_t*>(p)[i]);
+    case DataType::kBFloat16:
+      return BFloat16BitsToFloat(static_cast<const uint16_t*>(p)[i]);
     default:
       return 0;
   }
@@ -117,9 +121,11 @@ absl::Status CompareData(const NamedData& expected, DataType type, const Shape& 
         absl::StrCat(what, ": got ", bytes, " bytes, expected ", expected.bytes.size()));
   }
   const size_t n = ElementSize(type) == 0 ? 0 : bytes / ElementSize(type);
-  const bool floating = type == DataType::kFloat32 || type == DataType::kFloat64;
-  if (!floating && ElementSize(type) != 0 && type != DataType::kFloat16 &&
-      type != DataType::kBFloat16) {
+  // float16 / bfloat16 are compared as floats, within the tolerance (they were compared bit for
+  // bit, which failed results one rounding away from the reference).
+  const bool floating = type == DataType::kFloat32 || type == DataType::kFloat64 ||
+                        type == DataType::kFloat16 || type == DataType::kBFloat16;
+  if (!floating && ElementSize(type) != 0) {
     for (size_t i = 0; i < n; ++i) {
       const double a = Element(type, data, i), e = Element(type, expected.bytes.data(), i);
       if (a != e) {

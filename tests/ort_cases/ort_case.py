@@ -24,6 +24,17 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 
+def _tensor(value, name):
+    """A named TensorProto of `value`: a numpy array, or a TensorProto already (bfloat16 data,
+    which numpy cannot hold, is passed that way)."""
+    if isinstance(value, onnx.TensorProto):
+        t = onnx.TensorProto()
+        t.CopyFrom(value)
+        t.name = name
+        return t
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
 class CaseWriter:
     def __init__(self, out_root, suite):
         self.dir = os.path.join(out_root, suite)
@@ -61,7 +72,9 @@ class CaseWriter:
             tt = out.type.tensor_type
             if not tt.HasField("shape"):
                 tt.shape.SetInParent()
-                for k in range(np.asarray(value).ndim):
+                rank = len(value.dims) if isinstance(value, onnx.TensorProto) else np.asarray(
+                    value).ndim
+                for k in range(rank):
                     tt.shape.dim.add().dim_param = f"{out.name}_d{k}"
         onnx.checker.check_model(model)
         case = os.path.join(self.dir, name)
@@ -70,11 +83,11 @@ class CaseWriter:
         onnx.save(model, os.path.join(case, "model.onnx"))
         inputs = [i.name for i in model.graph.input if i.name in feeds]
         for k, n in enumerate(inputs):
-            t = numpy_helper.from_array(np.asarray(feeds[n]), n)
+            t = _tensor(feeds[n], n)
             with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
                 f.write(t.SerializeToString())
         for k, (n, v) in enumerate(zip(names, expected)):
-            t = numpy_helper.from_array(np.asarray(v), n)
+            t = _tensor(v, n)
             with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
                 f.write(t.SerializeToString())
         with open(os.path.join(case, "tolerance.txt"), "w") as f:
