@@ -70,6 +70,13 @@ void PrintSession(const engine::Session& s, std::ostream& out) {
     out << "after fusions: " << s.graph().nodes.size() << " nodes (" << s.fused_nodes()
         << " fused): " << OperatorCounts(s.graph()) << "\n";
   }
+  // Which path the model's float16 / bfloat16 compute took (docs/half-precision.md).
+  const engine::WideningReport& half = s.half_precision();
+  if (half.any_half()) {
+    out << "half precision: "
+        << (half.widened_nodes > 0 ? "widening path (float32 compute): " : "native: ")
+        << half.Summary() << "\n";
+  }
   const engine::ExecutionPlan& plan = s.plan();
   for (const engine::DevicePlan& d : plan.devices()) {
     out << "device " << d.name << ": " << d.nodes << " nodes";

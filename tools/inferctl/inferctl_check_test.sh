@@ -42,4 +42,24 @@ grep -q "com.example::Frobnicate (opset 1) is not supported.*\[nodes 'first', 's
 grep -q "Conv (opset 17) does not support element type float64.*\[node 'conv'\]" <<<"$out" ||
   fail "Conv line: $out"
 "$inferctl" check "$tmp/missing.onnx" >/dev/null 2>&1 && fail "a missing file was accepted"
+
+# A float16 model: Conv has no float16 kernel, so it takes the widening path; the report names
+# the path, the casts and the bytes of the converted weight (3x2x1x1 float32 = 24 bytes).
+/usr/bin/python3 - "$tmp/half.onnx" <<'PY' || fail "could not write the float16 model"
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 4, 4])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, [1, 3, 4, 4])
+w = numpy_helper.from_array(np.ones((3, 2, 1, 1), np.float16), "w")
+g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")], "g", [x], [y],
+                      [w])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+m.ir_version = 8
+open(sys.argv[1], "wb").write(m.SerializeToString())
+PY
+out="$("$inferctl" check "$tmp/half.onnx")" || fail "check of a float16 model exited $?: $out"
+grep -q "can run: yes" <<<"$out" || fail "float16 model: no 'can run: yes': $out"
+grep -q "half precision: widening path (float32 compute): widened 1 nodes to float32 (1 casts in, 1 out; 1 weights converted, 24 bytes)" \
+  <<<"$out" || fail "float16 model: no half precision line: $out"
 echo "PASS: inferctl check"
