@@ -108,8 +108,14 @@ class Watchdog {
   std::thread thread_;
 };
 
-TestResult RunOne(const engine::KernelRegistry& registry, const std::string& suite,
-                  const std::string& dir, const std::string& name) {
+engine::SessionOptions SessionOptionsFor(const ConformanceOptions& options) {
+  engine::SessionOptions s;
+  s.widen_half_precision = options.widen_half_precision;
+  return s;
+}
+
+TestResult RunOne(const engine::KernelRegistry& registry, const ConformanceOptions& options,
+                  const std::string& suite, const std::string& dir, const std::string& name) {
   TestResult r;
   r.suite = suite;
   r.name = name;
@@ -122,7 +128,7 @@ TestResult RunOne(const engine::KernelRegistry& registry, const std::string& sui
   }
   const engine::Tolerance tolerance = TestTolerance(dir);
   absl::StatusOr<std::unique_ptr<engine::Session>> session =
-      engine::Session::Load(model_path, engine::SessionOptions{}, registry);
+      engine::Session::Load(model_path, SessionOptionsFor(options), registry);
   if (!session.ok()) {
     r.outcome = session.status().code() == absl::StatusCode::kUnimplemented ? Outcome::kUnsupported
                                                                             : Outcome::kFailed;
@@ -228,7 +234,7 @@ std::vector<TestResult> RunConformance(const engine::KernelRegistry& registry,
       const std::string dir = suite_dir + "/" + name;
       watchdog.Start(suite + "/" + name);
       const auto t0 = std::chrono::steady_clock::now();
-      TestResult r = RunOne(registry, suite, dir, name);
+      TestResult r = RunOne(registry, options, suite, dir, name);
       r.ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       watchdog.Stop();

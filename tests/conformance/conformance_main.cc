@@ -18,6 +18,8 @@ ABSL_FLAG(std::vector<std::string>, suites, inferd::tests::ConformanceOptions().
           "suites to run, comma-separated");
 ABSL_FLAG(std::string, filter, "", "run only tests whose name contains this; empty: all");
 ABSL_FLAG(std::string, json, "", "also write every result to this file as JSON");
+ABSL_FLAG(bool, no_widening, false,
+          "run float16/bfloat16 nodes without the precision widening pass (to compare)");
 ABSL_FLAG(bool, failures, false, "after the table, print each test that did not pass");
 ABSL_FLAG(bool, require_pass, false,
           "exit with status 1 unless every test run passed (and at least one ran)");
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
   options.data_dir = absl::GetFlag(FLAGS_data);
   options.suites = absl::GetFlag(FLAGS_suites);
   options.filter = absl::GetFlag(FLAGS_filter);
+  options.widen_half_precision = !absl::GetFlag(FLAGS_no_widening);
   const std::string json = absl::GetFlag(FLAGS_json);
   const bool show = absl::GetFlag(FLAGS_failures);
   inferd::engine::KernelRegistry registry;

@@ -284,6 +284,9 @@ int RunCommand(const std::vector<std::string>& raw_args) {
 
   std::printf("model %s: %zu nodes (%d fused), %s\n", args->model.c_str(), s.graph().nodes.size(),
               s.fused_nodes(), s.plan().Summary().c_str());
+  if (s.half_precision().any_half()) {
+    std::printf("half precision: %s\n", s.half_precision().Summary().c_str());
+  }
   absl::StatusOr<std::vector<engine::OutputTensor>> outputs;
   for (int i = 0; i < args->warmup; ++i) {
     outputs = s.Run(feed);
