@@ -31,9 +31,10 @@ struct TestResult {
 struct ConformanceOptions {
   std::string data_dir = "/usr/share/libonnx-testdata/data";
   std::vector<std::string> suites = {"node", "pytorch-converted", "pytorch-operator", "simple"};
-  std::string filter;                // substring of the test name; empty: all
-  int per_test_timeout_s = 60;       // a test that takes longer aborts the process, naming it
-  bool widen_half_precision = true;  // SessionOptions::widen_half_precision (off: to compare)
+  std::string filter;           // substring of the test name; empty: all
+  int per_test_timeout_s = 60;  // a test that takes longer aborts the process, naming it
+  // SessionOptions::widen_half_precision (off: to compare with and without the pass).
+  bool widen_half_precision = true;
 };
 
 std::vector<TestResult> RunConformance(const engine::KernelRegistry& registry,
