@@ -82,11 +82,6 @@ struct DataTypeOf<bool> {
   static constexpr DataType value = DataType::kBool;
 };
 
-// The value of float16 / bfloat16 bits as a float (exact: every such value is a float). For
-// load-time conversions and test comparisons; kernels use kernels/cpu/float16.h.
-float HalfBitsToFloat(uint16_t h);
-float BFloat16BitsToFloat(uint16_t b);
-
 }  // namespace inferd::engine
 
 #endif  // INFERD_ENGINE_DATA_TYPE_H_

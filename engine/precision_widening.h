@@ -28,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/graph.h"
+#include "engine/half_bits.h"
 #include "engine/kernel_registry.h"
 #include "engine/tensor.h"
 

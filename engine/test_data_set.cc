@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "engine/half_bits.h"
 #include "engine/weights.h"
 #include "onnx/onnx_pb.h"
 
