@@ -77,6 +77,10 @@ const Family kFamilies[] = {
      UnaryTailKernelDefs},
     {"BitwiseAnd, BitwiseOr, BitwiseXor, BitShift", BitwiseKernelDefs},
     {"NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss", LossKernelDefs},
+    {"NonMaxSuppression", NmsKernelDefs},
+    {"EyeLike, Compress", EyeCompressKernelDefs},
+    {"HannWindow, HammingWindow, BlackmanWindow", SignalWindowKernelDefs},
+    {"Det", DetKernelDefs},
 };
 
 }  // namespace

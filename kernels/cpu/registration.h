@@ -72,6 +72,10 @@ std::vector<engine::KernelDef> KvCacheKernelDefs();  // kv_cache.cc
 std::vector<engine::KernelDef> UnaryTailKernelDefs();  // unary_tail.cc
 std::vector<engine::KernelDef> BitwiseKernelDefs();    // bitwise.cc
 std::vector<engine::KernelDef> LossKernelDefs();       // loss.cc
+std::vector<engine::KernelDef> NmsKernelDefs();        // nms.cc
+std::vector<engine::KernelDef> EyeCompressKernelDefs();  // eye_compress.cc
+std::vector<engine::KernelDef> SignalWindowKernelDefs();  // signal_window.cc
+std::vector<engine::KernelDef> DetKernelDefs();           // det.cc
 
 }  // namespace inferd::kernels::cpu
 
