@@ -81,6 +81,7 @@ const Family kFamilies[] = {
     {"EyeLike, Compress", EyeCompressKernelDefs},
     {"HannWindow, HammingWindow, BlackmanWindow", SignalWindowKernelDefs},
     {"Det", DetKernelDefs},
+    {"Unique", UniqueKernelDefs},
 };
 
 }  // namespace

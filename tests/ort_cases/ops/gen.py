@@ -5,7 +5,11 @@ combinations the ONNX node tests do not cover:
     float64, SoftmaxCrossEntropyLoss's log_prob output;
   - Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Softsign, ThresholdedRelu, Celu,
     Mish, Shrink (float and int32), IsInf (each detect flag), Gelu (both approximations);
-  - BitwiseAnd/Or/Xor/Not over signed and unsigned types with broadcasting, BitShift both ways.
+  - BitwiseAnd/Or/Xor/Not over signed and unsigned types with broadcasting, BitShift both ways;
+  - NonMaxSuppression (both box formats, flipped corners, ties, thresholds, max 0), EyeLike (k
+    beyond the matrix, dtype), Compress (each axis, none, short conditions), the three windows
+    (periodic and symmetric, size 1), Det (batched, 1x1), Unique (flat and along an axis,
+    sorted and not, all four outputs).
 
 References: ONNX Runtime (one thread, optimizations off); for the float64 unary cases, which
 ONNX Runtime's CPU provider lacks, numpy or the onnx package's reference evaluator; for Gelu,
@@ -195,6 +199,24 @@ def main():
         x = rng.standard_normal(shape).astype(np.float32)
         m, f = model("Det", {"x": x}, [("y", TensorProto.FLOAT)], 11)
         w.write(f"det_{k}", m, f, rtol=1e-4, atol=1e-5)
+    # ---- Unique ----
+    outs4 = [("y", None), ("indices", TensorProto.INT64), ("inverse", TensorProto.INT64),
+             ("counts", TensorProto.INT64)]
+    for k, (x, axis, sort) in enumerate((
+            (rng.integers(-5, 5, (40,)).astype(np.int64), None, 1),
+            (rng.integers(-5, 5, (40,)).astype(np.int64), None, 0),
+            (rng.integers(0, 3, (6, 4)).astype(np.float32), None, 1),
+            (rng.integers(0, 2, (6, 3)).astype(np.float32), 0, 1),
+            (rng.integers(0, 2, (6, 3)).astype(np.float32), 0, 0),
+            (rng.integers(0, 2, (2, 7, 2)).astype(np.int8), 1, 1),
+            (rng.integers(0, 2, (2, 7, 2)).astype(np.float64), -2, 0),
+            (rng.integers(0, 3, (3, 5)).astype(np.int64), 1, 1))):
+        attrs = {"sorted": sort}
+        if axis is not None:
+            attrs["axis"] = axis
+        outs = [(n, t if t is not None else ONNX_TYPE[x.dtype.type]) for n, t in outs4]
+        m, f = model("Unique", {"x": x}, outs, 11, **attrs)
+        w.write(f"unique_{k}", m, f)
     print(f"wrote {w.count} cases")
 
 
