@@ -29,8 +29,8 @@ using engine::Tensor;
 const std::vector<DataType>& EyeTypes() {
   static const auto* types = new std::vector<DataType>{
       DataType::kFloat32, DataType::kFloat64, DataType::kInt8,  DataType::kInt16,
-      DataType::kInt32,   DataType::kInt64,   DataType::kUInt8, DataType::kUInt16,
-      DataType::kUInt32,  DataType::kUInt64,  DataType::kBool};
+      DataType::kInt32,   DataType::kInt64,   DataType::kUint8, DataType::kUint16,
+      DataType::kUint32,  DataType::kUint64,  DataType::kBool};
   return *types;
 }
 
@@ -77,20 +77,20 @@ class EyeLikeKernel final : public engine::OpKernel {
         FillDiagonal<double>(y->raw_mutable_data(), rows, cols, k_);
         break;
       case DataType::kInt8:
-      case DataType::kUInt8:
+      case DataType::kUint8:
       case DataType::kBool:
         FillDiagonal<uint8_t>(y->raw_mutable_data(), rows, cols, k_);
         break;
       case DataType::kInt16:
-      case DataType::kUInt16:
+      case DataType::kUint16:
         FillDiagonal<uint16_t>(y->raw_mutable_data(), rows, cols, k_);
         break;
       case DataType::kInt32:
-      case DataType::kUInt32:
+      case DataType::kUint32:
         FillDiagonal<uint32_t>(y->raw_mutable_data(), rows, cols, k_);
         break;
       case DataType::kInt64:
-      case DataType::kUInt64:
+      case DataType::kUint64:
         FillDiagonal<uint64_t>(y->raw_mutable_data(), rows, cols, k_);
         break;
       default:

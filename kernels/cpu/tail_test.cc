@@ -1,6 +1,7 @@
 // The operator tail's tricky semantics: the losses' reductions with weights and ignore_index
 // (against a naive reference), their errors, SoftmaxCrossEntropyLoss's log_prob; IsInf's flags;
-// Shrink on integers; BitShift past the type's width; Gelu's two forms; bad attributes.
+// Shrink on integers; BitShift past the type's width; Gelu's two forms; bad attributes;
+// NonMaxSuppression's greedy selection; Unique's outputs; Compress, Det, EyeLike, HannWindow.
 #include <cmath>
 #include <limits>
 
@@ -137,7 +138,8 @@ TEST(TailTest, IsInfFlags) {
       k.Attr("detect_positive", pos).Attr("detect_negative", neg).Input<float>({4}, x);
       auto out = k.Run(CpuRegistry());
       ASSERT_TRUE(out.ok()) << out.status();
-      EXPECT_EQ(Values<bool>((*out)[0]), (std::vector<bool>{pos != 0, neg != 0, false, false}));
+      EXPECT_EQ(Values<uint8_t>((*out)[0]),
+                (std::vector<uint8_t>{uint8_t(pos != 0), uint8_t(neg != 0), 0, 0}));
     }
   }
 }
@@ -182,6 +184,85 @@ TEST(TailTest, GeluForms) {
   KernelTester bad("Gelu", 20);
   bad.Attr("approximate", std::string("fast")).Input<float>({1}, {1});
   EXPECT_FALSE(bad.Run(CpuRegistry()).ok());
+}
+
+TEST(TailTest, NonMaxSuppressionSelectsGreedilyPerClass) {
+  // Three overlapping boxes and one apart (corners [y1, x1, y2, x2], the second one flipped).
+  const std::vector<float> boxes = {0, 0, 1, 1, 1.1f, 1, 0.1f, 0, 0, 0, 0.9f, 1, 5, 5, 6, 6};
+  const std::vector<float> scores = {0.9f, 0.95f, 0.5f, 0.3f, 0.1f, 0.2f, 0.3f, 0.4f};
+  KernelTester k("NonMaxSuppression", 11);
+  k.Input<float>({1, 4, 4}, boxes)
+      .Input<float>({1, 2, 4}, scores)
+      .Input<int64_t>({1}, {3})
+      .Input<float>({1}, {0.5f})
+      .Input<float>({1}, {0.15f});
+  auto out = k.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), Shape({4, 3}));
+  // class 0: box 1 (0.95), boxes 0 and 2 suppressed by it, box 3; class 1: box 3, box 2 (box 1
+  // overlaps box 2 too much).
+  // Box 0 (0.1) is under the score threshold.
+  EXPECT_EQ(Values<int64_t>((*out)[0]), (std::vector<int64_t>{0, 0, 1, 0, 0, 3, 0, 1, 3, 0, 1, 2}));
+}
+
+TEST(TailTest, UniqueUnsortedAndAlongAxis) {
+  KernelTester k("Unique", 11);
+  k.Attr("sorted", int64_t{0}).Input<float>({6}, {2, 1, 1, 3, 4, 3}).Outputs(4);
+  auto out = k.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{2, 1, 3, 4}));
+  EXPECT_EQ(Values<int64_t>((*out)[1]), (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(Values<int64_t>((*out)[2]), (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
+  EXPECT_EQ(Values<int64_t>((*out)[3]), (std::vector<int64_t>{1, 2, 2, 1}));
+
+  KernelTester a("Unique", 11);
+  a.Attr("axis", int64_t{1}).Input<int32_t>({2, 3}, {1, 0, 1, 2, 5, 2}).Outputs(4);
+  out = a.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Columns (1,2), (0,5), (1,2): sorted unique columns (0,5), (1,2).
+  EXPECT_EQ((*out)[0].shape(), Shape({2, 2}));
+  EXPECT_EQ(Values<int32_t>((*out)[0]), (std::vector<int32_t>{0, 1, 5, 2}));
+  EXPECT_EQ(Values<int64_t>((*out)[2]), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(Values<int64_t>((*out)[3]), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(TailTest, CompressDetEyeLikeWindows) {
+  const uint8_t kFalseTrue[] = {0, 1}, kTrueTrue[] = {1, 1};
+  KernelTester c("Compress", 11);
+  c.Attr("axis", int64_t{1})
+      .Input<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6})
+      .RawInput(engine::DataType::kBool, {2}, kFalseTrue, 2);
+  auto out = c.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<int64_t>((*out)[0]), (std::vector<int64_t>{2, 5}));
+  KernelTester too_long("Compress", 11);
+  too_long.Attr("axis", int64_t{0})
+      .Input<float>({1}, {1})
+      .RawInput(engine::DataType::kBool, {2}, kTrueTrue, 2);
+  EXPECT_FALSE(too_long.Run(CpuRegistry()).ok());
+
+  KernelTester d("Det", 11);
+  d.Input<double>({2, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0});
+  out = d.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<double>((*out)[0]), (std::vector<double>{-2, -1}));
+  KernelTester not_square("Det", 11);
+  not_square.Input<float>({2, 3}, std::vector<float>(6));
+  EXPECT_FALSE(not_square.Run(CpuRegistry()).ok());
+
+  KernelTester e("EyeLike", 9);
+  e.Attr("k", int64_t{-1}).Input<int32_t>({3, 2}, std::vector<int32_t>(6, 7));
+  out = e.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<int32_t>((*out)[0]), (std::vector<int32_t>{0, 0, 1, 0, 0, 1}));
+
+  KernelTester h("HannWindow", 17);
+  h.Attr("periodic", int64_t{0}).Input<int64_t>({}, {5});
+  out = h.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<float> hann = Values<float>((*out)[0]);
+  const std::vector<float> want = {0, 0.5f, 1, 0.5f, 0};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(hann[i], want[i], 1e-6) << i;
 }
 
 }  // namespace
