@@ -71,6 +71,17 @@ const Family kFamilies[] = {
     {"AffineGrid", AffineGridKernelDefs},
     // The KV-cache rewrite's ops (engine/kv_cache_rewrite.h).
     {"com.inferd KvCacheAppend, KvCacheMatMul, KvCacheShape", KvCacheKernelDefs},
+    // The operator tail (own code).
+    {"Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Softsign, ThresholdedRelu, Celu, "
+     "Mish, Gelu, Shrink, IsInf, BitwiseNot",
+     UnaryTailKernelDefs},
+    {"BitwiseAnd, BitwiseOr, BitwiseXor, BitShift", BitwiseKernelDefs},
+    {"NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss", LossKernelDefs},
+    {"NonMaxSuppression", NmsKernelDefs},
+    {"EyeLike, Compress", EyeCompressKernelDefs},
+    {"HannWindow, HammingWindow, BlackmanWindow", SignalWindowKernelDefs},
+    {"Det", DetKernelDefs},
+    {"Unique", UniqueKernelDefs},
 };
 
 }  // namespace

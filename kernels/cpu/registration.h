@@ -68,6 +68,16 @@ std::vector<engine::KernelDef> AffineGridKernelDefs();     // affine_grid.cc
 // :kv_cache_kernels (the KV-cache rewrite's fused ops, engine/kv_cache_rewrite.h)
 std::vector<engine::KernelDef> KvCacheKernelDefs();  // kv_cache.cc
 
+// :tail_kernels (the operator tail: losses, detection, signal, math and bitwise ops)
+std::vector<engine::KernelDef> UnaryTailKernelDefs();     // unary_tail.cc
+std::vector<engine::KernelDef> BitwiseKernelDefs();       // bitwise.cc
+std::vector<engine::KernelDef> LossKernelDefs();          // loss.cc
+std::vector<engine::KernelDef> NmsKernelDefs();           // nms.cc
+std::vector<engine::KernelDef> EyeCompressKernelDefs();   // eye_compress.cc
+std::vector<engine::KernelDef> SignalWindowKernelDefs();  // signal_window.cc
+std::vector<engine::KernelDef> DetKernelDefs();           // det.cc
+std::vector<engine::KernelDef> UniqueKernelDefs();        // unique.cc
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_REGISTRATION_H_
