@@ -71,6 +71,12 @@ const Family kFamilies[] = {
     {"AffineGrid", AffineGridKernelDefs},
     // The KV-cache rewrite's ops (engine/kv_cache_rewrite.h).
     {"com.inferd KvCacheAppend, KvCacheMatMul, KvCacheShape", KvCacheKernelDefs},
+    // ONNX Runtime's transformer contrib ops (docs/contrib-ops.md).
+    {"com.microsoft Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd", ContribActivationKernelDefs},
+    {"com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization, "
+     "EmbedLayerNormalization, SimplifiedLayerNormalization",
+     ContribNormKernelDefs},
+    {"com.microsoft Attention, MultiHeadAttention", ContribAttentionKernelDefs},
 };
 
 }  // namespace

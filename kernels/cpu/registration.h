@@ -68,6 +68,11 @@ std::vector<engine::KernelDef> AffineGridKernelDefs();     // affine_grid.cc
 // :kv_cache_kernels (the KV-cache rewrite's fused ops, engine/kv_cache_rewrite.h)
 std::vector<engine::KernelDef> KvCacheKernelDefs();  // kv_cache.cc
 
+// :contrib_kernels (ONNX Runtime's transformer contrib ops, com.microsoft; docs/contrib-ops.md)
+std::vector<engine::KernelDef> ContribActivationKernelDefs();  // contrib_activation.cc
+std::vector<engine::KernelDef> ContribNormKernelDefs();        // contrib_norm.cc
+std::vector<engine::KernelDef> ContribAttentionKernelDefs();   // contrib_attention.cc
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_REGISTRATION_H_
