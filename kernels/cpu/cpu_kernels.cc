@@ -72,7 +72,8 @@ const Family kFamilies[] = {
     // The KV-cache rewrite's ops (engine/kv_cache_rewrite.h).
     {"com.inferd KvCacheAppend, KvCacheMatMul, KvCacheShape", KvCacheKernelDefs},
     // ONNX Runtime's transformer contrib ops (docs/contrib-ops.md).
-    {"com.microsoft Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd", ContribActivationKernelDefs},
+    {"com.microsoft Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd; Gelu (opset 20)",
+     ContribActivationKernelDefs},
     {"com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization, "
      "EmbedLayerNormalization, SimplifiedLayerNormalization",
      ContribNormKernelDefs},

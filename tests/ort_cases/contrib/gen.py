@@ -7,12 +7,12 @@ key lengths, end/start positions, 2-D and 3-D masks, unidirectional, qkv_hidden_
 present, attention_bias, scale, mask_filter_value, no bias); MultiHeadAttention (bias, masks,
 past_key/past_value with present outputs, cross-attention lengths).
 
-Then a small BERT-like encoder (embeddings + 2 layers + pooler) written in plain ONNX ops is
-checked as is, and after ONNX Runtime's transformer optimizer
-(onnxruntime.transformers.optimizer, model_type="bert") has fused it into EmbedLayerNormalization,
-Attention, SkipLayerNormalization and Gelu / BiasGelu / FastGelu; and a GPT-2-like decoder
-(causal) likewise with model_type="gpt2". The fused models' references are ORT's outputs of the
-unfused model (and ORT's own run of the fused one agrees within the same tolerance)."""
+Then a small BERT-like encoder (embeddings + 2 layers, bert_model.py) written in plain ONNX ops
+is checked as is, and after ONNX Runtime's transformer optimizer
+(onnxruntime.transformers.optimizer, model_type="bert") has fused it into
+EmbedLayerNormalization, Attention, SkipLayerNormalization and BiasGelu (the generator fails if
+the fusion did not happen). The fused model's reference is ORT's run of it, which must agree
+with ORT's run of the unfused model."""
 import os
 import sys
 import tempfile
@@ -20,7 +20,11 @@ import tempfile
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
+import collections
+
+import onnx
 import ort_case
+from bert_model import bert_model
 from ort_case import CaseWriter
 
 MS = "com.microsoft"
@@ -227,6 +231,34 @@ def mha_cases(w):
     mha("mha_self_causal", attrs={"unidirectional": 1}, kk=f32(b, s, d), vv=f32(b, s, dv))
 
 
+def bert_cases(w):
+    from onnxruntime.transformers import optimizer
+    hidden, heads = 32, 4
+    plain = bert_model(rng, layers=2, hidden=hidden, heads=heads)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "bert.onnx")
+        onnx.save(plain, path)
+        fused = optimizer.optimize_model(path, model_type="bert", num_heads=heads,
+                                         hidden_size=hidden, opt_level=0).model
+    # The optimizer's in-memory model imports no com.microsoft opset (its save_model_to_file
+    # adds one, as the files people publish have).
+    if not any(i.domain == MS for i in fused.opset_import):
+        fused.opset_import.append(helper.make_opsetid(MS, 1))
+    ops = collections.Counter(n.op_type for n in fused.graph.node if n.domain == MS)
+    for op in ("EmbedLayerNormalization", "Attention", "SkipLayerNormalization", "BiasGelu"):
+        assert ops[op] > 0, f"the optimizer wrote no {op}: {dict(ops)}"
+    b, s = 3, 9
+    ids = rng.integers(0, 50, (b, s)).astype(np.int64)
+    types = rng.integers(0, 2, (b, s)).astype(np.int64)
+    mask = np.ones((b, s), np.int64)
+    mask[1, 6:] = 0  # right padding (what the fused mask_index, key lengths, expresses)
+    mask[2, 4:] = 0
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+    expected = w.write("bert_plain", plain, feeds, rtol=1e-4, atol=2e-5)
+    fused_out = w.write("bert_fused", fused, feeds, rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(fused_out[0], expected[0], rtol=1e-3, atol=1e-4)
+
+
 def check_model(m, *args, **kwargs):
     """onnx's checker knows no SimplifiedLayerNormalization in the default domain (ONNX Runtime
     registers it there itself): models holding one are checked by ONNX Runtime's load alone."""
@@ -247,6 +279,7 @@ def main():
     embed_cases(w)
     attention_cases(w)
     mha_cases(w)
+    bert_cases(w)
     print(f"{w.count} contrib cases", file=sys.stderr)
 
 
