@@ -79,6 +79,18 @@ TEST(ContribActivationTest, GeluFamily) {
     for (int i = 0; i < 24; ++i) expected[i] = xb[i] + skip[i];
     ExpectNear(Values<float>((*out)[0]), expected, 1e-6f);
   }
+  for (const std::string approximate : {"none", "tanh"}) {  // ONNX's Gelu, opset 20
+    KernelTester t("Gelu", 20);
+    auto out = t.Attr("approximate", approximate).Input<float>(s, x).Run(CpuRegistry());
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectNear(Values<float>((*out)[0]), Ref(x, approximate == "none" ? GeluRef : FastGeluRef),
+               1e-5f);
+  }
+  {
+    KernelTester t("Gelu", 20);
+    EXPECT_FALSE(
+        t.Attr("approximate", std::string("fast")).Input<float>(s, x).Run(CpuRegistry()).ok());
+  }
   {  // a bias of the wrong size
     KernelTester t("BiasGelu", 1, kMs);
     EXPECT_FALSE(t.Input<float>(s, x).Input<float>({3}, {1, 2, 3}).Run(CpuRegistry()).ok());
@@ -373,7 +385,7 @@ TEST(ContribAttentionTest, PastAndPresent) {
   ExpectNear(Values<float>((*out)[0]), expected, 2e-5f);
   EXPECT_EQ((*out)[1].shape(), (Shape{2, b, n, t_len, h}));
   const auto present = Values<float>((*out)[1]);
-  EXPECT_EQ(present[(1 * n + 1) * t_len * h + 4 * h + 2], vfull[4 * hidden + 1 * h + 2]);
+  EXPECT_NEAR(present[(1 * n + 1) * t_len * h + 4 * h + 2], vfull[4 * hidden + 1 * h + 2], 1e-5);
   EXPECT_EQ(present[0], past_kv[0]);
 }
 
