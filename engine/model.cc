@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "engine/contrib_schemas.h"
 #include "engine/domain.h"
 #include "engine/onnx_schemas.h"
 #include "google/protobuf/unknown_field_set.h"
@@ -379,6 +380,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
     opsets_[NormalizeDomain(imp.domain())] = static_cast<int>(imp.version());
   }
   RegisterNewerOnnxSchemas();
+  RegisterContribSchemas();
   const int onnx_opset = opset("");
   if (opsets_.count("") && (onnx_opset < options.min_opset || onnx_opset > options.max_opset)) {
     return absl::UnimplementedError(absl::StrCat(where, " imports opset ", onnx_opset,

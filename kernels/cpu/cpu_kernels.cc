@@ -82,6 +82,13 @@ const Family kFamilies[] = {
     {"HannWindow, HammingWindow, BlackmanWindow", SignalWindowKernelDefs},
     {"Det", DetKernelDefs},
     {"Unique", UniqueKernelDefs},
+    // ONNX Runtime's transformer contrib ops (docs/contrib-ops.md).
+    {"com.microsoft Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd; Gelu (opset 20)",
+     ContribActivationKernelDefs},
+    {"com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization, "
+     "EmbedLayerNormalization, SimplifiedLayerNormalization",
+     ContribNormKernelDefs},
+    {"com.microsoft Attention, MultiHeadAttention", ContribAttentionKernelDefs},
 };
 
 }  // namespace

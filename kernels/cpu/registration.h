@@ -78,6 +78,11 @@ std::vector<engine::KernelDef> SignalWindowKernelDefs();  // signal_window.cc
 std::vector<engine::KernelDef> DetKernelDefs();           // det.cc
 std::vector<engine::KernelDef> UniqueKernelDefs();        // unique.cc
 
+// :contrib_kernels (ONNX Runtime's transformer contrib ops, com.microsoft; docs/contrib-ops.md)
+std::vector<engine::KernelDef> ContribActivationKernelDefs();  // contrib_activation.cc
+std::vector<engine::KernelDef> ContribNormKernelDefs();        // contrib_norm.cc
+std::vector<engine::KernelDef> ContribAttentionKernelDefs();   // contrib_attention.cc
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_REGISTRATION_H_
