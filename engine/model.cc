@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "engine/domain.h"
+#include "engine/genai_schemas.h"
 #include "engine/onnx_schemas.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "onnx/checker.h"
@@ -379,6 +380,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
     opsets_[NormalizeDomain(imp.domain())] = static_cast<int>(imp.version());
   }
   RegisterNewerOnnxSchemas();
+  RegisterGenAiSchemas();
   const int onnx_opset = opset("");
   if (opsets_.count("") && (onnx_opset < options.min_opset || onnx_opset > options.max_opset)) {
     return absl::UnimplementedError(absl::StrCat(where, " imports opset ", onnx_opset,

@@ -71,6 +71,12 @@ const Family kFamilies[] = {
     {"AffineGrid", AffineGridKernelDefs},
     // The KV-cache rewrite's ops (engine/kv_cache_rewrite.h).
     {"com.inferd KvCacheAppend, KvCacheMatMul, KvCacheShape", KvCacheKernelDefs},
+    // The onnxruntime-genai model builder's ops (docs/genai-ops.md).
+    {"com.microsoft MatMulNBits", MatMulNBitsKernelDefs},
+    {"com.microsoft RotaryEmbedding", RotaryEmbeddingKernelDefs},
+    {"SimplifiedLayerNormalization, com.microsoft SkipSimplifiedLayerNormalization",
+     SimplifiedLayerNormKernelDefs},
+    {"com.microsoft GroupQueryAttention", GroupQueryAttentionKernelDefs},
 };
 
 }  // namespace

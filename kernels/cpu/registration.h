@@ -68,6 +68,12 @@ std::vector<engine::KernelDef> AffineGridKernelDefs();     // affine_grid.cc
 // :kv_cache_kernels (the KV-cache rewrite's fused ops, engine/kv_cache_rewrite.h)
 std::vector<engine::KernelDef> KvCacheKernelDefs();  // kv_cache.cc
 
+// :genai_kernels (onnxruntime-genai model builder's ops, docs/genai-ops.md)
+std::vector<engine::KernelDef> MatMulNBitsKernelDefs();          // matmul_nbits.cc
+std::vector<engine::KernelDef> RotaryEmbeddingKernelDefs();      // rotary_embedding.cc
+std::vector<engine::KernelDef> SimplifiedLayerNormKernelDefs();  // simplified_layer_norm.cc
+std::vector<engine::KernelDef> GroupQueryAttentionKernelDefs();  // group_query_attention.cc
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_REGISTRATION_H_
