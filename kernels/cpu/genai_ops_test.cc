@@ -40,12 +40,12 @@ TEST(RotaryEmbeddingTest, LayoutsInterleavedPartialAndOffsets) {
     for (bool interleaved : {false, true}) {
       for (int64_t rotary : {int64_t{0}, int64_t{4}}) {
         for (bool offset : {false, true}) {
-          SCOPED_TRACE(testing::Message() << four_d << interleaved << rotary << offset);
+          SCOPED_TRACE(::testing::Message() << four_d << interleaved << rotary << offset);
           const int64_t half = (rotary > 0 ? rotary : head) / 2;
           const auto x = RandomFloats(batch * seq * heads * head, 1);
           const auto cos = RandomFloats(max_pos * half, 2), sin = RandomFloats(max_pos * half, 3);
-          std::vector<int64_t> pos = offset ? std::vector<int64_t>{5}
-                                            : std::vector<int64_t>{0, 1, 2, 7, 8, 9};
+          std::vector<int64_t> pos =
+              offset ? std::vector<int64_t>{5} : std::vector<int64_t>{0, 1, 2, 7, 8, 9};
           std::vector<float> expected(x.size());
           for (int64_t n = 0; n < batch; ++n) {
             for (int64_t t = 0; t < seq; ++t) {
@@ -61,7 +61,8 @@ TEST(RotaryEmbeddingTest, LayoutsInterleavedPartialAndOffsets) {
           KernelTester k("RotaryEmbedding", 1, kMs);
           k.Attr("interleaved", int64_t{interleaved});
           if (rotary > 0) k.Attr("rotary_embedding_dim", rotary).Attr("num_heads", heads);
-          const Shape xs = four_d ? Shape{batch, heads, seq, head} : Shape{batch, seq, heads * head};
+          const Shape xs =
+              four_d ? Shape{batch, heads, seq, head} : Shape{batch, seq, heads * head};
           k.Input<float>(xs, x)
               .Input<int64_t>(offset ? Shape{1} : Shape{batch, seq}, pos)
               .Input<float>({max_pos, half}, cos)
@@ -149,7 +150,7 @@ TEST(SkipSimplifiedLayerNormTest, SkipShapesBiasAndOutputs) {
   const auto x = RandomFloats(b * sq * d, 6), g = RandomFloats(d, 7), bias = RandomFloats(d, 8);
   for (int skip_form = 0; skip_form < 3; ++skip_form) {
     for (bool with_bias : {false, true}) {
-      SCOPED_TRACE(testing::Message() << skip_form << with_bias);
+      SCOPED_TRACE(::testing::Message() << skip_form << with_bias);
       const Shape ks = skip_form == 0   ? Shape{b, sq, d}
                        : skip_form == 1 ? Shape{1, sq, d}
                                         : Shape{sq, d};
@@ -225,9 +226,9 @@ TEST(GroupQueryAttentionTest, PrefillDecodeWindowSoftcapRotaryPacked) {
   }
   uint32_t seed = 20;
   for (const GqaCase& c : cases) {
-    SCOPED_TRACE(testing::Message() << "S=" << c.seq << " past=" << c.past << " rotary="
-                                    << c.rotary << " packed=" << c.packed
-                                    << " window=" << c.window << " softcap=" << c.softcap);
+    SCOPED_TRACE(::testing::Message()
+                 << "S=" << c.seq << " past=" << c.past << " rotary=" << c.rotary
+                 << " packed=" << c.packed << " window=" << c.window << " softcap=" << c.softcap);
     const int64_t b = c.batch, s = c.seq, n = c.heads, kv = c.kv_heads, h = c.head;
     const int64_t present = std::max<int64_t>(c.total, c.past), half = h / 2, max_pos = 16;
     const auto q = RandomFloats(b * s * n * h, seed++), k = RandomFloats(b * s * kv * h, seed++),
@@ -303,7 +304,8 @@ TEST(GroupQueryAttentionTest, PrefillDecodeWindowSoftcapRotaryPacked) {
     }
     KernelTester t("GroupQueryAttention", 1, kMs);
     t.Attr("num_heads", n).Attr("kv_num_heads", kv);
-    if (c.rotary) t.Attr("do_rotary", int64_t{1}).Attr("rotary_interleaved", int64_t{c.interleaved});
+    if (c.rotary)
+      t.Attr("do_rotary", int64_t{1}).Attr("rotary_interleaved", int64_t{c.interleaved});
     if (c.window > 0) t.Attr("local_window_size", c.window);
     if (c.softcap > 0) t.Attr("softcap", c.softcap);
     if (c.packed) {
@@ -315,8 +317,9 @@ TEST(GroupQueryAttentionTest, PrefillDecodeWindowSoftcapRotaryPacked) {
       }
       t.Input<float>({b, s, (n + 2 * kv) * h}, qkv).AbsentInput().AbsentInput();
     } else {
-      t.Input<float>({b, s, n * h}, q).Input<float>({b, s, kv * h}, k).Input<float>(
-          {b, s, kv * h}, v);
+      t.Input<float>({b, s, n * h}, q)
+          .Input<float>({b, s, kv * h}, k)
+          .Input<float>({b, s, kv * h}, v);
     }
     if (c.past > 0) {
       t.Input<float>({b, kv, c.past, h}, pk).Input<float>({b, kv, c.past, h}, pv);

@@ -67,10 +67,13 @@ Weights MakeWeights(const Case& c, uint32_t seed) {
   return w;
 }
 
-KernelTester MakeTester(const Case& c, const Weights& w, const std::vector<float>& a) {
+// `bits` and `block_attr` override the attributes (the refusal tests).
+KernelTester MakeTester(const Case& c, const Weights& w, const std::vector<float>& a,
+                        int64_t bits = 4, int64_t block_attr = 0) {
   const int64_t blocks = (c.k + c.block - 1) / c.block;
   KernelTester t("MatMulNBits", 1, "com.microsoft");
-  t.Attr("K", c.k).Attr("N", c.n).Attr("bits", int64_t{4}).Attr("block_size", c.block);
+  t.Attr("K", c.k).Attr("N", c.n).Attr("bits", bits);
+  t.Attr("block_size", block_attr > 0 ? block_attr : c.block);
   t.Attr("accuracy_level", int64_t{4});
   t.Input<float>({c.m, c.k}, a)
       .Input<uint8_t>({c.n, blocks, c.block / 2}, w.b, true)
@@ -98,7 +101,7 @@ TEST(MatMulNBitsTest, MatchesDequantizedReference) {
   uint32_t seed = 1;
   for (const Case& c : cases) {
     for (int threads : {1, 2}) {
-      SCOPED_TRACE(testing::Message()
+      SCOPED_TRACE(::testing::Message()
                    << "M=" << c.m << " K=" << c.k << " N=" << c.n << " block=" << c.block
                    << " zp=" << static_cast<int>(c.zp) << " threads=" << threads);
       const Weights w = MakeWeights(c, seed);
@@ -148,15 +151,13 @@ TEST(MatMulNBitsTest, Refusals) {
   const Weights w = MakeWeights(c, 5);
   const auto a = RandomFloats(c.k, 6);
   {
-    KernelTester t = MakeTester(c, w, a);
-    t.Attr("bits", int64_t{8});
+    KernelTester t = MakeTester(c, w, a, /*bits=*/8);
     auto out = t.Run(CpuRegistry());
     ASSERT_FALSE(out.ok());
     EXPECT_NE(out.status().message().find("bits=8"), std::string::npos) << out.status();
   }
   {
-    KernelTester t = MakeTester(c, w, a);
-    t.Attr("block_size", int64_t{24});
+    KernelTester t = MakeTester(c, w, a, 4, /*block_attr=*/24);
     EXPECT_FALSE(t.Run(CpuRegistry()).ok());
   }
   {

@@ -36,7 +36,8 @@ class RotaryEmbeddingKernel final : public engine::OpKernel {
     if (heads < 0 || rotary < 0 || (rotary % 2) != 0) {
       return info.Error("num_heads must be >= 0 and rotary_embedding_dim even and >= 0");
     }
-    if (rotary > 0 && heads == 0 && info.input(0).shape.rank() == 3) {
+    const engine::ShapeInfo& xs = info.input(0).shape;
+    if (rotary > 0 && heads == 0 && xs.rank_known && xs.dims.size() == 3) {
       return info.Error("num_heads is required with rotary_embedding_dim and 3-D input");
     }
     return std::unique_ptr<RotaryEmbeddingKernel>(
