@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "engine/contrib_schemas.h"
 #include "engine/domain.h"
+#include "engine/genai_schemas.h"
 #include "engine/onnx_schemas.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "onnx/checker.h"
@@ -381,6 +382,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
   }
   RegisterNewerOnnxSchemas();
   RegisterContribSchemas();
+  RegisterGenAiSchemas();
   const int onnx_opset = opset("");
   if (opsets_.count("") && (onnx_opset < options.min_opset || onnx_opset > options.max_opset)) {
     return absl::UnimplementedError(absl::StrCat(where, " imports opset ", onnx_opset,

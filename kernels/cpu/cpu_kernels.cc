@@ -89,6 +89,12 @@ const Family kFamilies[] = {
      "EmbedLayerNormalization, SimplifiedLayerNormalization",
      ContribNormKernelDefs},
     {"com.microsoft Attention, MultiHeadAttention", ContribAttentionKernelDefs},
+    // The onnxruntime-genai model builder's ops (docs/genai-ops.md).
+    {"com.microsoft MatMulNBits", MatMulNBitsKernelDefs},
+    {"com.microsoft RotaryEmbedding", RotaryEmbeddingKernelDefs},
+    {"SimplifiedLayerNormalization, com.microsoft SkipSimplifiedLayerNormalization",
+     SimplifiedLayerNormKernelDefs},
+    {"com.microsoft GroupQueryAttention", GroupQueryAttentionKernelDefs},
 };
 
 }  // namespace

@@ -83,6 +83,12 @@ std::vector<engine::KernelDef> ContribActivationKernelDefs();  // contrib_activa
 std::vector<engine::KernelDef> ContribNormKernelDefs();        // contrib_norm.cc
 std::vector<engine::KernelDef> ContribAttentionKernelDefs();   // contrib_attention.cc
 
+// :genai_kernels (onnxruntime-genai model builder's ops, docs/genai-ops.md)
+std::vector<engine::KernelDef> MatMulNBitsKernelDefs();          // matmul_nbits.cc
+std::vector<engine::KernelDef> RotaryEmbeddingKernelDefs();      // rotary_embedding.cc
+std::vector<engine::KernelDef> SimplifiedLayerNormKernelDefs();  // simplified_layer_norm.cc
+std::vector<engine::KernelDef> GroupQueryAttentionKernelDefs();  // group_query_attention.cc
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_REGISTRATION_H_

@@ -1,0 +1,269 @@
+#include "engine/genai_schemas.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "onnx/defs/schema.h"
+#include "onnx/defs/shape_inference.h"
+
+namespace inferd::engine {
+namespace {
+
+using onnx::AttributeProto;
+using onnx::InferenceContext;
+using onnx::OpSchema;
+using onnx::TensorShapeProto;
+
+constexpr char kMicrosoft[] = "com.microsoft";
+const std::vector<std::string> kOrtFloats = {"tensor(float)", "tensor(float16)",
+                                             "tensor(bfloat16)"};
+
+std::vector<std::string>& Registered() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+OpSchema Schema(const char* name, const char* domain, int version) {
+  OpSchema s;
+  s.SetName(name).SetDomain(domain).SinceVersion(version);
+  s.SetDoc(absl::StrCat(name, " (ONNX Runtime contrib op), registered by inferd ",
+                        "(engine/genai_schemas.cc)"));
+  return s;
+}
+
+void Register(OpSchema&& s) {
+  Registered().push_back(absl::StrCat(s.domain(), ":", s.Name(), "-", s.SinceVersion()));
+  onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(s);
+}
+
+void OptAttr(OpSchema& s, const char* name, AttributeProto::AttributeType type) {
+  s.Attr(name, "", type, /*required=*/false);
+}
+
+// Input `i`'s shape when known, else nullptr.
+const TensorShapeProto* KnownShape(InferenceContext& ctx, size_t i) {
+  if (i >= ctx.getNumInputs() || !onnx::hasInputShape(ctx, static_cast<int>(i))) return nullptr;
+  return &onnx::getInputShape(ctx, i);
+}
+
+// Output `o`: input `i`'s type and shape, with `last` replacing the last dim when > 0
+// (-1: last dim unknown).
+void CopyWithLastDim(InferenceContext& ctx, size_t i, size_t o, int64_t last) {
+  if (i >= ctx.getNumInputs() || ctx.getInputType(i) == nullptr) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, i, o);
+  const TensorShapeProto* s = KnownShape(ctx, i);
+  if (s == nullptr) return;
+  TensorShapeProto out = *s;
+  if (out.dim_size() > 0 && last != 0) {
+    auto* d = out.mutable_dim(out.dim_size() - 1);
+    d->Clear();
+    if (last > 0) d->set_dim_value(last);
+  }
+  onnx::updateOutputShape(ctx, o, out);
+}
+
+// Float statistics output `o`: input 0's shape with the dims from `axis` set to 1.
+void Statistics(InferenceContext& ctx, size_t o, int64_t axis) {
+  if (ctx.getNumOutputs() <= o) return;
+  onnx::updateOutputElemType(ctx, o, onnx::TensorProto::FLOAT);
+  const TensorShapeProto* s = KnownShape(ctx, 0);
+  if (s == nullptr) return;
+  const int rank = s->dim_size();
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) fail_shape_inference("axis ", axis, " is out of range");
+  TensorShapeProto out = *s;
+  for (int d = static_cast<int>(axis); d < rank; ++d) {
+    out.mutable_dim(d)->Clear();
+    out.mutable_dim(d)->set_dim_value(1);
+  }
+  onnx::updateOutputShape(ctx, o, out);
+}
+
+void MatMulNBits() {
+  OpSchema s = Schema("MatMulNBits", kMicrosoft, 1);
+  s.Input(0, "A", "", "T1")
+      .Input(1, "B", "", "T2")
+      .Input(2, "scales", "", "T1")
+      .Input(3, "zero_points", "", "T3", OpSchema::Optional)
+      .Input(4, "g_idx", "", "T4", OpSchema::Optional)
+      .Input(5, "bias", "", "T1", OpSchema::Optional)
+      .Output(0, "Y", "", "T1")
+      .Attr("K", "", AttributeProto::INT)
+      .Attr("N", "", AttributeProto::INT)
+      .Attr("bits", "", AttributeProto::INT, static_cast<int64_t>(4))
+      .Attr("block_size", "", AttributeProto::INT)
+      .Attr("accuracy_level", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .TypeConstraint("T1", kOrtFloats, "")
+      .TypeConstraint("T2", {"tensor(uint8)"}, "")
+      .TypeConstraint("T3",
+                      {"tensor(uint8)", "tensor(float)", "tensor(float16)", "tensor(bfloat16)"}, "")
+      .TypeConstraint("T4", {"tensor(int32)"}, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+        const auto* n = ctx.getAttribute("N");
+        CopyWithLastDim(ctx, 0, 0, n != nullptr && n->i() > 0 ? n->i() : -1);
+      });
+  Register(std::move(s));
+}
+
+void RotaryEmbedding() {
+  OpSchema s = Schema("RotaryEmbedding", kMicrosoft, 1);
+  s.Input(0, "input", "", "T")
+      .Input(1, "position_ids", "", "M")
+      .Input(2, "cos_cache", "", "T")
+      .Input(3, "sin_cache", "", "T")
+      .Output(0, "output", "", "T")
+      .Attr("interleaved", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("is_packed_batching", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("num_heads", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("rotary_embedding_dim", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("scale", "", AttributeProto::FLOAT, 1.0f)
+      .TypeConstraint("T", kOrtFloats, "")
+      .TypeConstraint("M", {"tensor(int64)"}, "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  Register(std::move(s));
+}
+
+void Norms() {
+  OpSchema rms = Schema("SimplifiedLayerNormalization", onnx::ONNX_DOMAIN, 1);
+  rms.Input(0, "X", "", "T")
+      .Input(1, "scale", "", "V")
+      .Output(0, "Y", "", "V")
+      .Output(1, "inv_std_var", "", "U", OpSchema::Optional)
+      .Attr("axis", "", AttributeProto::INT, static_cast<int64_t>(-1))
+      .Attr("epsilon", "", AttributeProto::FLOAT, 1e-5f)
+      .Attr("stash_type", "", AttributeProto::INT, static_cast<int64_t>(1))
+      .TypeConstraint(
+          "T", {"tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"}, "")
+      .TypeConstraint("U", {"tensor(float)", "tensor(double)"}, "")
+      .TypeConstraint(
+          "V", {"tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"}, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+        onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
+        if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+        const auto* axis = ctx.getAttribute("axis");
+        Statistics(ctx, 1, axis != nullptr ? axis->i() : -1);
+      });
+  Register(std::move(rms));
+  OpSchema skip = Schema("SkipSimplifiedLayerNormalization", kMicrosoft, 1);
+  skip.Input(0, "input", "", "T")
+      .Input(1, "skip", "", "T")
+      .Input(2, "gamma", "", "T")
+      .Input(3, "bias", "", "T", OpSchema::Optional)
+      .Output(0, "output", "", "T")
+      .Output(1, "mean", "", "U", OpSchema::Optional)
+      .Output(2, "inv_std_var", "", "U", OpSchema::Optional)
+      .Output(3, "input_skip_bias_sum", "", "T", OpSchema::Optional)
+      .Attr("epsilon", "", AttributeProto::FLOAT, 1e-12f)
+      .TypeConstraint("T", kOrtFloats, "")
+      .TypeConstraint("U", {"tensor(float)"}, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+        onnx::propagateShapeAndTypeFromFirstInput(ctx);
+        Statistics(ctx, 1, -1);
+        Statistics(ctx, 2, -1);
+        if (ctx.getNumOutputs() > 3) CopyWithLastDim(ctx, 0, 3, 0);
+      });
+  Register(std::move(skip));
+}
+
+void GroupQueryAttention() {
+  OpSchema s = Schema("GroupQueryAttention", kMicrosoft, 1);
+  s.Input(0, "query", "", "T")
+      .Input(1, "key", "", "T", OpSchema::Optional)
+      .Input(2, "value", "", "T", OpSchema::Optional)
+      .Input(3, "past_key", "", "T", OpSchema::Optional)
+      .Input(4, "past_value", "", "T", OpSchema::Optional)
+      .Input(5, "seqlens_k", "", "M")
+      .Input(6, "total_sequence_length", "", "M")
+      .Input(7, "cos_cache", "", "T", OpSchema::Optional)
+      .Input(8, "sin_cache", "", "T", OpSchema::Optional)
+      .Input(9, "position_ids", "", "tensor(int64)", OpSchema::Optional)
+      .Input(10, "attention_bias", "", "T", OpSchema::Optional)
+      .Input(11, "head_sink", "", "T", OpSchema::Optional)
+      .Output(0, "output", "", "T")
+      .Output(1, "present_key", "", "T")
+      .Output(2, "present_value", "", "T")
+      .Output(3, "output_qk", "", "T", OpSchema::Optional)
+      .Attr("num_heads", "", AttributeProto::INT)
+      .Attr("kv_num_heads", "", AttributeProto::INT)
+      .Attr("scale", "", AttributeProto::FLOAT, 0.0f)
+      .Attr("softcap", "", AttributeProto::FLOAT, 0.0f)
+      .Attr("local_window_size", "", AttributeProto::INT, static_cast<int64_t>(-1))
+      .Attr("do_rotary", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("rotary_interleaved", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("smooth_softmax", "", AttributeProto::INT, static_cast<int64_t>(-1))
+      .Attr("qk_output", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .TypeConstraint("T", kOrtFloats, "")
+      .TypeConstraint("M", {"tensor(int32)"}, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+        const auto* heads = ctx.getAttribute("num_heads");
+        const auto* kv_heads = ctx.getAttribute("kv_num_heads");
+        if (heads == nullptr || kv_heads == nullptr || heads->i() < 1 || kv_heads->i() < 1) {
+          fail_shape_inference("num_heads and kv_num_heads must be positive");
+        }
+        for (size_t o = 0; o < 3 && o < ctx.getNumOutputs(); ++o) {
+          onnx::propagateElemTypeFromInputToOutput(ctx, 0, o);
+        }
+        const TensorShapeProto* q = KnownShape(ctx, 0);
+        if (q == nullptr || q->dim_size() != 3) return;
+        const bool packed = !onnx::hasInputShape(ctx, 1) && ctx.getInputType(1) == nullptr;
+        int64_t head_size = -1;
+        const auto& last = q->dim(2);
+        if (last.has_dim_value()) {
+          const int64_t parts = packed ? heads->i() + 2 * kv_heads->i() : heads->i();
+          if (last.dim_value() % parts != 0) {
+            fail_shape_inference("query's last dim does not split into heads");
+          }
+          head_size = last.dim_value() / parts;
+        }
+        TensorShapeProto out;
+        *out.add_dim() = q->dim(0);
+        *out.add_dim() = q->dim(1);
+        if (head_size > 0)
+          out.add_dim()->set_dim_value(head_size * heads->i());
+        else
+          out.add_dim();
+        onnx::updateOutputShape(ctx, 0, out);
+        // present: [B, kv_num_heads, max(total, past), head_size]; the length is known only at
+        // run time (total_sequence_length is an input).
+        TensorShapeProto present;
+        *present.add_dim() = q->dim(0);
+        present.add_dim()->set_dim_value(kv_heads->i());
+        present.add_dim();
+        if (head_size > 0)
+          present.add_dim()->set_dim_value(head_size);
+        else
+          present.add_dim();
+        for (size_t o = 1; o < 3 && o < ctx.getNumOutputs(); ++o) {
+          onnx::updateOutputShape(ctx, o, present);
+        }
+      });
+  Register(std::move(s));
+}
+
+void RegisterAll() {
+  auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+  if (ranges.Map().count(kMicrosoft) == 0) ranges.AddDomainToVersion(kMicrosoft, 1, 1);
+  MatMulNBits();
+  RotaryEmbedding();
+  Norms();
+  GroupQueryAttention();
+  std::sort(Registered().begin(), Registered().end());
+}
+
+}  // namespace
+
+void RegisterGenAiSchemas() {
+  static std::once_flag once;
+  std::call_once(once, RegisterAll);
+}
+
+std::vector<std::string> GenAiSchemaNames() {
+  RegisterGenAiSchemas();
+  return Registered();
+}
+
+}  // namespace inferd::engine

@@ -1,0 +1,324 @@
+// com.microsoft MatMulNBits (ONNX Runtime's contrib op, written by its quantizer and by the
+// onnxruntime-genai model builder for int4 weights): Y = A x dequant(B)^T (+ bias), float32.
+//
+//   A [..., K]; B uint8 [N, k_blocks, block_size / 2] (two 4-bit values a byte, the low nibble
+//   first); scales float [N * k_blocks] (or [N, k_blocks]); zero_points optional: uint8 packed
+//   two a byte ([N * ceil(k_blocks / 2)]) or float [N * k_blocks]; absent means 8. An element
+//   is (q - zero_point) * scale. K need not be a multiple of block_size (the last block is
+//   padded in B). accuracy_level is accepted and ignored (we always accumulate in float32).
+//   bits other than 4 and g_idx (act-order) are refused at creation.
+//
+// Two paths (docs/genai-ops.md):
+//   - M <= kDecodeRows (token-by-token decode): each column is dequantized on the fly block by
+//     block and dotted with A's rows (AVX2 + FMA where compiled for it); the intra-op pool splits
+//     N. Zero points are folded out of the inner loop: sum((q - z) * s * a) is
+//     s * sum(q * a) - s * z * sum(a), with sum(a) per block computed once per run.
+//   - larger M (prefill): a panel of kPanel columns is dequantized into a float32 workspace
+//     (pool over columns) and multiplied by oneDNN's sgemm, panel after panel.
+// Workspaces are declared (block sums or the panel), so a warmed-up run allocates nothing.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define INFERD_NBITS_AVX2 1
+#endif
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "dnnl.h"
+#include "engine/domain.h"
+#include "engine/kernel.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/registration.h"
+
+namespace inferd::kernels::cpu {
+namespace {
+
+using engine::DataType;
+using engine::KernelContext;
+using engine::KernelInfo;
+using engine::Shape;
+using engine::Tensor;
+
+constexpr int64_t kDecodeRows = 4;  // M up to this takes the on-the-fly path
+constexpr int64_t kPanel = 128;     // columns dequantized at a time on the GEMM path
+constexpr int kBlockSums = 0;       // workspace slots
+constexpr int kPanelSlot = 1;
+
+// The zero points' form.
+enum class ZeroPoints { kNone, kPacked, kFloat };
+
+struct Quant {
+  const uint8_t* b = nullptr;     // [N, k_blocks, blob]
+  const float* scales = nullptr;  // [N, k_blocks]
+  const uint8_t* zp_packed = nullptr;
+  const float* zp_float = nullptr;
+  int64_t k = 0, n = 0, block = 0, blocks = 0, blob = 0, zp_row = 0;
+
+  float Zero(int64_t col, int64_t blk) const {
+    if (zp_packed != nullptr) {
+      const uint8_t v = zp_packed[col * zp_row + blk / 2];
+      return static_cast<float>((blk & 1) ? (v >> 4) : (v & 0x0F));
+    }
+    if (zp_float != nullptr) return zp_float[col * blocks + blk];
+    return 8.0f;
+  }
+};
+
+// Dequantizes column `col` of B into `dst` (K floats).
+void DequantizeColumn(const Quant& q, int64_t col, float* dst) {
+  for (int64_t blk = 0; blk < q.blocks; ++blk) {
+    const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
+    const float s = q.scales[col * q.blocks + blk];
+    const float z = q.Zero(col, blk);
+    const int64_t k0 = blk * q.block, len = std::min(q.block, q.k - k0);
+    float* out = dst + k0;
+    const int64_t pairs = len / 2;
+#pragma omp simd
+    for (int64_t j = 0; j < pairs; ++j) {
+      out[2 * j] = (static_cast<float>(src[j] & 0x0F) - z) * s;
+      out[2 * j + 1] = (static_cast<float>(src[j] >> 4) - z) * s;
+    }
+    if (len & 1) out[len - 1] = (static_cast<float>(src[pairs] & 0x0F) - z) * s;
+  }
+}
+
+// sum(q * a) over `len` elements of one block (q unpacked from `src`), for `rows` rows of A
+// (row r at a + r * lda), added to acc[r] (vector accumulators on AVX2).
+#ifdef INFERD_NBITS_AVX2
+inline float HorizontalSum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 0x55));
+  return _mm_cvtss_f32(s);
+}
+#endif
+
+// One column's dot products with `rows` rows of A: out[r] = sum_k a[r][k] * w[k], w the
+// dequantized column.
+void DecodeColumn(const Quant& q, int64_t col, const float* a, int64_t rows,
+                  const float* block_sums, float* out) {
+  float corr[kDecodeRows] = {0, 0, 0, 0};  // -sum over blocks of s * z * sum(a in block)
+#ifdef INFERD_NBITS_AVX2
+  __m256 total[kDecodeRows];
+  for (int64_t r = 0; r < rows; ++r) total[r] = _mm256_setzero_ps();
+  const __m128i low_mask = _mm_set1_epi8(0x0F);
+#else
+  float total[kDecodeRows] = {0, 0, 0, 0};
+#endif
+  for (int64_t blk = 0; blk < q.blocks; ++blk) {
+    const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
+    const float s = q.scales[col * q.blocks + blk];
+    const float z = q.Zero(col, blk);
+    const int64_t k0 = blk * q.block, len = std::min(q.block, q.k - k0);
+    for (int64_t r = 0; r < rows; ++r) corr[r] -= s * z * block_sums[r * q.blocks + blk];
+    int64_t j = 0;  // element within the block
+#ifdef INFERD_NBITS_AVX2
+    __m256 acc[kDecodeRows];
+    for (int64_t r = 0; r < rows; ++r) acc[r] = _mm256_setzero_ps();
+    for (; j + 16 <= len; j += 16) {
+      // 8 bytes -> 16 nibbles in element order (low nibble first).
+      const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + j / 2));
+      const __m128i lo = _mm_and_si128(bytes, low_mask);
+      const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low_mask);
+      const __m128i nib = _mm_unpacklo_epi8(lo, hi);
+      const __m256 w0 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(nib));
+      const __m256 w1 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(nib, 8)));
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* ar = a + r * q.k + k0 + j;
+        acc[r] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(ar), acc[r]);
+        acc[r] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(ar + 8), acc[r]);
+      }
+    }
+    const __m256 sv = _mm256_set1_ps(s);
+    for (int64_t r = 0; r < rows; ++r) total[r] = _mm256_fmadd_ps(acc[r], sv, total[r]);
+#endif
+    for (; j < len; ++j) {  // the tail (or everything without AVX2)
+      const uint8_t v = src[j / 2];
+      const float w = static_cast<float>((j & 1) ? (v >> 4) : (v & 0x0F)) * s;
+      for (int64_t r = 0; r < rows; ++r) corr[r] += w * a[r * q.k + k0 + j];
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+#ifdef INFERD_NBITS_AVX2
+    out[r] = HorizontalSum(total[r]) + corr[r];
+#else
+    out[r] = total[r] + corr[r];
+#endif
+  }
+}
+
+class MatMulNBitsKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<MatMulNBitsKernel>> Create(const KernelInfo& info) {
+    INFERD_ASSIGN_OR_RETURN(const int64_t k, info.RequireInt("K"));
+    INFERD_ASSIGN_OR_RETURN(const int64_t n, info.RequireInt("N"));
+    INFERD_ASSIGN_OR_RETURN(const int64_t block, info.RequireInt("block_size"));
+    const int64_t bits = info.GetInt("bits", 4);
+    if (bits != 4) {
+      return info.Error(absl::StrCat("bits=", bits, " is not supported (only 4-bit weights)"));
+    }
+    if (k < 1 || n < 1 || k > (int64_t{1} << 31) || n > (int64_t{1} << 31)) {
+      return info.Error(absl::StrCat("K and N must be in [1, 2^31], got K=", k, " N=", n));
+    }
+    if (block < 16 || block > 2048 || (block & (block - 1)) != 0) {
+      return info.Error(absl::StrCat("block_size must be a power of two >= 16, got ", block));
+    }
+    if (info.input_present(4)) {
+      return info.Error("g_idx (act-order group indices) is not supported");
+    }
+    for (int i : {0, 2, 5}) {
+      const DataType t = info.input(i).type;
+      if (info.input_present(i) && t != DataType::kUndefined && t != DataType::kFloat32) {
+        return info.Error("only float32 A, scales and bias are supported");
+      }
+    }
+    return std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel(info, k, n, block));
+  }
+
+  std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
+      absl::Span<const Shape> shapes) const override {
+    if (shapes.empty() || shapes[0].rank() < 1) return {};
+    const int64_t m = shapes[0].SizeBetween(0, shapes[0].rank() - 1);
+    if (m <= 0) return {};
+    if (m <= kDecodeRows) {
+      return {{kBlockSums, static_cast<size_t>(m * blocks_) * sizeof(float)}};
+    }
+    return {{kPanelSlot, static_cast<size_t>(std::min(n_, kPanel) * k_) * sizeof(float)}};
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, node_));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 1, node_));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* scales, RequiredInput(ctx, 2, node_));
+    const Tensor* zp = ctx.num_inputs() > 3 ? ctx.input(3) : nullptr;
+    const Tensor* bias = ctx.num_inputs() > 5 ? ctx.input(5) : nullptr;
+    if (ctx.num_inputs() > 4 && ctx.input(4) != nullptr) {
+      return node_.Unimplemented("g_idx is not supported");
+    }
+    INFERD_RETURN_IF_ERROR(CheckType(*a, DataType::kFloat32, 0, node_));
+    INFERD_RETURN_IF_ERROR(CheckType(*b, DataType::kUint8, 1, node_));
+    INFERD_RETURN_IF_ERROR(CheckType(*scales, DataType::kFloat32, 2, node_));
+    const Shape& as = a->shape();
+    if (as.rank() < 1 || as[as.rank() - 1] != k_) {
+      return node_.InvalidArgument(
+          absl::StrCat("A must be [..., K=", k_, "], got ", as.ToString()));
+    }
+    const int64_t blob = block_ / 2;
+    if (b->shape() != Shape{n_, blocks_, blob}) {
+      return node_.InvalidArgument(absl::StrCat("B must be [N, k_blocks, block_size / 2] = [", n_,
+                                                ", ", blocks_, ", ", blob, "], got ",
+                                                b->shape().ToString()));
+    }
+    if (scales->NumElements() != n_ * blocks_) {
+      return node_.InvalidArgument(absl::StrCat("scales must have N * k_blocks = ", n_ * blocks_,
+                                                " values, got ", scales->shape().ToString()));
+    }
+    Quant q;
+    q.b = b->data<uint8_t>();
+    q.scales = scales->data<float>();
+    q.k = k_;
+    q.n = n_;
+    q.block = block_;
+    q.blocks = blocks_;
+    q.blob = blob;
+    q.zp_row = (blocks_ + 1) / 2;
+    if (zp != nullptr) {
+      if (zp->dtype() == DataType::kUint8) {
+        if (zp->NumElements() != n_ * q.zp_row) {
+          return node_.InvalidArgument(absl::StrCat("packed uint8 zero_points must have N * ",
+                                                    "ceil(k_blocks / 2) = ", n_ * q.zp_row,
+                                                    " values, got ", zp->shape().ToString()));
+        }
+        q.zp_packed = zp->data<uint8_t>();
+      } else if (zp->dtype() == DataType::kFloat32) {
+        if (zp->NumElements() != n_ * blocks_) {
+          return node_.InvalidArgument(
+              absl::StrCat("float zero_points must have N * k_blocks = ", n_ * blocks_,
+                           " values, got ", zp->shape().ToString()));
+        }
+        q.zp_float = zp->data<float>();
+      } else {
+        return node_.InvalidArgument("zero_points must be uint8 (packed) or float32");
+      }
+    }
+    if (bias != nullptr) {
+      INFERD_RETURN_IF_ERROR(CheckType(*bias, DataType::kFloat32, 5, node_));
+      if (bias->NumElements() != n_) {
+        return node_.InvalidArgument(absl::StrCat("bias must have N = ", n_, " values"));
+      }
+    }
+    Shape out_shape = as;
+    out_shape[as.rank() - 1] = n_;
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, out_shape));
+    const int64_t m = as.SizeBetween(0, as.rank() - 1);
+    if (m == 0) return absl::OkStatus();
+    const float* av = a->data<float>();
+    float* yv = y->mutable_data<float>();
+    if (m <= kDecodeRows) {
+      INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kBlockSums));
+      float* sums = static_cast<float*>(ws);
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t blk = 0; blk < blocks_; ++blk) {
+          const int64_t k0 = blk * block_, len = std::min(block_, k_ - k0);
+          const float* ar = av + r * k_ + k0;
+          float s = 0;
+#pragma omp simd reduction(+ : s)
+          for (int64_t j = 0; j < len; ++j) s += ar[j];
+          sums[r * blocks_ + blk] = s;
+        }
+      }
+      const int64_t chunk = std::max<int64_t>(1, 65536 / k_);
+      ctx.threads().ParallelFor(n_, chunk, [&](int64_t begin, int64_t end) {
+        float out[kDecodeRows];
+        for (int64_t col = begin; col < end; ++col) {
+          DecodeColumn(q, col, av, m, sums, out);
+          for (int64_t r = 0; r < m; ++r) yv[r * n_ + col] = out[r];
+        }
+      });
+    } else {
+      INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kPanelSlot));
+      float* panel = static_cast<float*>(ws);
+      for (int64_t n0 = 0; n0 < n_; n0 += kPanel) {
+        const int64_t nb = std::min(kPanel, n_ - n0);
+        ctx.threads().ParallelFor(nb, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t c = begin; c < end; ++c) DequantizeColumn(q, n0 + c, panel + c * k_);
+        });
+        const dnnl_status_t s =
+            dnnl_sgemm('N', 'T', m, nb, k_, 1.0f, av, k_, panel, k_, 0.0f, yv + n0, n_);
+        if (s != dnnl_success) {
+          return node_.Internal(
+              absl::StrCat("dnnl_sgemm failed with status ", static_cast<int>(s)));
+        }
+      }
+    }
+    if (bias != nullptr) {
+      const float* bv = bias->data<float>();
+      for (int64_t r = 0; r < m; ++r) {
+        float* yr = yv + r * n_;
+#pragma omp simd
+        for (int64_t c = 0; c < n_; ++c) yr[c] += bv[c];
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  MatMulNBitsKernel(const KernelInfo& info, int64_t k, int64_t n, int64_t block)
+      : node_(info), k_(k), n_(n), block_(block), blocks_((k + block - 1) / block) {}
+
+  const NodeLabel node_;
+  const int64_t k_, n_, block_, blocks_;
+};
+
+}  // namespace
+
+std::vector<engine::KernelDef> MatMulNBitsKernelDefs() {
+  return {CpuDef(engine::kMicrosoftDomain, "MatMulNBits", 1, kMaxOpset, {DataType::kFloat32},
+                 FactoryOf<MatMulNBitsKernel>())};
+}
+
+}  // namespace inferd::kernels::cpu
