@@ -71,6 +71,9 @@ const Family kFamilies[] = {
     {"AffineGrid", AffineGridKernelDefs},
     // The KV-cache rewrite's ops (engine/kv_cache_rewrite.h).
     {"com.inferd KvCacheAppend, KvCacheMatMul, KvCacheShape", KvCacheKernelDefs},
+    // Quantization (docs/quantization.md).
+    {"QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear", QuantizeKernelDefs},
+    {"MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv", IntegerMatMulKernelDefs},
 };
 
 }  // namespace

@@ -68,6 +68,10 @@ std::vector<engine::KernelDef> AffineGridKernelDefs();     // affine_grid.cc
 // :kv_cache_kernels (the KV-cache rewrite's fused ops, engine/kv_cache_rewrite.h)
 std::vector<engine::KernelDef> KvCacheKernelDefs();  // kv_cache.cc
 
+// :quant_kernels
+std::vector<engine::KernelDef> QuantizeKernelDefs();       // quantize.cc
+std::vector<engine::KernelDef> IntegerMatMulKernelDefs();  // integer_matmul.cc
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_REGISTRATION_H_
