@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "engine/domain.h"
 #include "engine/onnx_schemas.h"
+#include "engine/quant_schemas.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
@@ -379,6 +380,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
     opsets_[NormalizeDomain(imp.domain())] = static_cast<int>(imp.version());
   }
   RegisterNewerOnnxSchemas();
+  RegisterQuantSchemas();
   const int onnx_opset = opset("");
   if (opsets_.count("") && (onnx_opset < options.min_opset || onnx_opset > options.max_opset)) {
     return absl::UnimplementedError(absl::StrCat(where, " imports opset ", onnx_opset,

@@ -74,6 +74,9 @@ const Family kFamilies[] = {
     // Quantization (docs/quantization.md).
     {"QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear", QuantizeKernelDefs},
     {"MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv", IntegerMatMulKernelDefs},
+    {"com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, "
+     "QLinearGlobalAveragePool",
+     QLinearContribKernelDefs},
 };
 
 }  // namespace

@@ -535,7 +535,7 @@ class ConvIntKernel final : public engine::OpKernel {
             start[d] = pos[d] * g.strides[d] - g.pad_begin[d];
             tap[d] = 0;
           }
-          uint32_t acc = 0;
+          uint32_t acc = bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc]);
           for (int64_t t = 0; t < g.taps; ++t) {
             int64_t offset = 0;
             bool inside = true;

@@ -316,5 +316,124 @@ TEST(ConvIntegerTest, RefusesMismatchedChannels) {
   EXPECT_NE(out.status().message().find("group"), std::string::npos) << out.status();
 }
 
+TEST(QLinearMatMulTest, RequantizesPerColumn) {
+  // a [2, 3] uint8, b [3, 2] int8 with per-column scales; y uint8.
+  const std::vector<uint8_t> a = {130, 120, 255, 0, 128, 129};
+  const std::vector<int8_t> b = {1, -2, 3, 4, -5, 6};
+  const std::vector<float> b_scale = {0.5f, 0.25f};
+  KernelTester t("QLinearMatMul", 10);
+  t.Input<uint8_t>({2, 3}, a)
+      .Input<float>({}, {0.1f})
+      .Input<uint8_t>({}, {128})
+      .Input<int8_t>({3, 2}, b)
+      .Input<float>({2}, b_scale)
+      .Input<int8_t>({2}, {0, 1})
+      .Input<float>({}, {0.2f})
+      .Input<uint8_t>({}, {100});
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ((*out)[0].dtype(), DataType::kUint8);
+  const auto y = Values<uint8_t>((*out)[0]);
+  const int bzp[2] = {0, 1};
+  for (int m = 0; m < 2; ++m) {
+    for (int n = 0; n < 2; ++n) {
+      int32_t acc = 0;
+      for (int k = 0; k < 3; ++k) acc += (a[m * 3 + k] - 128) * (b[k * 2 + n] - bzp[n]);
+      const float s = 0.1f * b_scale[n] / 0.2f;
+      const float v =
+          std::min(255.f, std::max(0.f, std::nearbyint(static_cast<float>(acc) * s) + 100.f));
+      EXPECT_EQ(y[m * 2 + n], static_cast<uint8_t>(v)) << m << "," << n;
+    }
+  }
+}
+
+TEST(QLinearConvTest, BiasAndPerChannelScale) {
+  // x [1, 1, 3, 3] uint8, w [2, 1, 2, 2] int8, bias, per-channel w_scale; y int8.
+  const std::vector<uint8_t> x = {10, 20, 30, 40, 50, 60, 70, 80, 90};
+  const std::vector<int8_t> w = {1, 0, 0, -1, 2, 2, 2, 2};
+  KernelTester t("QLinearConv", 10);
+  t.Input<uint8_t>({1, 1, 3, 3}, x)
+      .Input<float>({}, {1.0f})
+      .Input<uint8_t>({}, {50})
+      .Input<int8_t>({2, 1, 2, 2}, w)
+      .Input<float>({2}, {1.0f, 0.5f})
+      .Input<int8_t>({2}, {0, 0})
+      .Input<float>({}, {2.0f})
+      .Input<int8_t>({}, {-10})
+      .Input<int32_t>({2}, {3, -100});
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ((*out)[0].shape(), (Shape{1, 2, 2, 2}));
+  const auto y = Values<int8_t>((*out)[0]);
+  std::vector<int8_t> want;
+  const float scale[2] = {0.5f, 0.25f};
+  const int32_t bias[2] = {3, -100};
+  for (int oc = 0; oc < 2; ++oc)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) {
+        int32_t acc = bias[oc];
+        for (int a = 0; a < 2; ++a)
+          for (int b = 0; b < 2; ++b) acc += (x[(i + a) * 3 + j + b] - 50) * w[oc * 4 + a * 2 + b];
+        const float v = std::min(
+            127.f, std::max(-128.f, std::nearbyint(static_cast<float>(acc) * scale[oc]) - 10.f));
+        want.push_back(static_cast<int8_t>(v));
+      }
+  EXPECT_EQ(y, want);
+}
+
+TEST(QLinearContribTest, AddBroadcastsAndRequantizes) {
+  KernelTester t("QLinearAdd", 1, "com.microsoft");
+  t.Input<uint8_t>({2, 2}, {10, 20, 30, 250})
+      .Input<float>({}, {0.5f})
+      .Input<uint8_t>({}, {10})
+      .Input<uint8_t>({2}, {4, 0})
+      .Input<float>({}, {1.0f})
+      .Input<uint8_t>({}, {2})
+      .Input<float>({}, {2.0f})
+      .Input<uint8_t>({}, {1});
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  // (a - 10) * 0.5 + (b - 2) * 1, / 2, round half even, + 1.
+  // [0 + 2, 5 - 2, 10 + 2, 120 - 2] / 2 = [1, 1.5, 6, 59] -> [1, 2, 6, 59] + 1.
+  EXPECT_EQ(Values<uint8_t>((*out)[0]), (std::vector<uint8_t>{2, 3, 7, 60}));
+}
+
+TEST(QLinearContribTest, LeakyReluSigmoidAndGlobalPool) {
+  KernelTester t("QLinearLeakyRelu", 1, "com.microsoft");
+  t.Attr("alpha", 0.5f)
+      .Input<int8_t>({4}, {-10, -1, 0, 7})
+      .Input<float>({}, {1.0f})
+      .Input<int8_t>({}, {0})
+      .Input<float>({}, {1.0f})
+      .Input<int8_t>({}, {0});
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<int8_t>((*out)[0]), (std::vector<int8_t>{-5, 0, 0, 7}));  // -0.5 -> -0
+
+  KernelTester s("QLinearSigmoid", 1, "com.microsoft");
+  s.Input<uint8_t>({2}, {128, 255})
+      .Input<float>({}, {0.1f})
+      .Input<uint8_t>({}, {128})
+      .Input<float>({}, {1.0f / 256})
+      .Input<uint8_t>({}, {0});
+  out = s.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  const float sig = 1.0f / (1.0f + std::exp(-12.7f));
+  EXPECT_EQ(Values<uint8_t>((*out)[0]),
+            (std::vector<uint8_t>{
+                128, static_cast<uint8_t>(std::min(255.f, std::nearbyint(sig * 256)))}));
+
+  KernelTester p("QLinearGlobalAveragePool", 1, "com.microsoft");
+  p.Input<uint8_t>({1, 2, 2, 2}, {1, 2, 3, 4, 10, 10, 10, 11})
+      .Input<float>({}, {1.0f})
+      .Input<uint8_t>({}, {0})
+      .Input<float>({}, {1.0f})
+      .Input<uint8_t>({}, {0});
+  out = p.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), (Shape{1, 2, 1, 1}));
+  EXPECT_EQ(Values<uint8_t>((*out)[0]), (std::vector<uint8_t>{2, 10}));  // 2.5 -> 2, 10.25
+}
+
 }  // namespace
 }  // namespace inferd::kernels::cpu

@@ -71,6 +71,7 @@ std::vector<engine::KernelDef> KvCacheKernelDefs();  // kv_cache.cc
 // :quant_kernels
 std::vector<engine::KernelDef> QuantizeKernelDefs();       // quantize.cc
 std::vector<engine::KernelDef> IntegerMatMulKernelDefs();  // integer_matmul.cc
+std::vector<engine::KernelDef> QLinearContribKernelDefs();  // qlinear_ops.cc
 
 }  // namespace inferd::kernels::cpu
 

@@ -3,7 +3,9 @@ DequantizeLinear (opsets 10, 13, 19, 21; per tensor, per axis, blocked; int8, ui
 uint16, int32; with and without zero points), DynamicQuantizeLinear, MatMulInteger and
 ConvInteger (uint8 / int8, zero points scalar and per column / per channel), and small whole
 models quantized by onnxruntime.quantization (quantize_dynamic; quantize_static in QDQ format)
-from a float MLP and CNN built here.
+from a float MLP and CNN built here (QOperator format: the CNN only; the MLP's has com.microsoft
+QGemm, which inferd lacks), and the com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
+QLinearLeakyRelu and QLinearGlobalAveragePool.
 
 Tolerances: integer outputs are always compared exactly (the runner compares every integer type
 bit for bit). Float outputs of DequantizeLinear are exact as well (one multiply in float32, as
@@ -263,6 +265,58 @@ def qlinear_cases(w):
                     print(f"skipped {label}: ORT: {str(e)[:120]}")
 
 
+def ms_model(op, inputs, inits, out_type, **attrs):
+    """One com.microsoft node; `inputs` (name, type, shape) graph inputs, then initializers; the
+    node's inputs are `order` (names, "" for absent)."""
+    order = attrs.pop("order")
+    node = helper.make_node(op, order, ["y"], domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], op.lower(),
+                          [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                          [helper.make_tensor_value_info("y", out_type, None)], list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    return m
+
+
+def contrib_cases(w):
+    """com.microsoft QLinearAdd / QLinearMul (broadcasting; ORT's fixed-point vector kernels may
+    round a half step the other way: atol 1), QLinearSigmoid / QLinearLeakyRelu (tables, exact),
+    QLinearGlobalAveragePool (NCHW and channels_last; atol 1)."""
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    for qt in (U8, S8):
+        tag = "u8" if qt == U8 else "s8"
+        zp = lambda name, v: numpy_helper.from_array(np.array(v, NP[qt]), name)  # noqa: E731
+        sc = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)  # noqa: E731
+        for op in ("QLinearAdd", "QLinearMul"):
+            for a_shape, b_shape in (((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)),
+                                     ((3, 1, 5), (1, 4, 1))):
+                inits = [sc("as", 0.05), zp("az", 10 if qt == U8 else -3), sc("bs", 0.03),
+                         zp("bz", 130 if qt == U8 else 5), sc("cs", 0.08 if op == "QLinearAdd"
+                                                             else 0.5),
+                         zp("cz", 120 if qt == U8 else 2)]
+                m = ms_model(op, [("a", qt, a_shape), ("b", qt, b_shape)], inits, qt,
+                             order=["a", "as", "az", "b", "bs", "bz", "cs", "cz"])
+                label = "x".join(map(str, a_shape)) + "_" + "x".join(map(str, b_shape))
+                w.write(f"{op.lower()}_{tag}_{label}", m,
+                        {"a": ints(qt, a_shape), "b": ints(qt, b_shape)}, rtol=0, atol=1)
+        for op, attrs in (("QLinearSigmoid", {}), ("QLinearLeakyRelu", {"alpha": 0.1})):
+            inits = [sc("xs", 0.05), zp("xz", 128 if qt == U8 else 0), sc("ys", 1.0 / 256 if
+                                                                       op == "QLinearSigmoid"
+                                                                       else 0.04),
+                     zp("yz", 0 if qt == U8 else -128)]
+            m = ms_model(op, [("x", qt, (3, 50))], inits, qt, order=["x", "xs", "xz", "ys", "yz"],
+                         **attrs)
+            w.write(f"{op.lower()}_{tag}", m, {"x": ints(qt, (3, 50))})
+        for last, shape in ((0, (2, 3, 5, 4)), (1, (2, 5, 4, 3))):
+            inits = [sc("xs", 0.05), zp("xz", 100 if qt == U8 else -7), sc("ys", 0.02),
+                     zp("yz", 110 if qt == U8 else 3)]
+            m = ms_model("QLinearGlobalAveragePool", [("x", qt, shape)], inits, qt,
+                         order=["x", "xs", "xz", "ys", "yz"], channels_last=last)
+            w.write(f"qlinearglobalaveragepool_{tag}_cl{last}", m, {"x": ints(qt, shape)},
+                    rtol=0, atol=1)
+
+
 def float_mlp():
     """x [4, 16] -> MatMul 16x32 + Add -> Relu -> Gemm 32x10 (transB) -> y."""
     w1 = numpy_helper.from_array(f32(16, 32, scale=0.3), "w1")
@@ -317,6 +371,18 @@ class Reader:
         return self.batches.pop() if self.batches else None
 
 
+def output_tolerance(q):
+    """(rtol, atol) for a quantized model's float output. Where a DequantizeLinear makes it
+    (QDQ), one step of its scale: the float Conv / MatMul / Gemm before the last QuantizeLinear
+    may sum in another order than ORT's and round a value on a half step the other way. Else
+    (dynamic: exact integer products, then the same float Mul / Add as ORT) float rounding."""
+    inits = {t.name: numpy_helper.to_array(t) for t in q.graph.initializer}
+    for n in q.graph.node:
+        if q.graph.output[0].name in n.output and n.op_type == "DequantizeLinear":
+            return 0.0, 1.01 * float(np.max(inits[n.input[1]]))
+    return 1e-5, 1e-5
+
+
 def model_cases(w):
     from onnxruntime.quantization import (CalibrationMethod, QuantFormat, QuantType,
                                           quantize_dynamic, quantize_static)
@@ -341,24 +407,25 @@ def model_cases(w):
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)),
                     ("qdq_u8u8", lambda d: quantize_static(
                         src, d, Reader(shape), quant_format=QuantFormat.QDQ,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QUInt8)),
-                    ("qoperator", lambda d: quantize_static(
-                        src, d, Reader(shape), quant_format=QuantFormat.QOperator,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)),
-                    ("qoperator_perchannel", lambda d: quantize_static(
-                        src, d, Reader(shape), quant_format=QuantFormat.QOperator,
-                        per_channel=True, activation_type=QuantType.QUInt8,
-                        weight_type=QuantType.QInt8))]
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QUInt8))]
+        if name == "cnn":  # the MLP's QOperator form has QGemm, which inferd lacks
+            variants += [("qoperator", lambda d: quantize_static(
+                src, d, Reader(shape), quant_format=QuantFormat.QOperator,
+                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)),
+                         ("qoperator_perchannel", lambda d: quantize_static(
+                             src, d, Reader(shape), quant_format=QuantFormat.QOperator,
+                             per_channel=True, activation_type=QuantType.QUInt8,
+                             weight_type=QuantType.QInt8))]
+
         for variant, make in variants:
             dst = os.path.join(tmp, f"{name}_{variant}.onnx")
             make(dst)
             q = onnx.load(dst)
             ops = sorted({n.op_type for n in q.graph.node})
             print(f"{name}_{variant}: {', '.join(ops)}")
-            # One step of the output: the float outputs of the last layer are within a few
-            # hundredths of the float model's; 0.05 absolute covers one step of its scale.
+            rtol, atol = output_tolerance(q)
             try:
-                w.write(f"model_{name}_{variant}", q, {"x": x}, rtol=0.0, atol=0.05)
+                w.write(f"model_{name}_{variant}", q, {"x": x}, rtol=rtol, atol=atol)
             except Exception as e:  # noqa: BLE001: ORT cannot run it (int8 ConvInteger)
                 print(f"skipped model_{name}_{variant}: ORT: {str(e)[:120]}")
 
@@ -368,5 +435,6 @@ if __name__ == "__main__":
     quantize_cases(w)
     integer_cases(w)
     qlinear_cases(w)
+    contrib_cases(w)
     model_cases(w)
     print(f"wrote {w.count} cases")
