@@ -75,6 +75,37 @@ void GlobalPool(InferenceContext& ctx) {
   onnx::updateOutputShape(ctx, 0, out);
 }
 
+// MatMulIntegerToFloat / DynamicQuantizeMatMul: float32 Y, numpy matmul of A's and B's shapes.
+void MatMulToFloat(InferenceContext& ctx) {
+  onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::FLOAT);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1)) return;
+  const TensorShapeProto& a = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto& b = onnx::getInputShape(ctx, 1);
+  if (a.dim_size() == 0 || b.dim_size() == 0) fail_shape_inference("A and B must have rank >= 1");
+  const int ar = a.dim_size() >= 2 ? a.dim_size() - 2 : 0;
+  const int br = b.dim_size() >= 2 ? b.dim_size() - 2 : 0;
+  const int r = std::max(ar, br);
+  TensorShapeProto out;
+  for (int d = 0; d < r; ++d) {
+    const int ia = d - (r - ar), ib = d - (r - br);
+    const TensorShapeProto::Dimension* da = ia >= 0 ? &a.dim(ia) : nullptr;
+    const TensorShapeProto::Dimension* db = ib >= 0 ? &b.dim(ib) : nullptr;
+    auto one = [](const TensorShapeProto::Dimension* x) {
+      return x == nullptr || (x->has_dim_value() && x->dim_value() == 1);
+    };
+    if (one(da) && db != nullptr) {
+      *out.add_dim() = *db;
+    } else if (da != nullptr) {
+      *out.add_dim() = one(db) || da->has_dim_value() ? *da : *db;
+    } else {
+      out.add_dim()->set_dim_value(1);
+    }
+  }
+  if (a.dim_size() >= 2) *out.add_dim() = a.dim(a.dim_size() - 2);
+  if (b.dim_size() >= 2) *out.add_dim() = b.dim(b.dim_size() - 1);
+  onnx::updateOutputShape(ctx, 0, out);
+}
+
 void RegisterAll() {
   // ORT's contrib operators are all version 1 of com.microsoft. Another registration (the
   // transformer contrib schemas) may have made the domain known already.
@@ -115,6 +146,39 @@ void RegisterAll() {
       .Output(0, "Y", "", "T")
       .Attr("channels_last", "", AttributeProto::INT, static_cast<int64_t>(0));
   Register(std::move(pool));
+  OpSchema to_float;
+  to_float.SetName("MatMulIntegerToFloat").SetDomain(kMicrosoftDomain).SinceVersion(1);
+  to_float.SetDoc(
+      "MatMulIntegerToFloat (com.microsoft version 1, as ONNX Runtime defines it), "
+      "registered by inferd (engine/quant_schemas.cc)");
+  to_float.TypeAndShapeInferenceFunction(MatMulToFloat);
+  to_float.Input(0, "A", "", "T1")
+      .Input(1, "B", "", "T2")
+      .Input(2, "a_scale", "", "T3")
+      .Input(3, "b_scale", "", "T3")
+      .Input(4, "a_zero_point", "", "T1", OpSchema::Optional)
+      .Input(5, "b_zero_point", "", "T2", OpSchema::Optional)
+      .Input(6, "bias", "", "T3", OpSchema::Optional)
+      .Output(0, "Y", "", "T3")
+      .TypeConstraint("T1", kQuantized, "")
+      .TypeConstraint("T2", kQuantized, "")
+      .TypeConstraint("T3", kScale, "");
+  Register(std::move(to_float));
+  OpSchema dynamic;
+  dynamic.SetName("DynamicQuantizeMatMul").SetDomain(kMicrosoftDomain).SinceVersion(1);
+  dynamic.SetDoc(
+      "DynamicQuantizeMatMul (com.microsoft version 1, as ONNX Runtime defines it), "
+      "registered by inferd (engine/quant_schemas.cc)");
+  dynamic.TypeAndShapeInferenceFunction(MatMulToFloat);
+  dynamic.Input(0, "A", "", "T1")
+      .Input(1, "B", "", "T2")
+      .Input(2, "b_scale", "", "T1")
+      .Input(3, "b_zero_point", "", "T2", OpSchema::Optional)
+      .Input(4, "bias", "", "T1", OpSchema::Optional)
+      .Output(0, "Y", "", "T1")
+      .TypeConstraint("T1", kScale, "")
+      .TypeConstraint("T2", kQuantized, "");
+  Register(std::move(dynamic));
   std::sort(Registered().begin(), Registered().end());
 }
 

@@ -1,8 +1,9 @@
 // The schemas of ONNX Runtime's quantization contrib operators (domain com.microsoft, version 1)
-// that its quantizer writes in the QOperator format and inferd runs: QLinearAdd, QLinearMul,
-// QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool. libonnx 1.12 knows none of them;
-// registering them lets the ONNX checker validate such nodes and shape inference type and shape
-// their outputs. docs/quantization.md lists them.
+// that inferd runs: QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu and
+// QLinearGlobalAveragePool (its quantizer's QOperator format), MatMulIntegerToFloat and
+// DynamicQuantizeMatMul (its optimizer's forms of dynamically quantized MatMuls). libonnx 1.12
+// knows none of them; registering them lets the ONNX checker validate such nodes and shape
+// inference type and shape their outputs. docs/quantization.md lists them.
 //
 // Thread-safety: RegisterQuantSchemas is idempotent and safe to call from any thread; the
 // registry is only read afterwards.

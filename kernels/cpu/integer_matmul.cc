@@ -42,7 +42,7 @@ using engine::Shape;
 using engine::Tensor;
 using Dims = absl::InlinedVector<int64_t, 8>;
 
-enum Slot : int { kAWork = 0, kBWork = 1, kAccWork = 2 };
+enum Slot : int { kAWork = 0, kBWork = 1, kAccWork = 2, kQuantAWork = 3 };
 
 bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
 
@@ -161,6 +161,58 @@ struct Requant {
   }
 };
 
+// The float output of MatMulIntegerToFloat / DynamicQuantizeMatMul: y = (a_scale * b_scale[n])
+// * acc + bias[n] (the multiplier first, as ONNX Runtime's scale-bias output processor).
+struct ToFloat {
+  float a_scale = 1.0f;
+  const Tensor* b_scale = nullptr;
+  bool per_column = false;
+  const float* bias = nullptr;  // [N] or nullptr
+
+  static absl::StatusOr<ToFloat> Read(const KernelContext& ctx, int a_scale, int b_scale, int bias,
+                                      int64_t n, const NodeLabel& node) {
+    ToFloat t;
+    if (a_scale >= 0) {
+      INFERD_ASSIGN_OR_RETURN(const Tensor* as, RequiredInput(ctx, a_scale, node));
+      if (as->dtype() != DataType::kFloat32 || !IsScalarLike(as->shape())) {
+        return node.InvalidArgument("a_scale must be a float32 scalar");
+      }
+      t.a_scale = as->data<float>()[0];
+    }
+    INFERD_ASSIGN_OR_RETURN(t.b_scale, RequiredInput(ctx, b_scale, node));
+    if (t.b_scale->dtype() != DataType::kFloat32) {
+      return node.InvalidArgument("b_scale must be float32");
+    }
+    t.per_column = !IsScalarLike(t.b_scale->shape());
+    if (t.per_column && t.b_scale->shape() != Shape{n}) {
+      return node.InvalidArgument(absl::StrCat("b_scale ", t.b_scale->shape().ToString(),
+                                               " must be a scalar or [N] = [", n, "]"));
+    }
+    const Tensor* b = bias >= 0 && ctx.num_inputs() > bias ? ctx.input(bias) : nullptr;
+    if (b != nullptr) {
+      if (b->dtype() != DataType::kFloat32 || b->shape() != Shape{n}) {
+        return node.InvalidArgument(absl::StrCat("bias must be float32 [", n, "], got ",
+                                                 engine::DataTypeName(b->dtype()), " ",
+                                                 b->shape().ToString()));
+      }
+      t.bias = b->data<float>();
+    }
+    return t;
+  }
+
+  void Apply(const int32_t* acc, int64_t total, int64_t n, engine::ThreadPool& pool,
+             float* y) const {
+    const float* bs = b_scale->data<float>();
+    pool.ParallelFor(total, 16384, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t col = i % n;
+        const float multiplier = a_scale * bs[per_column ? col : 0];
+        y[i] = multiplier * static_cast<float>(acc[i]) + (bias == nullptr ? 0.0f : bias[col]);
+      }
+    });
+  }
+};
+
 struct MatMulGeometry {
   Shape out;
   Shape a, b;  // promoted to rank >= 2
@@ -215,16 +267,59 @@ absl::StatusOr<MatMulGeometry> Geometry(const Shape& a, const Shape& b, const No
   return g;
 }
 
-// MatMulInteger (int32 out) and QLinearMatMul (the int32 result requantized: Y = saturate(
-// round_half_even(acc * a_scale * b_scale / y_scale) + y_zero_point), b_scale scalar or per
-// column, as ONNX Runtime's MLAS requantization).
-template <bool kQLinear>
+// How a MatMul kernel reads its inputs and what it writes:
+//   kInteger  MatMulInteger (A, B, a_zero_point, b_zero_point) -> int32;
+//   kQLinear  QLinearMatMul (a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale,
+//             y_zero_point) -> the int32 result requantized (Requant: b_scale scalar or per
+//             column, as ONNX Runtime's MLAS requantization);
+//   kToFloat  com.microsoft MatMulIntegerToFloat (A, B, a_scale, b_scale, a_zero_point,
+//             b_zero_point, bias) -> float32 acc * (a_scale * b_scale[n]) + bias[n];
+//   kDynamic  com.microsoft DynamicQuantizeMatMul (A float32, B, b_scale, b_zero_point, bias):
+//             A quantized to uint8 as DynamicQuantizeLinear does, then as kToFloat.
+enum class MatMulMode { kInteger, kQLinear, kToFloat, kDynamic };
+
+// Where the inputs are for a mode (-1: the mode has no such input).
+struct MatMulInputs {
+  int a, b, a_zp, b_zp, a_scale, b_scale, y_scale, y_zp, bias;
+};
+constexpr MatMulInputs InputsOf(MatMulMode mode) {
+  switch (mode) {
+    case MatMulMode::kInteger:
+      return {0, 1, 2, 3, -1, -1, -1, -1, -1};
+    case MatMulMode::kQLinear:
+      return {0, 3, 2, 5, 1, 4, 6, 7, -1};
+    case MatMulMode::kToFloat:
+      return {0, 1, 4, 5, 2, 3, -1, -1, 6};
+    case MatMulMode::kDynamic:
+    default:
+      return {0, 1, -1, 3, -1, 2, -1, -1, 4};
+  }
+}
+
+const Tensor* OptionalInput(const KernelContext& ctx, int i) {
+  return i >= 0 && ctx.num_inputs() > i ? ctx.input(i) : nullptr;
+}
+
+// Unsigned accumulation: wraps like two's complement int32 without undefined behaviour.
+void RowTimesMatrix(const int16_t* a, const int16_t* b, int64_t k, int64_t n, int32_t* y) {
+  auto* acc = reinterpret_cast<uint32_t*>(y);
+  std::fill(acc, acc + n, 0u);
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const int32_t av = a[kk];
+    if (av == 0) continue;
+    const int16_t* brow = b + kk * n;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(av * brow[j]);
+  }
+}
+
+template <MatMulMode kMode>
 class MatMulIntKernel final : public engine::OpKernel {
  public:
-  // Input indices: MatMulInteger (A, B, a_zp, b_zp); QLinearMatMul (a, a_scale, a_zp, b,
-  // b_scale, b_zp, y_scale, y_zp).
-  static constexpr int kA = 0, kAzp = 2, kB = kQLinear ? 3 : 1, kBzp = kQLinear ? 5 : 3;
-  static constexpr int kAScale = 1, kBScale = 4, kYScale = 6, kYzp = 7;
+  static constexpr MatMulInputs kIn = InputsOf(kMode);
+  static constexpr bool kQLinear = kMode == MatMulMode::kQLinear;
+  static constexpr bool kFloatOut = kMode == MatMulMode::kToFloat || kMode == MatMulMode::kDynamic;
+  static constexpr bool kDynamic = kMode == MatMulMode::kDynamic;
 
   static absl::StatusOr<std::unique_ptr<MatMulIntKernel>> Create(const KernelInfo& info) {
     return std::unique_ptr<MatMulIntKernel>(new MatMulIntKernel(info));
@@ -232,30 +327,35 @@ class MatMulIntKernel final : public engine::OpKernel {
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
       absl::Span<const Shape> shapes) const override {
-    if (static_cast<int>(shapes.size()) <= kB) return {};
-    const std::optional<int64_t> a = CheckedProduct(shapes[kA].dims());
-    const std::optional<int64_t> b = CheckedProduct(shapes[kB].dims());
+    if (static_cast<int>(shapes.size()) <= kIn.b) return {};
+    const std::optional<int64_t> a = CheckedProduct(shapes[kIn.a].dims());
+    const std::optional<int64_t> b = CheckedProduct(shapes[kIn.b].dims());
     if (!a || !b) return {};
     std::vector<engine::WorkspaceRequirement> ws = {
         {kAWork, static_cast<size_t>(*a) * sizeof(int16_t)},
         {kBWork, static_cast<size_t>(*b) * sizeof(int16_t)}};
-    if (kQLinear) {
-      absl::StatusOr<MatMulGeometry> g = Geometry(shapes[kA], shapes[kB], node_);
+    if (kQLinear || kFloatOut) {
+      absl::StatusOr<MatMulGeometry> g = Geometry(shapes[kIn.a], shapes[kIn.b], node_);
       if (!g.ok()) return {};
       const std::optional<int64_t> out = CheckedProduct(g->out.dims());
       if (!out) return {};
       ws.push_back({kAccWork, static_cast<size_t>(*out) * sizeof(int32_t)});
     }
+    if (kDynamic) ws.push_back({kQuantAWork, static_cast<size_t>(*a)});
     return ws;
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
-    INFERD_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, kA, node_));
-    INFERD_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, kB, node_));
-    const Tensor* azp = ctx.num_inputs() > kAzp ? ctx.input(kAzp) : nullptr;
-    const Tensor* bzp = ctx.num_inputs() > kBzp ? ctx.input(kBzp) : nullptr;
-    INFERD_RETURN_IF_ERROR(CheckOperand(*a, azp, kA, kAzp, node_));
-    INFERD_RETURN_IF_ERROR(CheckOperand(*b, bzp, kB, kBzp, node_));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, kIn.a, node_));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, kIn.b, node_));
+    const Tensor* azp = OptionalInput(ctx, kIn.a_zp);
+    const Tensor* bzp = OptionalInput(ctx, kIn.b_zp);
+    if (kDynamic) {
+      INFERD_RETURN_IF_ERROR(CheckType(*a, DataType::kFloat32, kIn.a, node_));
+    } else {
+      INFERD_RETURN_IF_ERROR(CheckOperand(*a, azp, kIn.a, kIn.a_zp, node_));
+    }
+    INFERD_RETURN_IF_ERROR(CheckOperand(*b, bzp, kIn.b, kIn.b_zp, node_));
     INFERD_ASSIGN_OR_RETURN(MatMulGeometry g, Geometry(a->shape(), b->shape(), node_));
     // The zero points' forms: scalar, per row of A / per column of B.
     const int64_t m = g.m, k = g.k, n = g.n;
@@ -283,17 +383,40 @@ class MatMulIntKernel final : public engine::OpKernel {
       }
     }
     Requant rq;
+    ToFloat tf;
+    DataType out_type = DataType::kInt32;
     if (kQLinear) {
-      INFERD_ASSIGN_OR_RETURN(rq, Requant::Read(ctx, kAScale, kBScale, kYScale, kYzp, n, node_));
+      INFERD_ASSIGN_OR_RETURN(
+          rq, Requant::Read(ctx, kIn.a_scale, kIn.b_scale, kIn.y_scale, kIn.y_zp, n, node_));
+      out_type = rq.out_type;
     }
-    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, rq.out_type, g.out));
+    if (kFloatOut) {
+      INFERD_ASSIGN_OR_RETURN(tf, ToFloat::Read(ctx, kIn.a_scale, kIn.b_scale, kIn.bias, n, node_));
+      out_type = DataType::kFloat32;
+    }
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, out_type, g.out));
     if (y->NumElements() == 0) return absl::OkStatus();
     int32_t* out = nullptr;
-    if (kQLinear) {
+    if (kQLinear || kFloatOut) {
       INFERD_ASSIGN_OR_RETURN(void* acc, ctx.GetWorkspace(kAccWork));
       out = static_cast<int32_t*>(acc);
     } else {
       out = y->mutable_data<int32_t>();
+    }
+    // DynamicQuantizeMatMul: A to uint8 with its own scale and zero point.
+    Tensor a_quant;
+    uint8_t a_dyn_zp_value = 0;
+    Tensor a_dyn_zp;
+    if (kDynamic) {
+      INFERD_ASSIGN_OR_RETURN(void* qa, ctx.GetWorkspace(kQuantAWork));
+      float scale = 1.0f;
+      DynamicQuantizeU8(a->data<float>(), a->NumElements(), static_cast<uint8_t*>(qa), &scale,
+                        &a_dyn_zp_value, ctx.threads());
+      tf.a_scale = scale;
+      a_quant = Tensor::Borrowed(DataType::kUint8, a->shape(), qa);
+      a_dyn_zp = Tensor::Borrowed(DataType::kUint8, Shape{}, &a_dyn_zp_value);
+      a = &a_quant;
+      azp = &a_dyn_zp;
     }
     if (k == 0) {
       std::fill(out, out + y->NumElements(), 0);
@@ -305,6 +428,7 @@ class MatMulIntKernel final : public engine::OpKernel {
       // Column j of every row has parameter j (per column) or 0.
       rq.Apply(out, y->NumElements(), /*run=*/1, /*params=*/n, ctx.threads(), *y);
     }
+    if (kFloatOut) tf.Apply(out, y->NumElements(), n, ctx.threads(), y->mutable_data<float>());
     return absl::OkStatus();
   }
 
@@ -356,19 +480,6 @@ class MatMulIntKernel final : public engine::OpKernel {
                                 }
                               });
     return absl::OkStatus();
-  }
-
-  static void RowTimesMatrix(const int16_t* a, const int16_t* b, int64_t k, int64_t n, int32_t* y) {
-    // Unsigned accumulation: wraps like two's complement int32 without undefined behaviour.
-    auto* acc = reinterpret_cast<uint32_t*>(y);
-    std::fill(acc, acc + n, 0u);
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const int32_t av = a[kk];
-      if (av == 0) continue;
-      const int16_t* brow = b + kk * n;
-#pragma omp simd
-      for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(av * brow[j]);
-    }
   }
 
   const NodeLabel node_;
@@ -572,11 +683,15 @@ std::vector<engine::KernelDef> IntegerMatMulKernelDefs() {
   const std::vector<DataType> types = {DataType::kUint8, DataType::kInt8};
   return {
       CpuDef(engine::kOnnxDomain, "MatMulInteger", 10, kMaxOpset, types,
-             FactoryOf<MatMulIntKernel<false>>()),
+             FactoryOf<MatMulIntKernel<MatMulMode::kInteger>>()),
       CpuDef(engine::kOnnxDomain, "ConvInteger", 10, kMaxOpset, types,
              FactoryOf<ConvIntKernel<false>>()),
       CpuDef(engine::kOnnxDomain, "QLinearMatMul", 10, kMaxOpset, types,
-             FactoryOf<MatMulIntKernel<true>>()),
+             FactoryOf<MatMulIntKernel<MatMulMode::kQLinear>>()),
+      CpuDef(engine::kMicrosoftDomain, "MatMulIntegerToFloat", 1, 1, types,
+             FactoryOf<MatMulIntKernel<MatMulMode::kToFloat>>()),
+      CpuDef(engine::kMicrosoftDomain, "DynamicQuantizeMatMul", 1, 1, {DataType::kFloat32},
+             FactoryOf<MatMulIntKernel<MatMulMode::kDynamic>>()),
       CpuDef(engine::kOnnxDomain, "QLinearConv", 10, kMaxOpset, types,
              FactoryOf<ConvIntKernel<true>>()),
   };

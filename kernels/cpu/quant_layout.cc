@@ -1,5 +1,8 @@
 #include "kernels/cpu/quant_layout.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "kernels/cpu/float16.h"
@@ -39,6 +42,27 @@ float FloatAt(const Tensor& t, int64_t i) {
     default:
       return 0.0f;  // callers check the type first
   }
+}
+
+void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zero_point,
+                       engine::ThreadPool& pool) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  const float s = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+  const float zp = std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - lo / s)));
+  *scale = s;
+  *zero_point = static_cast<uint8_t>(zp);
+  pool.ParallelFor(n, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float v = std::nearbyint(x[i] / s) + zp;
+      v = v > 255.0f ? 255.0f : v;
+      v = v >= 0.0f ? v : 0.0f;  // NaN too
+      y[i] = static_cast<uint8_t>(v);
+    }
+  });
 }
 
 float QuantLayout::Scale(int64_t p) const { return FloatAt(*scale, p); }

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "engine/shape.h"
 #include "engine/tensor.h"
+#include "engine/thread_pool.h"
 #include "kernels/cpu/kernel_util.h"
 
 namespace inferd::kernels::cpu {
@@ -44,6 +45,12 @@ struct QuantLayout {
   float Scale(int64_t p) const;
   int64_t ZeroPoint(int64_t p) const;
 };
+
+// DynamicQuantizeLinear's uint8 quantization of x[0, n) (as ONNX Runtime): range [min(0, min x),
+// max(0, max x)], scale = range / 255 (1 for an empty range), zero point
+// round_half_even(clamp(-min / scale, 0, 255)), y = saturate(round_half_even(x / scale) + zp).
+void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zero_point,
+                       engine::ThreadPool& pool);
 
 // Element `i` of an integer tensor (int8, uint8, int16, uint16, int32) as int64.
 int64_t IntegerAt(const engine::Tensor& t, int64_t i);

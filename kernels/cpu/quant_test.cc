@@ -435,5 +435,45 @@ TEST(QLinearContribTest, LeakyReluSigmoidAndGlobalPool) {
   EXPECT_EQ(Values<uint8_t>((*out)[0]), (std::vector<uint8_t>{2, 10}));  // 2.5 -> 2, 10.25
 }
 
+TEST(MatMulToFloatTest, IntegerToFloatAndDynamic) {
+  // A [2, 2] uint8 (zp 1, scale 0.5), B [2, 2] int8 per-column scale, bias.
+  KernelTester t("MatMulIntegerToFloat", 1, "com.microsoft");
+  t.Input<uint8_t>({2, 2}, {1, 3, 5, 7})
+      .Input<int8_t>({2, 2}, {1, -1, 2, 4})
+      .Input<float>({}, {0.5f})
+      .Input<float>({2}, {1.0f, 0.25f})
+      .Input<uint8_t>({}, {1})
+      .Input<int8_t>({}, {0})
+      .Input<float>({2}, {10.0f, -1.0f});
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  // A - 1 = [[0, 2], [4, 6]]; acc = [[4, 8], [16, 20]].
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{12.f, 0.f, 18.f, 1.5f}));
+
+  // DynamicQuantizeMatMul: A float quantized as DynamicQuantizeLinear does.
+  const std::vector<float> a = {-1.0f, 0.5f, 2.0f, 3.0f};
+  KernelTester d("DynamicQuantizeMatMul", 1, "com.microsoft");
+  d.Input<float>({2, 2}, a)
+      .Input<uint8_t>({2, 1}, {130, 126})
+      .Input<float>({}, {0.1f})
+      .Input<uint8_t>({}, {128});
+  out = d.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  const float scale = 4.0f / 255.0f, zp = std::nearbyint(1.0f / scale);
+  std::vector<float> want;
+  for (int m = 0; m < 2; ++m) {
+    int32_t acc = 0;
+    const int b[2] = {2, -2};
+    for (int k = 0; k < 2; ++k) {
+      const float q = std::min(255.f, std::max(0.f, std::nearbyint(a[m * 2 + k] / scale) + zp));
+      acc += (static_cast<int32_t>(q) - static_cast<int32_t>(zp)) * b[k];
+    }
+    want.push_back(scale * 0.1f * static_cast<float>(acc));
+  }
+  const auto y = Values<float>((*out)[0]);
+  ASSERT_EQ(y.size(), 2u);
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(y[i], want[i], 1e-6f);
+}
+
 }  // namespace
 }  // namespace inferd::kernels::cpu

@@ -321,28 +321,11 @@ class DynamicQuantizeLinearKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     INFERD_RETURN_IF_ERROR(CheckType(*x, DataType::kFloat32, 0, node_));
-    const int64_t n = x->NumElements();
-    const float* src = x->data<float>();
-    // pass 1: the range, widened to include 0.
-    float lo = 0.0f, hi = 0.0f;
-    for (int64_t i = 0; i < n; ++i) {
-      lo = std::min(lo, src[i]);
-      hi = std::max(hi, src[i]);
-    }
-    // pass 2: the parameters.
-    const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-    const float zp_float = std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - lo / scale)));
-    const uint8_t zero_point = static_cast<uint8_t>(zp_float);
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kUint8, x->shape()));
     INFERD_ASSIGN_OR_RETURN(Tensor * y_scale, ctx.MakeOutputTensor(1, DataType::kFloat32, {}));
     INFERD_ASSIGN_OR_RETURN(Tensor * y_zp, ctx.MakeOutputTensor(2, DataType::kUint8, {}));
-    y_scale->mutable_data<float>()[0] = scale;
-    y_zp->mutable_data<uint8_t>()[0] = zero_point;
-    // pass 3: quantize.
-    uint8_t* dst = y->mutable_data<uint8_t>();
-    ctx.threads().ParallelFor(n, 16384, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) dst[i] = QuantizeOne<uint8_t>(src[i], scale, zp_float);
-    });
+    DynamicQuantizeU8(x->data<float>(), x->NumElements(), y->mutable_data<uint8_t>(),
+                      y_scale->mutable_data<float>(), y_zp->mutable_data<uint8_t>(), ctx.threads());
     return absl::OkStatus();
   }
 
