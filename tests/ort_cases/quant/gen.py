@@ -308,6 +308,28 @@ def contrib_cases(w):
             m = ms_model(op, [("x", qt, (3, 50))], inits, qt, order=["x", "xs", "xz", "ys", "yz"],
                          **attrs)
             w.write(f"{op.lower()}_{tag}", m, {"x": ints(qt, (3, 50))})
+        for per in (False, True):
+            n = 6
+            bs = rng.uniform(0.01, 0.05, (n,) if per else ()).astype(np.float32)
+            inits = [numpy_helper.from_array(ints(S8, (8, n)), "b"), sc("as", 0.03),
+                     numpy_helper.from_array(bs, "bs"), zp("az", 7),
+                     numpy_helper.from_array(np.asarray(ints(S8, (n,) if per else ()) // 8,
+                                                        np.int8), "bz"),
+                     numpy_helper.from_array(f32(n), "bias")]
+            m = ms_model("MatMulIntegerToFloat", [("a", qt, (2, 3, 8))], inits,
+                         TensorProto.FLOAT, order=["a", "b", "as", "bs", "az", "bz", "bias"])
+            w.write(f"matmulintegertofloat_{tag}{'_percol' if per else ''}", m,
+                    {"a": ints(qt, (2, 3, 8))})
+            if qt == U8:
+                inits = [numpy_helper.from_array(ints(S8, (8, n)), "b"),
+                         numpy_helper.from_array(bs, "bs"),
+                         numpy_helper.from_array(np.asarray(ints(S8, (n,) if per else ()) // 8,
+                                                            np.int8), "bz"),
+                         numpy_helper.from_array(f32(n), "bias")]
+                m = ms_model("DynamicQuantizeMatMul", [("a", TensorProto.FLOAT, (5, 8))], inits,
+                             TensorProto.FLOAT, order=["a", "b", "bs", "bz", "bias"])
+                w.write(f"dynamicquantizematmul{'_percol' if per else ''}", m,
+                        {"a": f32(5, 8, scale=2.0)})
         for last, shape in ((0, (2, 3, 5, 4)), (1, (2, 5, 4, 3))):
             inits = [sc("xs", 0.05), zp("xz", 100 if qt == U8 else -7), sc("ys", 0.02),
                      zp("yz", 110 if qt == U8 else 3)]
@@ -423,6 +445,18 @@ def model_cases(w):
             q = onnx.load(dst)
             ops = sorted({n.op_type for n in q.graph.node})
             print(f"{name}_{variant}: {', '.join(ops)}")
+            if variant.startswith("dynamic") and name == "mlp":
+                # ORT's optimizer rewrites the dynamic form into com.microsoft
+                # DynamicQuantizeMatMul / MatMulIntegerToFloat: that saved model too.
+                import onnxruntime as ort
+                so = ort.SessionOptions()
+                so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+                so.optimized_model_filepath = dst + ".opt.onnx"
+                ort.InferenceSession(dst, so, providers=["CPUExecutionProvider"])
+                opt = onnx.load(dst + ".opt.onnx")
+                print(f"{name}_{variant}_ortopt: "
+                      f"{', '.join(sorted({n.op_type for n in opt.graph.node}))}")
+                w.write(f"model_{name}_{variant}_ortopt", opt, {"x": x}, rtol=1e-5, atol=1e-5)
             rtol, atol = output_tolerance(q)
             try:
                 w.write(f"model_{name}_{variant}", q, {"x": x}, rtol=rtol, atol=atol)
