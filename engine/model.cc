@@ -13,6 +13,7 @@
 #include "engine/domain.h"
 #include "engine/genai_schemas.h"
 #include "engine/onnx_schemas.h"
+#include "engine/quant_schemas.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
@@ -383,6 +384,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
   RegisterNewerOnnxSchemas();
   RegisterContribSchemas();
   RegisterGenAiSchemas();
+  RegisterQuantSchemas();
   const int onnx_opset = opset("");
   if (opsets_.count("") && (onnx_opset < options.min_opset || onnx_opset > options.max_opset)) {
     return absl::UnimplementedError(absl::StrCat(where, " imports opset ", onnx_opset,

@@ -37,6 +37,7 @@ struct Tolerance {
   double atol = 1e-5;
 };
 
+// Integer elements must be equal, or within atol when atol >= 1 (whole quantization steps).
 // OK when `actual` (type, shape, bytes) matches `expected`; otherwise INVALID_ARGUMENT saying
 // where ("output 'y': element 17: got 0.51, expected 0.5 (|diff| 0.01 > tol 0.0005)").
 absl::Status CompareData(const NamedData& expected, DataType type, const Shape& shape,

@@ -95,6 +95,12 @@ const Family kFamilies[] = {
     {"SimplifiedLayerNormalization, com.microsoft SkipSimplifiedLayerNormalization",
      SimplifiedLayerNormKernelDefs},
     {"com.microsoft GroupQueryAttention", GroupQueryAttentionKernelDefs},
+    // Quantization (docs/quantization.md).
+    {"QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear", QuantizeKernelDefs},
+    {"MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv", IntegerMatMulKernelDefs},
+    {"com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, "
+     "QLinearGlobalAveragePool",
+     QLinearContribKernelDefs},
 };
 
 }  // namespace

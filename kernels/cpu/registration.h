@@ -89,6 +89,11 @@ std::vector<engine::KernelDef> RotaryEmbeddingKernelDefs();      // rotary_embed
 std::vector<engine::KernelDef> SimplifiedLayerNormKernelDefs();  // simplified_layer_norm.cc
 std::vector<engine::KernelDef> GroupQueryAttentionKernelDefs();  // group_query_attention.cc
 
+// :quant_kernels
+std::vector<engine::KernelDef> QuantizeKernelDefs();       // quantize.cc
+std::vector<engine::KernelDef> IntegerMatMulKernelDefs();  // integer_matmul.cc
+std::vector<engine::KernelDef> QLinearContribKernelDefs();  // qlinear_ops.cc
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_REGISTRATION_H_

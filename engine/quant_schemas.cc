@@ -1,0 +1,197 @@
+#include "engine/quant_schemas.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/domain.h"
+#include "onnx/defs/schema.h"
+#include "onnx/defs/shape_inference.h"
+
+namespace inferd::engine {
+namespace {
+
+using onnx::AttributeProto;
+using onnx::InferenceContext;
+using onnx::OpSchema;
+using onnx::TensorShapeProto;
+
+const std::vector<std::string> kQuantized = {"tensor(uint8)", "tensor(int8)"};
+const std::vector<std::string> kScale = {"tensor(float)"};
+
+std::vector<std::string>& Registered() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+OpSchema Schema(const char* name, onnx::InferenceFunction infer) {
+  OpSchema s;
+  s.SetName(name).SetDomain(kMicrosoftDomain).SinceVersion(1);
+  s.SetDoc(absl::StrCat(name,
+                        " (com.microsoft version 1, as ONNX Runtime defines it), "
+                        "registered by inferd (engine/quant_schemas.cc)"));
+  s.TypeAndShapeInferenceFunction(std::move(infer));
+  s.TypeConstraint("T", kQuantized, "").TypeConstraint("F", kScale, "");
+  return s;
+}
+
+void Register(OpSchema&& s) {
+  Registered().push_back(absl::StrCat(s.domain(), ":", s.Name(), "-", s.SinceVersion()));
+  onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(s);
+}
+
+void SameAsInput0(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
+// QLinearAdd / QLinearMul: C is A's type, the broadcast of A's and B's shapes.
+void Binary(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, 3)) {
+    onnx::bidirectionalBroadcastShapeInference(
+        onnx::getInputShape(ctx, 0), onnx::getInputShape(ctx, 3), *onnx::getOutputShape(ctx, 0));
+  }
+}
+
+// QLinearGlobalAveragePool: [N, C, 1, ...] (channels_last 0) or [N, 1, ..., C].
+void GlobalPool(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const TensorShapeProto& in = onnx::getInputShape(ctx, 0);
+  if (in.dim_size() < 3) fail_shape_inference("X must be [N, C, spatial...] (rank >= 3)");
+  const bool last = onnx::getAttribute(ctx, "channels_last", 0) != 0;
+  TensorShapeProto out = in;
+  for (int d = 1; d < in.dim_size(); ++d) {
+    const bool channel = last ? d == in.dim_size() - 1 : d == 1;
+    if (!channel) {
+      out.mutable_dim(d)->clear_dim_param();
+      out.mutable_dim(d)->set_dim_value(1);
+    }
+  }
+  onnx::updateOutputShape(ctx, 0, out);
+}
+
+// MatMulIntegerToFloat / DynamicQuantizeMatMul: float32 Y, numpy matmul of A's and B's shapes.
+void MatMulToFloat(InferenceContext& ctx) {
+  onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::FLOAT);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1)) return;
+  const TensorShapeProto& a = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto& b = onnx::getInputShape(ctx, 1);
+  if (a.dim_size() == 0 || b.dim_size() == 0) fail_shape_inference("A and B must have rank >= 1");
+  const int ar = a.dim_size() >= 2 ? a.dim_size() - 2 : 0;
+  const int br = b.dim_size() >= 2 ? b.dim_size() - 2 : 0;
+  const int r = std::max(ar, br);
+  TensorShapeProto out;
+  for (int d = 0; d < r; ++d) {
+    const int ia = d - (r - ar), ib = d - (r - br);
+    const TensorShapeProto::Dimension* da = ia >= 0 ? &a.dim(ia) : nullptr;
+    const TensorShapeProto::Dimension* db = ib >= 0 ? &b.dim(ib) : nullptr;
+    auto one = [](const TensorShapeProto::Dimension* x) {
+      return x == nullptr || (x->has_dim_value() && x->dim_value() == 1);
+    };
+    if (one(da) && db != nullptr) {
+      *out.add_dim() = *db;
+    } else if (da != nullptr) {
+      *out.add_dim() = one(db) || da->has_dim_value() ? *da : *db;
+    } else {
+      out.add_dim()->set_dim_value(1);
+    }
+  }
+  if (a.dim_size() >= 2) *out.add_dim() = a.dim(a.dim_size() - 2);
+  if (b.dim_size() >= 2) *out.add_dim() = b.dim(b.dim_size() - 1);
+  onnx::updateOutputShape(ctx, 0, out);
+}
+
+void RegisterAll() {
+  // ORT's contrib operators are all version 1 of com.microsoft. Another registration (the
+  // transformer contrib schemas) may have made the domain known already.
+  auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+  if (ranges.Map().count(kMicrosoftDomain) == 0) ranges.AddDomainToVersion(kMicrosoftDomain, 1, 1);
+  for (const char* op : {"QLinearAdd", "QLinearMul"}) {
+    OpSchema s = Schema(op, Binary);
+    s.Input(0, "A", "", "T")
+        .Input(1, "A_scale", "", "F")
+        .Input(2, "A_zero_point", "", "T", OpSchema::Optional)
+        .Input(3, "B", "", "T")
+        .Input(4, "B_scale", "", "F")
+        .Input(5, "B_zero_point", "", "T", OpSchema::Optional)
+        .Input(6, "C_scale", "", "F")
+        .Input(7, "C_zero_point", "", "T", OpSchema::Optional)
+        .Output(0, "C", "", "T");
+    Register(std::move(s));
+  }
+  for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu"}) {
+    OpSchema s = Schema(op, SameAsInput0);
+    s.Input(0, "X", "", "T")
+        .Input(1, "X_scale", "", "F")
+        .Input(2, "X_zero_point", "", "T", OpSchema::Optional)
+        .Input(3, "Y_scale", "", "F")
+        .Input(4, "Y_zero_point", "", "T", OpSchema::Optional)
+        .Output(0, "Y", "", "T");
+    if (std::string(op) == "QLinearLeakyRelu") {
+      s.Attr("alpha", "", AttributeProto::FLOAT, 0.01f);
+    }
+    Register(std::move(s));
+  }
+  OpSchema pool = Schema("QLinearGlobalAveragePool", GlobalPool);
+  pool.Input(0, "X", "", "T")
+      .Input(1, "x_scale", "", "F")
+      .Input(2, "x_zero_point", "", "T")
+      .Input(3, "y_scale", "", "F")
+      .Input(4, "y_zero_point", "", "T")
+      .Output(0, "Y", "", "T")
+      .Attr("channels_last", "", AttributeProto::INT, static_cast<int64_t>(0));
+  Register(std::move(pool));
+  OpSchema to_float;
+  to_float.SetName("MatMulIntegerToFloat").SetDomain(kMicrosoftDomain).SinceVersion(1);
+  to_float.SetDoc(
+      "MatMulIntegerToFloat (com.microsoft version 1, as ONNX Runtime defines it), "
+      "registered by inferd (engine/quant_schemas.cc)");
+  to_float.TypeAndShapeInferenceFunction(MatMulToFloat);
+  to_float.Input(0, "A", "", "T1")
+      .Input(1, "B", "", "T2")
+      .Input(2, "a_scale", "", "T3")
+      .Input(3, "b_scale", "", "T3")
+      .Input(4, "a_zero_point", "", "T1", OpSchema::Optional)
+      .Input(5, "b_zero_point", "", "T2", OpSchema::Optional)
+      .Input(6, "bias", "", "T3", OpSchema::Optional)
+      .Output(0, "Y", "", "T3")
+      .TypeConstraint("T1", kQuantized, "")
+      .TypeConstraint("T2", kQuantized, "")
+      .TypeConstraint("T3", kScale, "");
+  Register(std::move(to_float));
+  OpSchema dynamic;
+  dynamic.SetName("DynamicQuantizeMatMul").SetDomain(kMicrosoftDomain).SinceVersion(1);
+  dynamic.SetDoc(
+      "DynamicQuantizeMatMul (com.microsoft version 1, as ONNX Runtime defines it), "
+      "registered by inferd (engine/quant_schemas.cc)");
+  dynamic.TypeAndShapeInferenceFunction(MatMulToFloat);
+  dynamic.Input(0, "A", "", "T1")
+      .Input(1, "B", "", "T2")
+      .Input(2, "b_scale", "", "T1")
+      .Input(3, "b_zero_point", "", "T2", OpSchema::Optional)
+      .Input(4, "bias", "", "T1", OpSchema::Optional)
+      .Output(0, "Y", "", "T1")
+      .TypeConstraint("T1", kScale, "")
+      .TypeConstraint("T2", kQuantized, "");
+  Register(std::move(dynamic));
+  std::sort(Registered().begin(), Registered().end());
+}
+
+}  // namespace
+
+void RegisterQuantSchemas() {
+  static std::once_flag once;
+  std::call_once(once, RegisterAll);
+}
+
+std::vector<std::string> QuantSchemaNames() {
+  RegisterQuantSchemas();
+  return Registered();
+}
+
+}  // namespace inferd::engine

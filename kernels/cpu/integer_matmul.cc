@@ -1,0 +1,700 @@
+// MatMulInteger and ConvInteger (opset 10): int8 / uint8 operands with zero points, exact int32
+// results (what onnxruntime.quantization.quantize_dynamic writes); QLinearMatMul and QLinearConv
+// (opset 10; QOperator format): the same int32 accumulation, then requantized (Requant below).
+//
+//   MatMulInteger: Y[.., m, n] = sum_k (A[.., m, k] - a_zp) * (B[.., k, n] - b_zp), numpy
+//     matmul semantics (1-D promotion, batch broadcasting). a_zero_point: a scalar, per row of A
+//     ([M], or A's batch dims + [M, 1]); b_zero_point: a scalar, per column of B ([N], or B's
+//     batch dims + [1, N]).
+//   ConvInteger: Conv's geometry (window.h: kernel_shape, strides, dilations, pads, auto_pad,
+//     group), x_zero_point a scalar, w_zero_point a scalar or one per output channel [M];
+//     padding contributes x_zero_point (so zero after the subtraction).
+//
+// How (own code, exact): both operands are first widened into int16 workspaces with their zero
+// points subtracted (|value| <= 255), then accumulated in int32 (wrapping on overflow as ONNX
+// Runtime's int32 accumulators do; K * 255 * 255 stays below 2^31 up to K = 33025). MatMul
+// rows run in parallel with the inner loop over N (vectorized); Conv runs (image, output
+// channel) planes in parallel, each output walking its window's taps over the group's channels.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
+#include "base/status_macros.h"
+#include "engine/kernel.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/quant_layout.h"
+#include "kernels/cpu/registration.h"
+#include "kernels/cpu/window.h"
+
+namespace inferd::kernels::cpu {
+namespace {
+
+using engine::DataType;
+using engine::KernelContext;
+using engine::KernelInfo;
+using engine::Shape;
+using engine::Tensor;
+using Dims = absl::InlinedVector<int64_t, 8>;
+
+enum Slot : int { kAWork = 0, kBWork = 1, kAccWork = 2, kQuantAWork = 3 };
+
+bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
+
+absl::Status CheckOperand(const Tensor& t, const Tensor* zp, int index, int zp_index,
+                          const NodeLabel& node) {
+  if (!Is8Bit(t.dtype())) {
+    return node.Unimplemented(absl::StrCat("input ", index, " is ", engine::DataTypeName(t.dtype()),
+                                           "; supported are int8 and uint8"));
+  }
+  if (zp != nullptr) INFERD_RETURN_IF_ERROR(CheckType(*zp, t.dtype(), zp_index, node));
+  return absl::OkStatus();
+}
+
+// Widens t into dst (int16) subtracting zero point zp_of(i) from element i.
+template <typename ZpIndex>
+void Widen(const Tensor& t, const Tensor* zp, int16_t* dst, ZpIndex zp_of,
+           engine::ThreadPool& pool) {
+  const int64_t n = t.NumElements();
+  const bool is_signed = t.dtype() == DataType::kInt8;
+  const auto* s8 = t.data<int8_t>();
+  const auto* u8 = t.data<uint8_t>();
+  pool.ParallelFor(n, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t z = zp == nullptr ? 0 : IntegerAt(*zp, zp_of(i));
+      const int64_t v = is_signed ? s8[i] : u8[i];
+      dst[i] = static_cast<int16_t>(v - z);
+    }
+  });
+}
+
+bool IsScalarLike(const Shape& s) { return s.NumElements() == 1 && s.rank() <= 1; }
+
+// The requantization of QLinearMatMul / QLinearConv, per output parameter p (column or output
+// channel): scale_p = in_scale * w_scale[p] / y_scale (in this order, in float32, as ONNX
+// Runtime), y = saturate(round_half_even(acc * scale_p) + y_zero_point).
+struct Requant {
+  DataType out_type = DataType::kInt32;  // int32: no requantization (the *Integer ops)
+  float in_scale = 1.0f, y_scale = 1.0f;
+  const Tensor* w_scale = nullptr;
+  bool per_param = false;
+  int64_t y_zp = 0;
+
+  static absl::StatusOr<Requant> Read(const KernelContext& ctx, int in_scale, int w_scale,
+                                      int y_scale, int y_zp, int64_t params,
+                                      const NodeLabel& node) {
+    Requant r;
+    const Tensor* t[3];
+    const int idx[3] = {in_scale, w_scale, y_scale};
+    for (int i = 0; i < 3; ++i) {
+      INFERD_ASSIGN_OR_RETURN(t[i], RequiredInput(ctx, idx[i], node));
+      const DataType st = t[i]->dtype();
+      if (st != DataType::kFloat32 && st != DataType::kFloat16 && st != DataType::kBFloat16) {
+        return node.InvalidArgument(
+            absl::StrCat("input ", idx[i], " (a scale) is ", engine::DataTypeName(st)));
+      }
+      if (i != 1 && !IsScalarLike(t[i]->shape())) {
+        return node.InvalidArgument(absl::StrCat("input ", idx[i], " (a scale) must be a ",
+                                                 "scalar, got ", t[i]->shape().ToString()));
+      }
+    }
+    r.in_scale = FloatAt(*t[0], 0);
+    r.y_scale = FloatAt(*t[2], 0);
+    r.w_scale = t[1];
+    r.per_param = !IsScalarLike(t[1]->shape());
+    if (r.per_param && t[1]->shape() != Shape{params}) {
+      return node.InvalidArgument(absl::StrCat("input ", w_scale, " (scale) ",
+                                               t[1]->shape().ToString(), " must be a scalar or [",
+                                               params, "]"));
+    }
+    r.out_type = DataType::kUint8;
+    const Tensor* zp = ctx.num_inputs() > y_zp ? ctx.input(y_zp) : nullptr;
+    if (zp != nullptr) {
+      if (!Is8Bit(zp->dtype()) || !IsScalarLike(zp->shape())) {
+        return node.InvalidArgument(absl::StrCat("y_zero_point must be an int8 or uint8 ",
+                                                 "scalar, got ", engine::DataTypeName(zp->dtype()),
+                                                 " ", zp->shape().ToString()));
+      }
+      r.out_type = zp->dtype();
+      r.y_zp = IntegerAt(*zp, 0);
+    }
+    return r;
+  }
+
+  float ScaleOf(int64_t p) const {
+    return in_scale * FloatAt(*w_scale, per_param ? p : 0) / y_scale;
+  }
+
+  // acc[i] has parameter (i / run) % params.
+  void Apply(const int32_t* acc, int64_t total, int64_t run, int64_t params,
+             engine::ThreadPool& pool, Tensor& y) const {
+    if (y.dtype() == DataType::kUint8) {
+      Run(acc, total, run, params, pool, y.mutable_data<uint8_t>());
+    } else {
+      Run(acc, total, run, params, pool, y.mutable_data<int8_t>());
+    }
+  }
+
+  template <typename Q>
+  void Run(const int32_t* acc, int64_t total, int64_t run, int64_t params, engine::ThreadPool& pool,
+           Q* dst) const {
+    constexpr float lo = static_cast<float>(std::numeric_limits<Q>::min());
+    constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
+    const float zp = static_cast<float>(y_zp);
+    pool.ParallelFor(total, 16384, [&](int64_t begin, int64_t end) {
+      int64_t last = -1;
+      float s = 0.0f;
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t p = (i / run) % params;
+        if (p != last) s = ScaleOf(p), last = p;
+        float v = std::nearbyint(static_cast<float>(acc[i]) * s) + zp;
+        v = v > hi ? hi : v;
+        v = v >= lo ? v : lo;
+        dst[i] = static_cast<Q>(v);
+      }
+    });
+  }
+};
+
+// The float output of MatMulIntegerToFloat / DynamicQuantizeMatMul: y = (a_scale * b_scale[n])
+// * acc + bias[n] (the multiplier first, as ONNX Runtime's scale-bias output processor).
+struct ToFloat {
+  float a_scale = 1.0f;
+  const Tensor* b_scale = nullptr;
+  bool per_column = false;
+  const float* bias = nullptr;  // [N] or nullptr
+
+  static absl::StatusOr<ToFloat> Read(const KernelContext& ctx, int a_scale, int b_scale, int bias,
+                                      int64_t n, const NodeLabel& node) {
+    ToFloat t;
+    if (a_scale >= 0) {
+      INFERD_ASSIGN_OR_RETURN(const Tensor* as, RequiredInput(ctx, a_scale, node));
+      if (as->dtype() != DataType::kFloat32 || !IsScalarLike(as->shape())) {
+        return node.InvalidArgument("a_scale must be a float32 scalar");
+      }
+      t.a_scale = as->data<float>()[0];
+    }
+    INFERD_ASSIGN_OR_RETURN(t.b_scale, RequiredInput(ctx, b_scale, node));
+    if (t.b_scale->dtype() != DataType::kFloat32) {
+      return node.InvalidArgument("b_scale must be float32");
+    }
+    t.per_column = !IsScalarLike(t.b_scale->shape());
+    if (t.per_column && t.b_scale->shape() != Shape{n}) {
+      return node.InvalidArgument(absl::StrCat("b_scale ", t.b_scale->shape().ToString(),
+                                               " must be a scalar or [N] = [", n, "]"));
+    }
+    const Tensor* b = bias >= 0 && ctx.num_inputs() > bias ? ctx.input(bias) : nullptr;
+    if (b != nullptr) {
+      if (b->dtype() != DataType::kFloat32 || b->shape() != Shape{n}) {
+        return node.InvalidArgument(absl::StrCat("bias must be float32 [", n, "], got ",
+                                                 engine::DataTypeName(b->dtype()), " ",
+                                                 b->shape().ToString()));
+      }
+      t.bias = b->data<float>();
+    }
+    return t;
+  }
+
+  void Apply(const int32_t* acc, int64_t total, int64_t n, engine::ThreadPool& pool,
+             float* y) const {
+    const float* bs = b_scale->data<float>();
+    pool.ParallelFor(total, 16384, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t col = i % n;
+        const float multiplier = a_scale * bs[per_column ? col : 0];
+        y[i] = multiplier * static_cast<float>(acc[i]) + (bias == nullptr ? 0.0f : bias[col]);
+      }
+    });
+  }
+};
+
+struct MatMulGeometry {
+  Shape out;
+  Shape a, b;  // promoted to rank >= 2
+  int64_t m = 0, k = 0, n = 0;
+  Dims batch;               // the output's batch dims
+  Dims a_stride, b_stride;  // per batch dim, in matrices (0 where broadcast)
+  int64_t a_batches = 1, b_batches = 1, out_batches = 1;
+};
+
+absl::StatusOr<MatMulGeometry> Geometry(const Shape& a, const Shape& b, const NodeLabel& node) {
+  if (a.rank() == 0 || b.rank() == 0) {
+    return node.InvalidArgument(
+        absl::StrCat("inputs must have rank >= 1, got A ", a.ToString(), " and B ", b.ToString()));
+  }
+  MatMulGeometry g;
+  g.a = a.rank() == 1 ? Shape{1, a[0]} : a;
+  g.b = b.rank() == 1 ? Shape{b[0], 1} : b;
+  g.m = g.a[g.a.rank() - 2];
+  g.k = g.a[g.a.rank() - 1];
+  g.n = g.b[g.b.rank() - 1];
+  if (g.b[g.b.rank() - 2] != g.k) {
+    return node.InvalidArgument(absl::StrCat("A ", a.ToString(), " and B ", b.ToString(),
+                                             " do not match: A has ", g.k, " columns, B has ",
+                                             g.b[g.b.rank() - 2], " rows"));
+  }
+  const size_t ar = g.a.rank() - 2, br = g.b.rank() - 2, r = std::max(ar, br);
+  g.batch.assign(r, 1);
+  g.a_stride.assign(r, 0);
+  g.b_stride.assign(r, 0);
+  int64_t as = 1, bs = 1;
+  for (size_t d = r; d-- > 0;) {
+    const int64_t da = d + ar >= r ? g.a[d + ar - r] : 1;
+    const int64_t db = d + br >= r ? g.b[d + br - r] : 1;
+    if (da != db && da != 1 && db != 1) {
+      return node.InvalidArgument(absl::StrCat("batch dims of A ", a.ToString(), " and B ",
+                                               b.ToString(), " do not broadcast"));
+    }
+    g.batch[d] = da == 1 ? db : da;
+    g.a_stride[d] = da == 1 ? 0 : as;
+    g.b_stride[d] = db == 1 ? 0 : bs;
+    as *= da;
+    bs *= db;
+  }
+  g.a_batches = as;
+  g.b_batches = bs;
+  for (int64_t d : g.batch) {
+    g.out.push_back(d);
+    g.out_batches *= d;
+  }
+  if (a.rank() > 1) g.out.push_back(g.m);
+  if (b.rank() > 1) g.out.push_back(g.n);
+  return g;
+}
+
+// How a MatMul kernel reads its inputs and what it writes:
+//   kInteger  MatMulInteger (A, B, a_zero_point, b_zero_point) -> int32;
+//   kQLinear  QLinearMatMul (a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale,
+//             y_zero_point) -> the int32 result requantized (Requant: b_scale scalar or per
+//             column, as ONNX Runtime's MLAS requantization);
+//   kToFloat  com.microsoft MatMulIntegerToFloat (A, B, a_scale, b_scale, a_zero_point,
+//             b_zero_point, bias) -> float32 acc * (a_scale * b_scale[n]) + bias[n];
+//   kDynamic  com.microsoft DynamicQuantizeMatMul (A float32, B, b_scale, b_zero_point, bias):
+//             A quantized to uint8 as DynamicQuantizeLinear does, then as kToFloat.
+enum class MatMulMode { kInteger, kQLinear, kToFloat, kDynamic };
+
+// Where the inputs are for a mode (-1: the mode has no such input).
+struct MatMulInputs {
+  int a, b, a_zp, b_zp, a_scale, b_scale, y_scale, y_zp, bias;
+};
+constexpr MatMulInputs InputsOf(MatMulMode mode) {
+  switch (mode) {
+    case MatMulMode::kInteger:
+      return {0, 1, 2, 3, -1, -1, -1, -1, -1};
+    case MatMulMode::kQLinear:
+      return {0, 3, 2, 5, 1, 4, 6, 7, -1};
+    case MatMulMode::kToFloat:
+      return {0, 1, 4, 5, 2, 3, -1, -1, 6};
+    case MatMulMode::kDynamic:
+    default:
+      return {0, 1, -1, 3, -1, 2, -1, -1, 4};
+  }
+}
+
+const Tensor* OptionalInput(const KernelContext& ctx, int i) {
+  return i >= 0 && ctx.num_inputs() > i ? ctx.input(i) : nullptr;
+}
+
+// Unsigned accumulation: wraps like two's complement int32 without undefined behaviour.
+void RowTimesMatrix(const int16_t* a, const int16_t* b, int64_t k, int64_t n, int32_t* y) {
+  auto* acc = reinterpret_cast<uint32_t*>(y);
+  std::fill(acc, acc + n, 0u);
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const int32_t av = a[kk];
+    if (av == 0) continue;
+    const int16_t* brow = b + kk * n;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(av * brow[j]);
+  }
+}
+
+template <MatMulMode kMode>
+class MatMulIntKernel final : public engine::OpKernel {
+ public:
+  static constexpr MatMulInputs kIn = InputsOf(kMode);
+  static constexpr bool kQLinear = kMode == MatMulMode::kQLinear;
+  static constexpr bool kFloatOut = kMode == MatMulMode::kToFloat || kMode == MatMulMode::kDynamic;
+  static constexpr bool kDynamic = kMode == MatMulMode::kDynamic;
+
+  static absl::StatusOr<std::unique_ptr<MatMulIntKernel>> Create(const KernelInfo& info) {
+    return std::unique_ptr<MatMulIntKernel>(new MatMulIntKernel(info));
+  }
+
+  std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
+      absl::Span<const Shape> shapes) const override {
+    if (static_cast<int>(shapes.size()) <= kIn.b) return {};
+    const std::optional<int64_t> a = CheckedProduct(shapes[kIn.a].dims());
+    const std::optional<int64_t> b = CheckedProduct(shapes[kIn.b].dims());
+    if (!a || !b) return {};
+    std::vector<engine::WorkspaceRequirement> ws = {
+        {kAWork, static_cast<size_t>(*a) * sizeof(int16_t)},
+        {kBWork, static_cast<size_t>(*b) * sizeof(int16_t)}};
+    if (kQLinear || kFloatOut) {
+      absl::StatusOr<MatMulGeometry> g = Geometry(shapes[kIn.a], shapes[kIn.b], node_);
+      if (!g.ok()) return {};
+      const std::optional<int64_t> out = CheckedProduct(g->out.dims());
+      if (!out) return {};
+      ws.push_back({kAccWork, static_cast<size_t>(*out) * sizeof(int32_t)});
+    }
+    if (kDynamic) ws.push_back({kQuantAWork, static_cast<size_t>(*a)});
+    return ws;
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, kIn.a, node_));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, kIn.b, node_));
+    const Tensor* azp = OptionalInput(ctx, kIn.a_zp);
+    const Tensor* bzp = OptionalInput(ctx, kIn.b_zp);
+    if (kDynamic) {
+      INFERD_RETURN_IF_ERROR(CheckType(*a, DataType::kFloat32, kIn.a, node_));
+    } else {
+      INFERD_RETURN_IF_ERROR(CheckOperand(*a, azp, kIn.a, kIn.a_zp, node_));
+    }
+    INFERD_RETURN_IF_ERROR(CheckOperand(*b, bzp, kIn.b, kIn.b_zp, node_));
+    INFERD_ASSIGN_OR_RETURN(MatMulGeometry g, Geometry(a->shape(), b->shape(), node_));
+    // The zero points' forms: scalar, per row of A / per column of B.
+    const int64_t m = g.m, k = g.k, n = g.n;
+    bool a_rows_per_batch = false, b_cols_per_batch = false;
+    if (azp != nullptr && !IsScalarLike(azp->shape())) {
+      Shape full(g.a.dims().subspan(0, g.a.rank() - 2));
+      full.push_back(m);
+      full.push_back(1);
+      a_rows_per_batch = azp->shape() == full && g.a.rank() > 2;
+      if (!a_rows_per_batch && azp->shape() != Shape{m}) {
+        return node_.InvalidArgument(absl::StrCat("a_zero_point ", azp->shape().ToString(),
+                                                  " must be a scalar, [M] = [", m, "] or ",
+                                                  full.ToString()));
+      }
+    }
+    if (bzp != nullptr && !IsScalarLike(bzp->shape())) {
+      Shape full(g.b.dims().subspan(0, g.b.rank() - 2));
+      full.push_back(1);
+      full.push_back(n);
+      b_cols_per_batch = bzp->shape() == full && g.b.rank() > 2;
+      if (!b_cols_per_batch && bzp->shape() != Shape{n}) {
+        return node_.InvalidArgument(absl::StrCat("b_zero_point ", bzp->shape().ToString(),
+                                                  " must be a scalar, [N] = [", n, "] or ",
+                                                  full.ToString()));
+      }
+    }
+    Requant rq;
+    ToFloat tf;
+    DataType out_type = DataType::kInt32;
+    if (kQLinear) {
+      INFERD_ASSIGN_OR_RETURN(
+          rq, Requant::Read(ctx, kIn.a_scale, kIn.b_scale, kIn.y_scale, kIn.y_zp, n, node_));
+      out_type = rq.out_type;
+    }
+    if (kFloatOut) {
+      INFERD_ASSIGN_OR_RETURN(tf, ToFloat::Read(ctx, kIn.a_scale, kIn.b_scale, kIn.bias, n, node_));
+      out_type = DataType::kFloat32;
+    }
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, out_type, g.out));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    int32_t* out = nullptr;
+    if (kQLinear || kFloatOut) {
+      INFERD_ASSIGN_OR_RETURN(void* acc, ctx.GetWorkspace(kAccWork));
+      out = static_cast<int32_t*>(acc);
+    } else {
+      out = y->mutable_data<int32_t>();
+    }
+    // DynamicQuantizeMatMul: A to uint8 with its own scale and zero point.
+    Tensor a_quant;
+    uint8_t a_dyn_zp_value = 0;
+    Tensor a_dyn_zp;
+    if (kDynamic) {
+      INFERD_ASSIGN_OR_RETURN(void* qa, ctx.GetWorkspace(kQuantAWork));
+      float scale = 1.0f;
+      DynamicQuantizeU8(a->data<float>(), a->NumElements(), static_cast<uint8_t*>(qa), &scale,
+                        &a_dyn_zp_value, ctx.threads());
+      tf.a_scale = scale;
+      a_quant = Tensor::Borrowed(DataType::kUint8, a->shape(), qa);
+      a_dyn_zp = Tensor::Borrowed(DataType::kUint8, Shape{}, &a_dyn_zp_value);
+      a = &a_quant;
+      azp = &a_dyn_zp;
+    }
+    if (k == 0) {
+      std::fill(out, out + y->NumElements(), 0);
+    } else {
+      INFERD_RETURN_IF_ERROR(
+          Multiply(ctx, *a, *b, azp, bzp, g, a_rows_per_batch, b_cols_per_batch, out));
+    }
+    if (kQLinear) {
+      // Column j of every row has parameter j (per column) or 0.
+      rq.Apply(out, y->NumElements(), /*run=*/1, /*params=*/n, ctx.threads(), *y);
+    }
+    if (kFloatOut) tf.Apply(out, y->NumElements(), n, ctx.threads(), y->mutable_data<float>());
+    return absl::OkStatus();
+  }
+
+ private:
+  explicit MatMulIntKernel(const KernelInfo& info) : node_(info) {}
+
+  absl::Status Multiply(KernelContext& ctx, const Tensor& ta, const Tensor& tb, const Tensor* azp,
+                        const Tensor* bzp, const MatMulGeometry& g, bool a_rows_per_batch,
+                        bool b_cols_per_batch, int32_t* out) const {
+    const Tensor* a = &ta;
+    const Tensor* b = &tb;
+    const int64_t m = g.m, k = g.k, n = g.n;
+    INFERD_ASSIGN_OR_RETURN(void* aw, ctx.GetWorkspace(kAWork));
+    INFERD_ASSIGN_OR_RETURN(void* bw, ctx.GetWorkspace(kBWork));
+    auto* a16 = static_cast<int16_t*>(aw);
+    auto* b16 = static_cast<int16_t*>(bw);
+    const bool a_scalar = azp == nullptr || IsScalarLike(azp->shape());
+    const bool b_scalar = bzp == nullptr || IsScalarLike(bzp->shape());
+    Widen(
+        *a, azp, a16,
+        [&](int64_t i) -> int64_t {
+          if (a_scalar) return 0;
+          const int64_t row = i / k;  // batch * M + m
+          return a_rows_per_batch ? row : row % m;
+        },
+        ctx.threads());
+    Widen(
+        *b, bzp, b16,
+        [&](int64_t i) -> int64_t {
+          if (b_scalar) return 0;
+          return b_cols_per_batch ? (i / (k * n)) * n + i % n : i % n;
+        },
+        ctx.threads());
+    // Rows of the output in parallel; each row: acc[n] += a[k] * b[k, n] over k.
+    const size_t r = g.batch.size();
+    ctx.threads().ParallelFor(g.out_batches * m, std::max<int64_t>(1, 4096 / (k * n + 1)),
+                              [&](int64_t begin, int64_t end) {
+                                for (int64_t row = begin; row < end; ++row) {
+                                  int64_t rest = row / m, ab = 0, bb = 0;
+                                  for (size_t d = r; d-- > 0;) {
+                                    const int64_t i = rest % g.batch[d];
+                                    rest /= g.batch[d];
+                                    ab += i * g.a_stride[d];
+                                    bb += i * g.b_stride[d];
+                                  }
+                                  const int16_t* arow = a16 + (ab * m + row % m) * k;
+                                  const int16_t* bmat = b16 + bb * k * n;
+                                  RowTimesMatrix(arow, bmat, k, n, out + row * n);
+                                }
+                              });
+    return absl::OkStatus();
+  }
+
+  const NodeLabel node_;
+};
+
+// ConvInteger's geometry for one run.
+struct ConvGeometry {
+  int64_t n = 0, c = 0, m = 0, group = 1, cg = 0, mg = 0;
+  Dims in, kernel, out, strides, dilations, pad_begin;
+  int64_t in_plane = 1, out_plane = 1, taps = 1;
+};
+
+// ConvInteger (int32 out) and QLinearConv (the int32 result plus the int32 bias B requantized
+// per output channel, as QLinearMatMul's columns).
+template <bool kQLinear>
+class ConvIntKernel final : public engine::OpKernel {
+ public:
+  // Input indices: ConvInteger (x, w, x_zp, w_zp); QLinearConv (x, x_scale, x_zp, w, w_scale,
+  // w_zp, y_scale, y_zp, B).
+  static constexpr int kX = 0, kXzp = 2, kW = kQLinear ? 3 : 1, kWzp = kQLinear ? 5 : 3;
+  static constexpr int kXScale = 1, kWScale = 4, kYScale = 6, kYzp = 7, kBias = 8;
+
+  static absl::StatusOr<std::unique_ptr<ConvIntKernel>> Create(const KernelInfo& info) {
+    INFERD_ASSIGN_OR_RETURN(WindowAttributes window, WindowAttributes::Read(info));
+    const int64_t group = info.GetInt("group", 1);
+    if (group < 1) return info.Error(absl::StrCat("group must be >= 1, got ", group));
+    return std::unique_ptr<ConvIntKernel>(new ConvIntKernel(info, window, group));
+  }
+
+  std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
+      absl::Span<const Shape> shapes) const override {
+    if (static_cast<int>(shapes.size()) <= kW) return {};
+    const std::optional<int64_t> x = CheckedProduct(shapes[kX].dims());
+    const std::optional<int64_t> w = CheckedProduct(shapes[kW].dims());
+    if (!x || !w) return {};
+    std::vector<engine::WorkspaceRequirement> ws = {
+        {kAWork, static_cast<size_t>(*x) * sizeof(int16_t)},
+        {kBWork, static_cast<size_t>(*w) * sizeof(int16_t)}};
+    if (kQLinear) {
+      ConvGeometry g;
+      if (!Plan(shapes[kX], shapes[kW], &g).ok()) return {};
+      const std::optional<int64_t> out =
+          CheckedProduct({g.n, g.m, g.out_plane == 0 ? 1 : g.out_plane});
+      if (!out) return {};
+      ws.push_back({kAccWork, static_cast<size_t>(*out) * sizeof(int32_t)});
+    }
+    return ws;
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, kX, node_));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, kW, node_));
+    const Tensor* xzp = ctx.num_inputs() > kXzp ? ctx.input(kXzp) : nullptr;
+    const Tensor* wzp = ctx.num_inputs() > kWzp ? ctx.input(kWzp) : nullptr;
+    INFERD_RETURN_IF_ERROR(CheckOperand(*x, xzp, kX, kXzp, node_));
+    INFERD_RETURN_IF_ERROR(CheckOperand(*w, wzp, kW, kWzp, node_));
+    ConvGeometry g;
+    INFERD_RETURN_IF_ERROR(Plan(x->shape(), w->shape(), &g));
+    if (xzp != nullptr && !IsScalarLike(xzp->shape())) {
+      return node_.Unimplemented(
+          absl::StrCat("x_zero_point must be a scalar, got ", xzp->shape().ToString()));
+    }
+    const bool w_per_channel = wzp != nullptr && !IsScalarLike(wzp->shape());
+    if (w_per_channel && wzp->shape() != Shape{g.m}) {
+      return node_.InvalidArgument(absl::StrCat("w_zero_point ", wzp->shape().ToString(),
+                                                " must be a scalar or [M] = [", g.m, "]"));
+    }
+    Requant rq;
+    const int32_t* bias = nullptr;
+    if (kQLinear) {
+      INFERD_ASSIGN_OR_RETURN(rq, Requant::Read(ctx, kXScale, kWScale, kYScale, kYzp, g.m, node_));
+      const Tensor* b = ctx.num_inputs() > kBias ? ctx.input(kBias) : nullptr;
+      if (b != nullptr) {
+        INFERD_RETURN_IF_ERROR(CheckType(*b, DataType::kInt32, kBias, node_));
+        if (b->shape() != Shape{g.m}) {
+          return node_.InvalidArgument(
+              absl::StrCat("B ", b->shape().ToString(), " must be [", g.m, "]"));
+        }
+        bias = b->data<int32_t>();
+      }
+    }
+    Shape out_shape{g.n, g.m};
+    for (int64_t o : g.out) out_shape.push_back(o);
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, rq.out_type, out_shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    int32_t* acc = nullptr;
+    if (kQLinear) {
+      INFERD_ASSIGN_OR_RETURN(void* a, ctx.GetWorkspace(kAccWork));
+      acc = static_cast<int32_t*>(a);
+    } else {
+      acc = y->mutable_data<int32_t>();
+    }
+    INFERD_ASSIGN_OR_RETURN(void* xw, ctx.GetWorkspace(kAWork));
+    INFERD_ASSIGN_OR_RETURN(void* ww, ctx.GetWorkspace(kBWork));
+    auto* x16 = static_cast<int16_t*>(xw);
+    auto* w16 = static_cast<int16_t*>(ww);
+    const int64_t per_filter = g.cg * g.taps;
+    Widen(
+        *x, xzp, x16, [](int64_t) -> int64_t { return 0; }, ctx.threads());
+    Widen(
+        *w, wzp, w16, [&](int64_t i) -> int64_t { return w_per_channel ? i / per_filter : 0; },
+        ctx.threads());
+    Run(g, x16, w16, bias, acc, ctx.threads());
+    if (kQLinear) {
+      rq.Apply(acc, y->NumElements(), /*run=*/g.out_plane, /*params=*/g.m, ctx.threads(), *y);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  ConvIntKernel(const KernelInfo& info, WindowAttributes window, int64_t group)
+      : node_(info), window_(std::move(window)), group_(group) {}
+
+  absl::Status Plan(const Shape& x, const Shape& w, ConvGeometry* g) const {
+    if (x.rank() < 3 || w.rank() != x.rank()) {
+      return node_.InvalidArgument(absl::StrCat("x must be [N, C, spatial...] and w [M, C/group,",
+                                                " kernel...] of the same rank, got x ",
+                                                x.ToString(), " and w ", w.ToString()));
+    }
+    const size_t sd = x.rank() - 2;
+    g->n = x[0], g->c = x[1], g->m = w[0], g->group = group_;
+    if (g->c % group_ != 0 || g->m % group_ != 0 || w[1] != g->c / group_) {
+      return node_.InvalidArgument(absl::StrCat("x ", x.ToString(), " and w ", w.ToString(),
+                                                " do not match group ", group_,
+                                                " (C and M divisible by it, w[1] = C / group)"));
+    }
+    g->cg = g->c / group_;
+    g->mg = g->m / group_;
+    const std::vector<int64_t> spatial(x.dims().begin() + 2, x.dims().end());
+    const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+    if (!window_.kernel_shape.empty() && window_.kernel_shape != kernel) {
+      return node_.InvalidArgument(absl::StrCat("kernel_shape does not match w ", w.ToString()));
+    }
+    INFERD_ASSIGN_OR_RETURN(WindowGeometry wg, ComputeWindow(window_, spatial, kernel, node_));
+    g->in.assign(spatial.begin(), spatial.end());
+    g->kernel.assign(kernel.begin(), kernel.end());
+    g->out.assign(wg.out.begin(), wg.out.end());
+    g->strides.assign(wg.strides.begin(), wg.strides.end());
+    g->dilations.assign(wg.dilations.begin(), wg.dilations.end());
+    g->pad_begin.assign(wg.pad_begin.begin(), wg.pad_begin.end());
+    for (size_t d = 0; d < sd; ++d) {
+      g->in_plane *= g->in[d];
+      g->out_plane *= g->out[d];
+      g->taps *= g->kernel[d];
+    }
+    return absl::OkStatus();
+  }
+
+  static void Run(const ConvGeometry& g, const int16_t* x, const int16_t* w, const int32_t* bias,
+                  int32_t* y, engine::ThreadPool& pool) {
+    const size_t sd = g.in.size();
+    pool.ParallelFor(g.n * g.m, 1, [&](int64_t begin, int64_t end) {
+      Dims pos(sd), start(sd), tap(sd);
+      for (int64_t plane = begin; plane < end; ++plane) {
+        const int64_t img = plane / g.m, oc = plane % g.m, grp = oc / g.mg;
+        const int16_t* xg = x + (img * g.c + grp * g.cg) * g.in_plane;
+        const int16_t* wf = w + oc * g.cg * g.taps;
+        uint32_t* dst = reinterpret_cast<uint32_t*>(y) + plane * g.out_plane;
+        for (int64_t o = 0; o < g.out_plane; ++o) {
+          int64_t rest = o;
+          for (size_t d = sd; d-- > 0;) {
+            pos[d] = rest % g.out[d];
+            rest /= g.out[d];
+            start[d] = pos[d] * g.strides[d] - g.pad_begin[d];
+            tap[d] = 0;
+          }
+          uint32_t acc = bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc]);
+          for (int64_t t = 0; t < g.taps; ++t) {
+            int64_t offset = 0;
+            bool inside = true;
+            for (size_t d = 0; d < sd && inside; ++d) {
+              const int64_t c = start[d] + tap[d] * g.dilations[d];
+              inside = c >= 0 && c < g.in[d];
+              offset = offset * g.in[d] + c;
+            }
+            if (inside) {
+              for (int64_t ci = 0; ci < g.cg; ++ci) {
+                acc += static_cast<uint32_t>(int32_t{xg[ci * g.in_plane + offset]} *
+                                             int32_t{wf[ci * g.taps + t]});
+              }
+            }
+            for (size_t d = sd; d-- > 0;) {  // odometer over the window
+              if (++tap[d] < g.kernel[d]) break;
+              tap[d] = 0;
+            }
+          }
+          dst[o] = acc;
+        }
+      }
+    });
+  }
+
+  const NodeLabel node_;
+  const WindowAttributes window_;
+  const int64_t group_;
+};
+
+}  // namespace
+
+std::vector<engine::KernelDef> IntegerMatMulKernelDefs() {
+  const std::vector<DataType> types = {DataType::kUint8, DataType::kInt8};
+  return {
+      CpuDef(engine::kOnnxDomain, "MatMulInteger", 10, kMaxOpset, types,
+             FactoryOf<MatMulIntKernel<MatMulMode::kInteger>>()),
+      CpuDef(engine::kOnnxDomain, "ConvInteger", 10, kMaxOpset, types,
+             FactoryOf<ConvIntKernel<false>>()),
+      CpuDef(engine::kOnnxDomain, "QLinearMatMul", 10, kMaxOpset, types,
+             FactoryOf<MatMulIntKernel<MatMulMode::kQLinear>>()),
+      CpuDef(engine::kMicrosoftDomain, "MatMulIntegerToFloat", 1, 1, types,
+             FactoryOf<MatMulIntKernel<MatMulMode::kToFloat>>()),
+      CpuDef(engine::kMicrosoftDomain, "DynamicQuantizeMatMul", 1, 1, {DataType::kFloat32},
+             FactoryOf<MatMulIntKernel<MatMulMode::kDynamic>>()),
+      CpuDef(engine::kOnnxDomain, "QLinearConv", 10, kMaxOpset, types,
+             FactoryOf<ConvIntKernel<true>>()),
+  };
+}
+
+}  // namespace inferd::kernels::cpu

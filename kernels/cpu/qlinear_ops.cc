@@ -1,0 +1,278 @@
+// ONNX Runtime's quantization contrib operators (com.microsoft, version 1) that its quantizer
+// writes in the QOperator format, on uint8 / int8 tensors with per-tensor scales and zero points
+// (schemas: engine/quant_schemas.cc):
+//
+//   QLinearAdd / QLinearMul: C = q((dq(A) op dq(B))), numpy broadcasting;
+//   QLinearSigmoid / QLinearLeakyRelu (alpha): Y = q(f(dq(X))), through a 256-entry table;
+//   QLinearGlobalAveragePool (channels_last): Y = q(mean over the spatial dims of dq(X)).
+//
+// where dq(v) = (v - zero_point) * scale and q(f) = saturate(round_half_even(f / scale) +
+// zero_point), in float32. ONNX Runtime computes QLinearAdd / QLinearMul with fixed-point
+// multipliers in its vector kernels, so a value on a half step may round the other way there:
+// results agree within one quantization step (the ORT cases allow exactly that).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "engine/domain.h"
+#include "engine/kernel.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/quant_layout.h"
+#include "kernels/cpu/registration.h"
+#include "kernels/cpu/type_dispatch.h"
+
+namespace inferd::kernels::cpu {
+namespace {
+
+using engine::DataType;
+using engine::KernelContext;
+using engine::KernelInfo;
+using engine::Shape;
+using engine::Tensor;
+using Dims = absl::InlinedVector<int64_t, 8>;
+using Quantized8 = TypeList<uint8_t, int8_t>;
+
+// One (scale, zero point) pair read from two inputs: the scale a float scalar, the zero point
+// (optional) a scalar of the quantized type.
+struct QParam {
+  float scale = 1.0f;
+  float zero_point = 0.0f;
+
+  static absl::StatusOr<QParam> Read(const KernelContext& ctx, int scale, int zero_point,
+                                     DataType type, const NodeLabel& node) {
+    QParam p;
+    INFERD_ASSIGN_OR_RETURN(const Tensor* s, RequiredInput(ctx, scale, node));
+    if (s->dtype() != DataType::kFloat32 || s->NumElements() != 1 || s->shape().rank() > 1) {
+      return node.InvalidArgument(absl::StrCat("input ", scale, " (a scale) must be a float32 ",
+                                               "scalar, got ", engine::DataTypeName(s->dtype()),
+                                               " ", s->shape().ToString()));
+    }
+    p.scale = s->data<float>()[0];
+    const Tensor* z = ctx.num_inputs() > zero_point ? ctx.input(zero_point) : nullptr;
+    if (z != nullptr) {
+      if (z->dtype() != type || z->NumElements() != 1 || z->shape().rank() > 1) {
+        return node.InvalidArgument(absl::StrCat(
+            "input ", zero_point, " (a zero point) must be a ", engine::DataTypeName(type),
+            " scalar, got ", engine::DataTypeName(z->dtype()), " ", z->shape().ToString()));
+      }
+      p.zero_point = static_cast<float>(IntegerAt(*z, 0));
+    }
+    return p;
+  }
+
+  float Dequantize(int32_t v) const { return (static_cast<float>(v) - zero_point) * scale; }
+
+  template <typename T>
+  T Quantize(float v) const {
+    constexpr float lo = static_cast<float>(std::numeric_limits<T>::min());
+    constexpr float hi = static_cast<float>(std::numeric_limits<T>::max());
+    float q = std::nearbyint(v / scale) + zero_point;
+    q = q > hi ? hi : q;
+    q = q >= lo ? q : lo;
+    return static_cast<T>(q);
+  }
+};
+
+absl::Status CheckQuantized(const Tensor& t, int index, const NodeLabel& node) {
+  if (t.dtype() != DataType::kUint8 && t.dtype() != DataType::kInt8) {
+    return node.Unimplemented(absl::StrCat("input ", index, " is ", engine::DataTypeName(t.dtype()),
+                                           "; supported are uint8 and int8"));
+  }
+  return absl::OkStatus();
+}
+
+// QLinearAdd, QLinearMul.
+class QLinearBinaryKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<QLinearBinaryKernel>> Create(const KernelInfo& info) {
+    return std::unique_ptr<QLinearBinaryKernel>(
+        new QLinearBinaryKernel(info, info.op_type() == "QLinearMul"));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, node_));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 3, node_));
+    INFERD_RETURN_IF_ERROR(CheckQuantized(*a, 0, node_));
+    INFERD_RETURN_IF_ERROR(CheckType(*b, a->dtype(), 3, node_));
+    INFERD_ASSIGN_OR_RETURN(QParam pa, QParam::Read(ctx, 1, 2, a->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(QParam pb, QParam::Read(ctx, 4, 5, a->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(QParam pc, QParam::Read(ctx, 6, 7, a->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(a->shape(), b->shape(), node_));
+    INFERD_ASSIGN_OR_RETURN(Tensor * c, ctx.MakeOutputTensor(0, a->dtype(), out));
+    if (c->NumElements() == 0) return absl::OkStatus();
+    return Dispatch(Quantized8{}, a->dtype(), node_, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Run<T>(*a, *b, pa, pb, pc, *c, ctx.threads());
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  QLinearBinaryKernel(const KernelInfo& info, bool mul) : node_(info), mul_(mul) {}
+
+  template <typename T>
+  void Run(const Tensor& a, const Tensor& b, const QParam& pa, const QParam& pb, const QParam& pc,
+           Tensor& c, engine::ThreadPool& pool) const {
+    // Strides of A and B over C's dims (0 where broadcast).
+    const Shape& out = c.shape();
+    const size_t r = out.rank();
+    Dims as(r, 0), bs(r, 0);
+    int64_t sa = 1, sb = 1;
+    for (size_t d = r; d-- > 0;) {
+      const size_t ra = a.shape().rank(), rb = b.shape().rank();
+      const int64_t da = d + ra >= r ? a.shape()[d + ra - r] : 1;
+      const int64_t db = d + rb >= r ? b.shape()[d + rb - r] : 1;
+      as[d] = da == 1 ? 0 : sa;
+      bs[d] = db == 1 ? 0 : sb;
+      sa *= da;
+      sb *= db;
+    }
+    const T* pa_data = a.data<T>();
+    const T* pb_data = b.data<T>();
+    T* dst = c.mutable_data<T>();
+    const bool mul = mul_;
+    pool.ParallelFor(out.NumElements(), 4096, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        int64_t rest = i, ia = 0, ib = 0;
+        for (size_t d = r; d-- > 0;) {
+          const int64_t pos = rest % out[d];
+          rest /= out[d];
+          ia += pos * as[d];
+          ib += pos * bs[d];
+        }
+        const float x = pa.Dequantize(pa_data[ia]), y = pb.Dequantize(pb_data[ib]);
+        dst[i] = pc.Quantize<T>(mul ? x * y : x + y);
+      }
+    });
+  }
+
+  const NodeLabel node_;
+  const bool mul_;
+};
+
+// QLinearSigmoid, QLinearLeakyRelu.
+class QLinearUnaryKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<QLinearUnaryKernel>> Create(const KernelInfo& info) {
+    const bool leaky = info.op_type() == "QLinearLeakyRelu";
+    return std::unique_ptr<QLinearUnaryKernel>(
+        new QLinearUnaryKernel(info, leaky, info.GetFloat("alpha", 0.01f)));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
+    INFERD_RETURN_IF_ERROR(CheckQuantized(*x, 0, node_));
+    INFERD_ASSIGN_OR_RETURN(QParam px, QParam::Read(ctx, 1, 2, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(QParam py, QParam::Read(ctx, 3, 4, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), x->shape()));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    return Dispatch(Quantized8{}, x->dtype(), node_, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      // The table: every one of the 256 input values mapped once.
+      T table[256];
+      for (int v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v) {
+        const float f = px.Dequantize(v);
+        const float g = leaky_ ? (f >= 0.0f ? f : f * alpha_) : 1.0f / (1.0f + std::exp(-f));
+        table[static_cast<uint8_t>(v)] = py.Quantize<T>(g);
+      }
+      const T* src = x->data<T>();
+      T* dst = y->mutable_data<T>();
+      ctx.threads().ParallelFor(x->NumElements(), 16384, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) dst[i] = table[static_cast<uint8_t>(src[i])];
+      });
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  QLinearUnaryKernel(const KernelInfo& info, bool leaky, float alpha)
+      : node_(info), leaky_(leaky), alpha_(alpha) {}
+
+  const NodeLabel node_;
+  const bool leaky_;
+  const float alpha_;
+};
+
+// QLinearGlobalAveragePool.
+class QLinearGlobalAveragePoolKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<QLinearGlobalAveragePoolKernel>> Create(
+      const KernelInfo& info) {
+    return std::unique_ptr<QLinearGlobalAveragePoolKernel>(
+        new QLinearGlobalAveragePoolKernel(info, info.GetInt("channels_last", 0) != 0));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
+    INFERD_RETURN_IF_ERROR(CheckQuantized(*x, 0, node_));
+    const Shape& in = x->shape();
+    if (in.rank() < 3) {
+      return node_.InvalidArgument(
+          absl::StrCat("X must be [N, C, spatial...] (rank >= 3), got ", in.ToString()));
+    }
+    INFERD_ASSIGN_OR_RETURN(QParam px, QParam::Read(ctx, 1, 2, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(QParam py, QParam::Read(ctx, 3, 4, x->dtype(), node_));
+    const size_t r = in.rank();
+    const int64_t n = in[0], c = channels_last_ ? in[r - 1] : in[1];
+    const int64_t size = channels_last_ ? in.SizeBetween(1, r - 1) : in.SizeFrom(2);
+    Shape out = in;
+    for (size_t d = 1; d < r; ++d) {
+      if (d != (channels_last_ ? r - 1 : 1)) out[d] = 1;
+    }
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), out));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    return Dispatch(Quantized8{}, x->dtype(), node_, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* src = x->data<T>();
+      T* dst = y->mutable_data<T>();
+      const bool last = channels_last_;
+      // mean = scale * (sum - zp * size) / size, the sum exact in int64.
+      ctx.threads().ParallelFor(n * c, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          const int64_t img = p / c, ch = p % c;
+          int64_t sum = 0;
+          if (last) {
+            const T* base = src + img * size * c + ch;
+            for (int64_t i = 0; i < size; ++i) sum += base[i * c];
+          } else {
+            const T* base = src + p * size;
+            for (int64_t i = 0; i < size; ++i) sum += base[i];
+          }
+          const float mean = (static_cast<float>(sum) - px.zero_point * static_cast<float>(size)) *
+                             px.scale / static_cast<float>(size);
+          dst[last ? img * c + ch : p] = py.Quantize<T>(mean);
+        }
+      });
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  QLinearGlobalAveragePoolKernel(const KernelInfo& info, bool channels_last)
+      : node_(info), channels_last_(channels_last) {}
+
+  const NodeLabel node_;
+  const bool channels_last_;
+};
+
+}  // namespace
+
+std::vector<engine::KernelDef> QLinearContribKernelDefs() {
+  const std::vector<DataType> types = TypesOf(Quantized8{});
+  const char* ms = engine::kMicrosoftDomain;
+  return {
+      CpuDef(ms, "QLinearAdd", 1, 1, types, FactoryOf<QLinearBinaryKernel>()),
+      CpuDef(ms, "QLinearMul", 1, 1, types, FactoryOf<QLinearBinaryKernel>()),
+      CpuDef(ms, "QLinearSigmoid", 1, 1, types, FactoryOf<QLinearUnaryKernel>()),
+      CpuDef(ms, "QLinearLeakyRelu", 1, 1, types, FactoryOf<QLinearUnaryKernel>()),
+      CpuDef(ms, "QLinearGlobalAveragePool", 1, 1, types,
+             FactoryOf<QLinearGlobalAveragePoolKernel>()),
+  };
+}
+
+}  // namespace inferd::kernels::cpu

@@ -1,0 +1,62 @@
+// Where the quantization parameters (scale, zero point) of each element of a tensor are, for
+// QuantizeLinear / DequantizeLinear: per tensor, per axis or blocked (quantize.cc), and reading
+// one parameter as float / int64 whatever its element type. A value type made per run from the
+// run's tensors (it points into them); thread-compatible, const methods safe to share.
+//
+// The tensor is seen as rows of `inner` contiguous elements (inner = product of the dims after
+// `axis`; one row for per-tensor). Per tensor and per axis a whole row shares one parameter
+// (RowParam); blocked, element j of row r has parameter BlockParam(r, j) + 0, and the following
+// elements of the row the following parameters.
+#ifndef INFERD_KERNELS_CPU_QUANT_LAYOUT_H_
+#define INFERD_KERNELS_CPU_QUANT_LAYOUT_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "engine/shape.h"
+#include "engine/tensor.h"
+#include "engine/thread_pool.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace inferd::kernels::cpu {
+
+struct QuantLayout {
+  enum class Mode { kPerTensor, kPerAxis, kBlocked };
+  Mode mode = Mode::kPerTensor;
+  int64_t inner = 1;       // elements per row
+  int64_t axis_dim = 1;    // x's dim at `axis` (per axis, blocked)
+  int64_t block_size = 0;  // blocked
+  int64_t blocks = 1;      // ceil(axis_dim / block_size) (blocked)
+  const engine::Tensor* scale = nullptr;
+  const engine::Tensor* zero_point = nullptr;  // may be nullptr (zero)
+
+  // Checks the scale's (and zero point's) shape against x's and the attributes; opset < 13
+  // allows only per tensor, block_size > 0 selects blocked (opset 21).
+  static absl::StatusOr<QuantLayout> Make(const engine::Shape& x, const engine::Tensor& scale,
+                                          const engine::Tensor* zero_point, int64_t axis,
+                                          int64_t block_size, int opset, const NodeLabel& node);
+
+  bool blocked() const { return mode == Mode::kBlocked; }
+  int64_t RowParam(int64_t row) const { return mode == Mode::kPerTensor ? 0 : row % axis_dim; }
+  int64_t BlockParam(int64_t row, int64_t j) const {
+    const int64_t outer = row / axis_dim, a = row % axis_dim;
+    return (outer * blocks + a / block_size) * inner + j;
+  }
+  float Scale(int64_t p) const;
+  int64_t ZeroPoint(int64_t p) const;
+};
+
+// DynamicQuantizeLinear's uint8 quantization of x[0, n) (as ONNX Runtime): range [min(0, min x),
+// max(0, max x)], scale = range / 255 (1 for an empty range), zero point
+// round_half_even(clamp(-min / scale, 0, 255)), y = saturate(round_half_even(x / scale) + zp).
+void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zero_point,
+                       engine::ThreadPool& pool);
+
+// Element `i` of an integer tensor (int8, uint8, int16, uint16, int32) as int64.
+int64_t IntegerAt(const engine::Tensor& t, int64_t i);
+// Element `i` of a float32 / float16 / bfloat16 tensor as float.
+float FloatAt(const engine::Tensor& t, int64_t i);
+
+}  // namespace inferd::kernels::cpu
+
+#endif  // INFERD_KERNELS_CPU_QUANT_LAYOUT_H_

@@ -1,0 +1,478 @@
+"""The quantization operators against ONNX Runtime on seeded random inputs: QuantizeLinear /
+DequantizeLinear (opsets 10, 13, 19, 21; per tensor, per axis, blocked; int8, uint8, int16,
+uint16, int32; with and without zero points), DynamicQuantizeLinear, MatMulInteger and
+ConvInteger (uint8 / int8, zero points scalar and per column / per channel), and small whole
+models quantized by onnxruntime.quantization (quantize_dynamic; quantize_static in QDQ format)
+from a float MLP and CNN built here (QOperator format: the CNN only; the MLP's has com.microsoft
+QGemm, which inferd lacks), and the com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
+QLinearLeakyRelu and QLinearGlobalAveragePool.
+
+Tolerances: integer outputs are always compared exactly (the runner compares every integer type
+bit for bit). Float outputs of DequantizeLinear are exact as well (one multiply in float32, as
+ORT's). Whole models end in float: their tolerance allows one quantization step of the last
+layer's output scale, because the float Conv / MatMul / Gemm between DequantizeLinear and
+QuantizeLinear (QDQ) may sum in another order than ORT's MLAS and so round a value lying on a
+half step the other way."""
+import os
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ort_case import CaseWriter
+
+rng = np.random.default_rng(29)
+
+NP = {TensorProto.UINT8: np.uint8, TensorProto.INT8: np.int8, TensorProto.UINT16: np.uint16,
+      TensorProto.INT16: np.int16, TensorProto.INT32: np.int32, TensorProto.FLOAT: np.float32}
+
+
+def ir_for(opset):
+    return 10 if opset >= 21 else 9 if opset >= 19 else 8
+
+
+def node_model(op, inputs, outputs, opset, inits=(), **attrs):
+    """One node; `inputs` (name, elem type, shape) are graph inputs, `inits` initializers."""
+    node = helper.make_node(op, [n for n, _, _ in inputs] + [t.name for t in inits],
+                            [n for n, _ in outputs], **attrs)
+    g = helper.make_graph([node], op.lower(),
+                          [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                          [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
+                          list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = ir_for(opset)
+    return m
+
+
+def ints(dtype, shape):
+    info = np.iinfo(NP[dtype])
+    return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(NP[dtype])
+
+
+def f32(*shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def quantize_cases(w):
+    x = f32(2, 3, 4, 5, scale=4.0)
+    # Values on exact half steps too (round half to even).
+    x.flat[:8] = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1000.0, -1000.0]
+    for opset in (10, 13, 19, 21):
+        for qt in (TensorProto.UINT8, TensorProto.INT8):
+            name = "u8" if qt == TensorProto.UINT8 else "s8"
+            zp = numpy_helper.from_array(np.array(3 if qt == TensorProto.UINT8 else -2,
+                                                  NP[qt]), "zp")
+            sc = numpy_helper.from_array(np.array(0.5, np.float32), "scale")
+            m = node_model("QuantizeLinear", [("x", TensorProto.FLOAT, x.shape)], [("y", qt)],
+                           opset, [sc, zp])
+            w.write(f"q_tensor_{name}_op{opset}", m, {"x": x})
+            m = node_model("DequantizeLinear", [("x", qt, x.shape)],
+                           [("y", TensorProto.FLOAT)], opset, [sc, zp])
+            w.write(f"dq_tensor_{name}_op{opset}", m, {"x": ints(qt, x.shape)})
+        # No zero point: uint8.
+        sc = numpy_helper.from_array(np.array(0.03, np.float32), "scale")
+        m = node_model("QuantizeLinear", [("x", TensorProto.FLOAT, x.shape)],
+                       [("y", TensorProto.UINT8)], opset, [sc])
+        w.write(f"q_nozp_op{opset}", m, {"x": x})
+        if opset < 13:
+            continue
+        for axis in (0, 1, -1):
+            d = x.shape[axis]
+            for qt in (TensorProto.UINT8, TensorProto.INT8):
+                name = "u8" if qt == TensorProto.UINT8 else "s8"
+                sc = numpy_helper.from_array(rng.uniform(0.01, 0.2, d).astype(np.float32),
+                                             "scale")
+                zp = numpy_helper.from_array(ints(qt, (d,)) // 4, "zp")
+                m = node_model("QuantizeLinear", [("x", TensorProto.FLOAT, x.shape)],
+                               [("y", qt)], opset, [sc, zp], axis=axis)
+                w.write(f"q_axis{axis}_{name}_op{opset}", m, {"x": x})
+                m = node_model("DequantizeLinear", [("x", qt, x.shape)],
+                               [("y", TensorProto.FLOAT)], opset, [sc, zp], axis=axis)
+                w.write(f"dq_axis{axis}_{name}_op{opset}", m, {"x": ints(qt, x.shape)})
+    # int32 (biases): per tensor and per axis, no zero point.
+    b = rng.integers(-2**24, 2**24, size=(16,)).astype(np.int32)
+    for opset in (10, 13, 21):
+        sc = numpy_helper.from_array(np.array(0.0013, np.float32), "scale")
+        m = node_model("DequantizeLinear", [("x", TensorProto.INT32, b.shape)],
+                       [("y", TensorProto.FLOAT)], opset, [sc])
+        w.write(f"dq_int32_op{opset}", m, {"x": b})
+    sc = numpy_helper.from_array(rng.uniform(1e-4, 1e-2, 16).astype(np.float32), "scale")
+    m = node_model("DequantizeLinear", [("x", TensorProto.INT32, b.shape)],
+                   [("y", TensorProto.FLOAT)], 13, [sc], axis=0)
+    w.write("dq_int32_axis", m, {"x": b})
+    # Opset 21: 16-bit types, output_dtype, blocked.
+    for qt, name in ((TensorProto.UINT16, "u16"), (TensorProto.INT16, "s16")):
+        sc = numpy_helper.from_array(np.array(0.001, np.float32), "scale")
+        zp = numpy_helper.from_array(np.array(7, NP[qt]), "zp")
+        m = node_model("QuantizeLinear", [("x", TensorProto.FLOAT, x.shape)], [("y", qt)], 21,
+                       [sc, zp])
+        w.write(f"q_{name}_op21", m, {"x": x})
+        m = node_model("DequantizeLinear", [("x", qt, x.shape)], [("y", TensorProto.FLOAT)],
+                       21, [sc, zp])
+        w.write(f"dq_{name}_op21", m, {"x": ints(qt, x.shape)})
+    sc = numpy_helper.from_array(np.array(0.05, np.float32), "scale")
+    m = node_model("QuantizeLinear", [("x", TensorProto.FLOAT, x.shape)],
+                   [("y", TensorProto.INT8)], 21, [sc], output_dtype=TensorProto.INT8)
+    w.write("q_output_dtype_op21", m, {"x": x})
+    # Blocked: x [6, 10], axis 1 with block 4 (a partial last block), axis 0 with block 2.
+    xb = f32(6, 10, scale=3.0)
+    for axis, block in ((1, 4), (0, 2), (-1, 3)):
+        shape = list(xb.shape)
+        a = axis % 2
+        shape[a] = -(-shape[a] // block)
+        sc = numpy_helper.from_array(rng.uniform(0.01, 0.1, shape).astype(np.float32), "scale")
+        zp = numpy_helper.from_array(ints(TensorProto.INT8, shape) // 8, "zp")
+        m = node_model("QuantizeLinear", [("x", TensorProto.FLOAT, xb.shape)],
+                       [("y", TensorProto.INT8)], 21, [sc, zp], axis=axis, block_size=block)
+        try:
+            w.write(f"q_blocked_axis{axis}_b{block}", m, {"x": xb})
+        except Exception as e:  # noqa: BLE001: a reference ORT cannot give is skipped, said
+            print(f"skipped q_blocked_axis{axis}_b{block}: ORT: {str(e)[:120]}")
+        m = node_model("DequantizeLinear", [("x", TensorProto.INT8, xb.shape)],
+                       [("y", TensorProto.FLOAT)], 21, [sc, zp], axis=axis, block_size=block)
+        try:
+            w.write(f"dq_blocked_axis{axis}_b{block}", m, {"x": ints(TensorProto.INT8,
+                                                                       xb.shape)})
+        except Exception as e:  # noqa: BLE001
+            print(f"skipped dq_blocked_axis{axis}_b{block}: ORT: {str(e)[:120]}")
+    # DynamicQuantizeLinear: mixed signs, all positive, all negative, all zero.
+    for name, xv in (("mixed", f32(3, 7, scale=2.0)), ("pos", np.abs(f32(40)) + 0.1),
+                     ("neg", -np.abs(f32(5, 5)) - 0.2), ("zero", np.zeros((4,), np.float32))):
+        m = node_model("DynamicQuantizeLinear", [("x", TensorProto.FLOAT, xv.shape)],
+                       [("y", TensorProto.UINT8), ("y_scale", TensorProto.FLOAT),
+                        ("y_zero_point", TensorProto.UINT8)], 11)
+        w.write(f"dynamic_quantize_{name}", m, {"x": xv})
+
+
+def integer_cases(w):
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    for at, bt in ((U8, U8), (U8, S8), (S8, S8)):
+        tag = f"{'u' if at == U8 else 's'}{'u' if bt == U8 else 's'}"
+        for a_shape, b_shape in (((5, 17), (17, 9)), ((2, 3, 4, 8), (8, 6)),
+                                 ((3, 4, 8), (3, 8, 5)), ((8,), (8, 3))):
+            a, b = ints(at, a_shape), ints(bt, b_shape)
+            n = b_shape[-1]
+            azp = numpy_helper.from_array(ints(at, ()), "azp")
+            bzp = numpy_helper.from_array(ints(bt, ()), "bzp")
+            label = "x".join(map(str, a_shape)) + "_" + "x".join(map(str, b_shape))
+            m = node_model("MatMulInteger", [("A", at, a_shape), ("B", bt, b_shape)],
+                           [("Y", TensorProto.INT32)], 10, [azp, bzp])
+            try:
+                w.write(f"matmulinteger_{tag}_{label}", m, {"A": a, "B": b})
+            except Exception as e:  # noqa: BLE001
+                print(f"skipped matmulinteger_{tag}_{label}: ORT: {str(e)[:120]}")
+            if len(b_shape) == 2:  # per-column b zero point
+                bzp = numpy_helper.from_array(ints(bt, (n,)), "bzp")
+                m = node_model("MatMulInteger", [("A", at, a_shape), ("B", bt, b_shape)],
+                               [("Y", TensorProto.INT32)], 10, [azp, bzp])
+                try:
+                    w.write(f"matmulinteger_{tag}_{label}_percol", m, {"A": a, "B": b})
+                except Exception as e:  # noqa: BLE001
+                    print(f"skipped matmulinteger_{tag}_{label}_percol: ORT: {str(e)[:120]}")
+        m = node_model("MatMulInteger", [("A", at, (4, 6)), ("B", bt, (6, 5))],
+                       [("Y", TensorProto.INT32)], 10)
+        w.write(f"matmulinteger_{tag}_nozp", m, {"A": ints(at, (4, 6)), "B": ints(bt, (6, 5))})
+    # ConvInteger: ORT supports uint8 x with uint8 / int8 w.
+    for wt in (U8, S8):
+        tag = "uu" if wt == U8 else "us"
+        for name, xs, ws, attrs in (
+                ("3x3", (2, 3, 7, 8), (4, 3, 3, 3), {}),
+                ("pads_strides", (1, 4, 9, 9), (6, 4, 3, 2),
+                 {"pads": [1, 0, 2, 1], "strides": [2, 1]}),
+                ("group_dil", (1, 4, 8, 8), (4, 2, 2, 2), {"group": 2, "dilations": [2, 1]}),
+                ("same_upper", (1, 2, 6, 5), (3, 2, 3, 3), {"auto_pad": "SAME_UPPER"}),
+                ("conv1d", (2, 3, 11), (5, 3, 4), {"strides": [3]})):
+            x, wv = ints(U8, xs), ints(wt, ws)
+            xzp = numpy_helper.from_array(np.array(rng.integers(0, 255), np.uint8), "xzp")
+            wzp = numpy_helper.from_array(ints(wt, ()), "wzp")
+            m = node_model("ConvInteger", [("x", U8, xs)], [("y", TensorProto.INT32)], 10,
+                           [numpy_helper.from_array(wv, "w"), xzp, wzp], **attrs)
+            expected = None
+            if wt == S8:  # ORT has no ConvInteger for int8 w: its float Conv, exact here
+                expected = [conv_reference(x, wv, xzp, wzp, attrs)]
+            w.write(f"convinteger_{tag}_{name}", m, {"x": x}, expected=expected)
+
+
+def conv_reference(x, wv, xzp, wzp, attrs):
+    """ConvInteger's result as ORT's float Conv of (x - x_zp) and (w - w_zp): exact in float32
+    while every partial sum stays below 2^24 (asserted)."""
+    assert np.prod(wv.shape[1:]) * 255 * 255 < 2**24
+    xd = x.astype(np.float32) - float(numpy_helper.to_array(xzp))
+    wd = wv.astype(np.float32) - numpy_helper.to_array(wzp).astype(np.float32)
+    m = node_model("Conv", [("x", TensorProto.FLOAT, xd.shape)], [("y", TensorProto.FLOAT)],
+                   11, [numpy_helper.from_array(wd, "w")], **attrs)
+    _, (y,) = CaseWriter.reference(None, m, {"x": xd})
+    return y.astype(np.int32)
+
+
+def qlinear_cases(w):
+    """QLinearMatMul and QLinearConv, uint8 activations with uint8 / int8 weights, weight scales
+    per tensor and per column / channel, with and without bias."""
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    for wt in (U8, S8):
+        tag = "uu" if wt == U8 else "us"
+        for per in (False, True):
+            a_shape, b_shape = (2, 5, 12), (12, 7)
+            n = b_shape[1]
+            inits = [numpy_helper.from_array(np.array(0.02, np.float32), "a_scale"),
+                     numpy_helper.from_array(np.array(120, np.uint8), "a_zp"),
+                     numpy_helper.from_array(ints(wt, b_shape), "b"),
+                     numpy_helper.from_array(
+                         rng.uniform(0.005, 0.02, n if per else ()).astype(np.float32),
+                         "b_scale"),
+                     numpy_helper.from_array(np.asarray(ints(wt, (n,) if per else ()) // 16, NP[wt]), "b_zp"),
+                     numpy_helper.from_array(np.array(0.05, np.float32), "y_scale"),
+                     numpy_helper.from_array(np.array(100, np.uint8), "y_zp")]
+            node = helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zp", "b", "b_scale",
+                                                      "b_zp", "y_scale", "y_zp"], ["y"])
+            g = helper.make_graph([node], "qlm", [helper.make_tensor_value_info("a", U8,
+                                                                                a_shape)],
+                                  [helper.make_tensor_value_info("y", U8, None)], inits)
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+            m.ir_version = 8
+            w.write(f"qlinearmatmul_{tag}{'_percol' if per else ''}", m,
+                    {"a": ints(U8, a_shape)})
+            for bias in (False, True):
+                xs, ws = (2, 4, 9, 8), (6, 2, 3, 3)
+                inits = [numpy_helper.from_array(np.array(0.03, np.float32), "x_scale"),
+                         numpy_helper.from_array(np.array(128, np.uint8), "x_zp"),
+                         numpy_helper.from_array(ints(wt, ws), "w"),
+                         numpy_helper.from_array(
+                             rng.uniform(0.002, 0.01, 6 if per else ()).astype(np.float32),
+                             "w_scale"),
+                         numpy_helper.from_array(
+                             np.zeros(6 if per else (), NP[wt]) if wt == S8 else
+                             ints(wt, (6,) if per else ()), "w_zp"),
+                         numpy_helper.from_array(np.array(0.1, np.float32), "y_scale"),
+                         numpy_helper.from_array(np.array(90, np.uint8), "y_zp")]
+                names = ["x", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp"]
+                if bias:
+                    inits.append(numpy_helper.from_array(
+                        rng.integers(-5000, 5000, 6).astype(np.int32), "B"))
+                    names.append("B")
+                node = helper.make_node("QLinearConv", names, ["y"], group=2, pads=[1, 1, 0, 1],
+                                        strides=[1, 2])
+                g = helper.make_graph([node], "qlc", [helper.make_tensor_value_info("x", U8,
+                                                                                    xs)],
+                                      [helper.make_tensor_value_info("y", U8, None)], inits)
+                m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+                m.ir_version = 8
+                label = f"qlinearconv_{tag}{'_perch' if per else ''}{'_bias' if bias else ''}"
+                try:
+                    w.write(label, m, {"x": ints(U8, xs)})
+                except Exception as e:  # noqa: BLE001
+                    print(f"skipped {label}: ORT: {str(e)[:120]}")
+
+
+def ms_model(op, inputs, inits, out_type, **attrs):
+    """One com.microsoft node; `inputs` (name, type, shape) graph inputs, then initializers; the
+    node's inputs are `order` (names, "" for absent)."""
+    order = attrs.pop("order")
+    node = helper.make_node(op, order, ["y"], domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], op.lower(),
+                          [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                          [helper.make_tensor_value_info("y", out_type, None)], list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    return m
+
+
+def contrib_cases(w):
+    """com.microsoft QLinearAdd / QLinearMul (broadcasting; ORT's fixed-point vector kernels may
+    round a half step the other way: atol 1), QLinearSigmoid (atol 1) / QLinearLeakyRelu (exact)
+    tables, QLinearGlobalAveragePool (NCHW and channels_last; atol 1), MatMulIntegerToFloat and
+    DynamicQuantizeMatMul (float outputs)."""
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    for qt in (U8, S8):
+        tag = "u8" if qt == U8 else "s8"
+        zp = lambda name, v: numpy_helper.from_array(np.array(v, NP[qt]), name)  # noqa: E731
+        sc = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)  # noqa: E731
+        for op in ("QLinearAdd", "QLinearMul"):
+            for a_shape, b_shape in (((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)),
+                                     ((3, 1, 5), (1, 4, 1))):
+                inits = [sc("as", 0.05), zp("az", 10 if qt == U8 else -3), sc("bs", 0.03),
+                         zp("bz", 130 if qt == U8 else 5), sc("cs", 0.08 if op == "QLinearAdd"
+                                                             else 0.5),
+                         zp("cz", 120 if qt == U8 else 2)]
+                m = ms_model(op, [("a", qt, a_shape), ("b", qt, b_shape)], inits, qt,
+                             order=["a", "as", "az", "b", "bs", "bz", "cs", "cz"])
+                label = "x".join(map(str, a_shape)) + "_" + "x".join(map(str, b_shape))
+                w.write(f"{op.lower()}_{tag}_{label}", m,
+                        {"a": ints(qt, a_shape), "b": ints(qt, b_shape)}, rtol=0, atol=1)
+        for op, attrs in (("QLinearSigmoid", {}), ("QLinearLeakyRelu", {"alpha": 0.1})):
+            inits = [sc("xs", 0.05), zp("xz", 128 if qt == U8 else 0), sc("ys", 1.0 / 256 if
+                                                                       op == "QLinearSigmoid"
+                                                                       else 0.04),
+                     zp("yz", 0 if qt == U8 else -128)]
+            m = ms_model(op, [("x", qt, (3, 50))], inits, qt, order=["x", "xs", "xz", "ys", "yz"],
+                         **attrs)
+            # Sigmoid: ORT's MLAS logistic is a polynomial, std::exp here: a table entry on a
+            # half step may round the other way (atol 1); LeakyRelu is exact.
+            w.write(f"{op.lower()}_{tag}", m, {"x": ints(qt, (3, 50))}, rtol=0,
+                    atol=1 if op == "QLinearSigmoid" else 1e-5)
+        for per in (False, True):
+            n = 6
+            bs = rng.uniform(0.01, 0.05, (n,) if per else ()).astype(np.float32)
+            inits = [numpy_helper.from_array(ints(S8, (8, n)), "b"), sc("as", 0.03),
+                     numpy_helper.from_array(bs, "bs"), zp("az", 7),
+                     numpy_helper.from_array(np.asarray(ints(S8, (n,) if per else ()) // 8,
+                                                        np.int8), "bz"),
+                     numpy_helper.from_array(f32(n), "bias")]
+            m = ms_model("MatMulIntegerToFloat", [("a", qt, (2, 3, 8))], inits,
+                         TensorProto.FLOAT, order=["a", "b", "as", "bs", "az", "bz", "bias"])
+            w.write(f"matmulintegertofloat_{tag}{'_percol' if per else ''}", m,
+                    {"a": ints(qt, (2, 3, 8))})
+            if qt == U8:
+                inits = [numpy_helper.from_array(ints(S8, (8, n)), "b"),
+                         numpy_helper.from_array(bs, "bs"),
+                         numpy_helper.from_array(np.asarray(ints(S8, (n,) if per else ()) // 8,
+                                                            np.int8), "bz"),
+                         numpy_helper.from_array(f32(n), "bias")]
+                m = ms_model("DynamicQuantizeMatMul", [("a", TensorProto.FLOAT, (5, 8))], inits,
+                             TensorProto.FLOAT, order=["a", "b", "bs", "bz", "bias"])
+                w.write(f"dynamicquantizematmul{'_percol' if per else ''}", m,
+                        {"a": f32(5, 8, scale=2.0)})
+        for last, shape in ((0, (2, 3, 5, 4)), (1, (2, 5, 4, 3))):
+            inits = [sc("xs", 0.05), zp("xz", 100 if qt == U8 else -7), sc("ys", 0.02),
+                     zp("yz", 110 if qt == U8 else 3)]
+            m = ms_model("QLinearGlobalAveragePool", [("x", qt, shape)], inits, qt,
+                         order=["x", "xs", "xz", "ys", "yz"], channels_last=last)
+            w.write(f"qlinearglobalaveragepool_{tag}_cl{last}", m, {"x": ints(qt, shape)},
+                    rtol=0, atol=1)
+
+
+def float_mlp():
+    """x [4, 16] -> MatMul 16x32 + Add -> Relu -> Gemm 32x10 (transB) -> y."""
+    w1 = numpy_helper.from_array(f32(16, 32, scale=0.3), "w1")
+    b1 = numpy_helper.from_array(f32(32, scale=0.1), "b1")
+    w2 = numpy_helper.from_array(f32(10, 32, scale=0.3), "w2")
+    b2 = numpy_helper.from_array(f32(10, scale=0.1), "b2")
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h0"]),
+             helper.make_node("Add", ["h0", "b1"], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h2"]),
+             helper.make_node("Gemm", ["h2", "w2", "b2"], ["y"], transB=1)]
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                       [4, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 10])],
+                          [w1, b1, w2, b2])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m, (4, 16)
+
+
+def float_cnn():
+    """x [1, 3, 12, 12] -> Conv 8x3x3x3 pad 1 -> Relu -> MaxPool 2 -> Conv 8x8x3x3 -> Relu ->
+    GlobalAveragePool -> Flatten -> MatMul 8x5 -> y."""
+    c1 = numpy_helper.from_array(f32(8, 3, 3, 3, scale=0.4), "c1")
+    c1b = numpy_helper.from_array(f32(8, scale=0.1), "c1b")
+    c2 = numpy_helper.from_array(f32(8, 8, 3, 3, scale=0.2), "c2")
+    c2b = numpy_helper.from_array(f32(8, scale=0.1), "c2b")
+    fc = numpy_helper.from_array(f32(8, 5, scale=0.5), "fc")
+    nodes = [helper.make_node("Conv", ["x", "c1", "c1b"], ["a1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a1"], ["a2"]),
+             helper.make_node("MaxPool", ["a2"], ["a3"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["a3", "c2", "c2b"], ["a4"]),
+             helper.make_node("Relu", ["a4"], ["a5"]),
+             helper.make_node("GlobalAveragePool", ["a5"], ["a6"]),
+             helper.make_node("Flatten", ["a6"], ["a7"]),
+             helper.make_node("MatMul", ["a7", "fc"], ["y"])]
+    g = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                       [1, 3, 12, 12])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+                          [c1, c1b, c2, c2b, fc])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m, (1, 3, 12, 12)
+
+
+class Reader:
+    """quantize_static's calibration data: a few seeded batches."""
+
+    def __init__(self, shape, n=8):
+        self.batches = [{"x": f32(*shape)} for _ in range(n)]
+
+    def get_next(self):
+        return self.batches.pop() if self.batches else None
+
+
+def output_tolerance(q):
+    """(rtol, atol) for a quantized model's float output. Where a DequantizeLinear makes it
+    (QDQ), one step of its scale: the float Conv / MatMul / Gemm before the last QuantizeLinear
+    may sum in another order than ORT's and round a value on a half step the other way. Else
+    (dynamic: exact integer products, then the same float Mul / Add as ORT) float rounding."""
+    inits = {t.name: numpy_helper.to_array(t) for t in q.graph.initializer}
+    for n in q.graph.node:
+        if q.graph.output[0].name in n.output and n.op_type == "DequantizeLinear":
+            return 0.0, 1.01 * float(np.max(inits[n.input[1]]))
+    return 1e-5, 1e-5
+
+
+def model_cases(w):
+    from onnxruntime.quantization import (CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_dynamic, quantize_static)
+    tmp = tempfile.mkdtemp()
+    for name, (model, shape) in (("mlp", float_mlp()), ("cnn", float_cnn())):
+        src = os.path.join(tmp, f"{name}.onnx")
+        onnx.save(model, src)
+        x = f32(*shape)
+        variants = [("dynamic_u8", lambda d: quantize_dynamic(src, d,
+                                                              weight_type=QuantType.QUInt8)),
+                    ("dynamic_s8", lambda d: quantize_dynamic(src, d,
+                                                              weight_type=QuantType.QInt8)),
+                    ("dynamic_s8_perchannel",
+                     lambda d: quantize_dynamic(src, d, weight_type=QuantType.QInt8,
+                                                per_channel=True)),
+                    ("qdq", lambda d: quantize_static(
+                        src, d, Reader(shape), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                        calibrate_method=CalibrationMethod.MinMax)),
+                    ("qdq_perchannel", lambda d: quantize_static(
+                        src, d, Reader(shape), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)),
+                    ("qdq_u8u8", lambda d: quantize_static(
+                        src, d, Reader(shape), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QUInt8))]
+        if name == "cnn":  # the MLP's QOperator form has QGemm, which inferd lacks
+            variants += [("qoperator", lambda d: quantize_static(
+                src, d, Reader(shape), quant_format=QuantFormat.QOperator,
+                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)),
+                         ("qoperator_perchannel", lambda d: quantize_static(
+                             src, d, Reader(shape), quant_format=QuantFormat.QOperator,
+                             per_channel=True, activation_type=QuantType.QUInt8,
+                             weight_type=QuantType.QInt8))]
+
+        for variant, make in variants:
+            dst = os.path.join(tmp, f"{name}_{variant}.onnx")
+            make(dst)
+            q = onnx.load(dst)
+            ops = sorted({n.op_type for n in q.graph.node})
+            print(f"{name}_{variant}: {', '.join(ops)}")
+            if variant.startswith("dynamic") and name == "mlp":
+                # ORT's optimizer rewrites the dynamic form into com.microsoft
+                # DynamicQuantizeMatMul / MatMulIntegerToFloat: that saved model too.
+                import onnxruntime as ort
+                so = ort.SessionOptions()
+                so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+                so.optimized_model_filepath = dst + ".opt.onnx"
+                ort.InferenceSession(dst, so, providers=["CPUExecutionProvider"])
+                opt = onnx.load(dst + ".opt.onnx")
+                print(f"{name}_{variant}_ortopt: "
+                      f"{', '.join(sorted({n.op_type for n in opt.graph.node}))}")
+                w.write(f"model_{name}_{variant}_ortopt", opt, {"x": x}, rtol=1e-5, atol=1e-5)
+            rtol, atol = output_tolerance(q)
+            try:
+                w.write(f"model_{name}_{variant}", q, {"x": x}, rtol=rtol, atol=atol)
+            except Exception as e:  # noqa: BLE001: ORT cannot run it (int8 ConvInteger)
+                print(f"skipped model_{name}_{variant}: ORT: {str(e)[:120]}")
+
+
+if __name__ == "__main__":
+    w = CaseWriter.from_args("quant")
+    quantize_cases(w)
+    integer_cases(w)
+    qlinear_cases(w)
+    contrib_cases(w)
+    model_cases(w)
+    print(f"wrote {w.count} cases")
