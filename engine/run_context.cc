@@ -214,8 +214,12 @@ class RunContext final : public KernelContext, public SubgraphRunner {
     if (status.ok()) status = ExecutePlan(env_, *child);
     outputs.clear();
     for (size_t i = 0; status.ok() && i < g.outputs.size(); ++i) {
-      Tensor& t = child->values[g.outputs[i]];
-      if (t.owns_buffer() && t.handle().arena_kind() == memory::ArenaKind::kExecution) {
+      // A value declared twice as an output was handed over at its first place: copy that.
+      const size_t first =
+          std::find(g.outputs.begin(), g.outputs.end(), g.outputs[i]) - g.outputs.begin();
+      Tensor& t = first < i ? outputs[first] : child->values[g.outputs[i]];
+      if (first == i && t.owns_buffer() &&
+          t.handle().arena_kind() == memory::ArenaKind::kExecution) {
         outputs.push_back(std::move(t));  // computed inside: handed over
         continue;
       }
