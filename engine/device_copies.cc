@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "engine/control_flow.h"
 #include "engine/copy.h"
 #include "partition/boundary_copies.h"
 
@@ -57,6 +58,7 @@ const KernelRegistry& EngineKernels() {
     auto* r = new KernelRegistry();
     absl::Status st = r->Register(EngineDef<DeviceCopyKernel>(kInferdDomain, kDeviceCopyOp, 1));
     st.Update(r->Register(EngineDef<IfKernel>(kOnnxDomain, "If", 1)));
+    st.Update(RegisterControlFlowKernels(*r));
     assert(st.ok());
     return r;
   }();

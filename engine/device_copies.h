@@ -20,8 +20,8 @@ inline constexpr char kDeviceCopyOp[] = "DeviceCopy";
 // Inserts the boundary copies of `graph` (whose nodes all have a device); returns how many.
 absl::StatusOr<int> InsertDeviceCopies(Graph& graph);
 
-// The kernels the engine itself provides: DeviceCopy for host devices, and If (control flow
-// runs the engine's own subgraph plans).
+// The kernels the engine itself provides: DeviceCopy for host devices, and If, Loop and Scan
+// (control flow runs the engine's own subgraph plans; Loop and Scan are in control_flow.h).
 const KernelRegistry& EngineKernels();
 
 }  // namespace inferd::engine

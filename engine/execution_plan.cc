@@ -263,11 +263,17 @@ absl::Status ExecutionPlan::BuildSubplans(const KernelRegistry& registry, int th
   for (PlanStep& step : steps_) {
     const Node& node = g.nodes[step.node];
     if (node.subgraphs.empty()) continue;
-    std::vector<AllocationRole> roles;
+    // If's branch outputs become the node's outputs: same roles. The bodies of Loop, Scan and
+    // SequenceMap run once per iteration and hand their outputs to the kernel: intermediates.
+    const bool hands_over = node.op_type == "If" && node.domain.empty();
+    std::vector<AllocationRole> if_roles;
     for (int v : node.outputs) {
-      roles.push_back(v >= 0 ? values_[v].role : AllocationRole::kExecution);
+      if_roles.push_back(v >= 0 ? values_[v].role : AllocationRole::kExecution);
     }
     for (const auto& [attribute, sub] : node.subgraphs) {
+      const std::vector<AllocationRole> roles =
+          hands_over ? if_roles
+                     : std::vector<AllocationRole>(sub->outputs.size(), AllocationRole::kExecution);
       absl::StatusOr<std::unique_ptr<ExecutionPlan>> plan =
           Build(*sub, registry, {devices_[step.device].name}, threads, roles);
       if (!plan.ok()) {

@@ -1,5 +1,7 @@
 #include "engine/kernel.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 
 namespace inferd::engine {
@@ -87,6 +89,13 @@ absl::StatusOr<int64_t> KernelInfo::RequireInt(absl::string_view name) const {
 absl::Status KernelInfo::Error(absl::string_view message) const {
   return absl::InvalidArgumentError(
       absl::StrCat("node '", node_name_, "' (", op_type_, "): ", message));
+}
+
+absl::Status KernelContext::SetOutput(int slot, Tensor value) {
+  absl::StatusOr<Tensor*> out = MakeOutputTensor(slot, value.dtype(), value.shape());
+  if (!out.ok()) return out.status();
+  if (value.bytes() > 0) std::memcpy((*out)->raw_mutable_data(), value.raw_data(), value.bytes());
+  return absl::OkStatus();
 }
 
 }  // namespace inferd::engine

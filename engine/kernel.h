@@ -36,6 +36,18 @@ class SubgraphRunner {
   virtual ~SubgraphRunner() = default;
   // Runs the subgraph held by graph attribute `attribute` of the current node.
   virtual absl::Status RunSubgraph(absl::string_view attribute) = 0;
+  // Loop / Scan bodies: runs the subgraph once with `inputs` bound to its declared inputs, in
+  // order (borrowed: they must outlive the call), and moves its declared outputs into `outputs`
+  // (resized to the subgraph's output count). An output computed inside is handed over as its
+  // execution-arena buffer; one that is an input, outer value or weight returned as is comes
+  // back as a copy in the execution arena, so every output owns its bytes. Inputs whose shapes
+  // differ from those the subgraph declares, where its plan is static, are refused.
+  virtual absl::Status RunSubgraphWith(absl::string_view attribute,
+                                       absl::Span<const Tensor* const> inputs,
+                                       std::vector<Tensor>& outputs) = 0;
+  // Number of declared inputs / outputs of the subgraph (-1 when there is none of that name).
+  virtual int SubgraphInputCount(absl::string_view attribute) const = 0;
+  virtual int SubgraphOutputCount(absl::string_view attribute) const = 0;
 };
 
 // A workspace a kernel needs while it runs: `slot_id` is the kernel's own name for it.
@@ -118,6 +130,11 @@ class KernelContext {
   // when the plan allows aliasing; otherwise the runtime allocates and copies.
   virtual absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index,
                                                   const Shape& shape) = 0;
+  // Output `slot` becomes `value` (control flow: a tensor a subgraph made): an execution-arena
+  // buffer is handed over when the slot's role is an intermediate; otherwise the runtime makes
+  // the output in the slot's arena and copies the bytes.
+  // (Default: make the output and copy.)
+  virtual absl::Status SetOutput(int slot, Tensor value);
   // Scratch memory from the execution side; released when the returned tensor is destroyed.
   virtual absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) = 0;
   // The workspace this kernel declared with DeclareWorkspaceRequirements, for `slot_id`.

@@ -119,7 +119,41 @@ class RunContext final : public KernelContext, public SubgraphRunner {
   ThreadPool& threads() override { return *env_.threads; }
   SubgraphRunner* subgraphs() override { return step_.subplans.empty() ? nullptr : this; }
 
-  absl::Status RunSubgraph(absl::string_view attribute) override {
+  absl::Status SetOutput(int slot, Tensor value) override {
+    if (slot < 0 || slot >= num_outputs()) {
+      return absl::InternalError(absl::StrCat("output slot ", slot, " out of range"));
+    }
+    const int v = node_.outputs[slot];
+    if (v < 0) return absl::OkStatus();  // nobody reads it
+    if (!slot_.values[v].empty()) {
+      return absl::InternalError(absl::StrCat("output ", slot, " made twice"));
+    }
+    const memory::ArenaKind want = plan_.values()[v].role == AllocationRole::kIO
+                                       ? memory::ArenaKind::kIO
+                                       : memory::ArenaKind::kExecution;
+    if (value.owns_buffer() && value.handle().arena_kind() == want) {
+      slot_.values[v] = std::move(value);  // handed over
+      return absl::OkStatus();
+    }
+    INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, value.dtype(), value.shape()));
+    CopyPayload(out->raw_mutable_data(), value.raw_data(), value.bytes());
+    return absl::OkStatus();
+  }
+
+  int SubgraphInputCount(absl::string_view attribute) const override {
+    auto plan = step_.subplans.find(std::string(attribute));
+    if (plan == step_.subplans.end()) return -1;
+    return static_cast<int>(plan->second->graph().inputs.size());
+  }
+  int SubgraphOutputCount(absl::string_view attribute) const override {
+    auto plan = step_.subplans.find(std::string(attribute));
+    if (plan == step_.subplans.end()) return -1;
+    return static_cast<int>(plan->second->graph().outputs.size());
+  }
+
+  // The slot of subgraph `attribute` (made on first use) with its outer-scope values bound as
+  // views of this graph's values of the same name.
+  absl::StatusOr<RunSlot*> BindChild(absl::string_view attribute) {
     auto plan = step_.subplans.find(std::string(attribute));
     if (plan == step_.subplans.end()) {
       return absl::InvalidArgumentError(absl::StrCat("no subgraph '", attribute, "'"));
@@ -127,7 +161,6 @@ class RunContext final : public KernelContext, public SubgraphRunner {
     const ExecutionPlan& sub = *plan->second;
     std::unique_ptr<RunSlot>& child = slot_.children[{static_cast<int>(step_index_), plan->first}];
     if (child == nullptr) child = std::make_unique<RunSlot>(sub, std::vector{&device_});
-    // Outer-scope values are views of this graph's values of the same name.
     const Graph& g = sub.graph();
     for (size_t v = 0; v < g.values.size(); ++v) {
       if (!g.values[v].outer_scope) continue;
@@ -138,6 +171,76 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       }
       child->values[v] = slot_.values[pv].View();
     }
+    return child.get();
+  }
+
+  absl::Status RunSubgraphWith(absl::string_view attribute, absl::Span<const Tensor* const> inputs,
+                               std::vector<Tensor>& outputs) override {
+    INFERD_ASSIGN_OR_RETURN(RunSlot * child, BindChild(attribute));
+    const ExecutionPlan& sub = child->plan;
+    const Graph& g = sub.graph();
+    if (inputs.size() != g.inputs.size()) {
+      child->Clear();
+      return absl::InvalidArgumentError(absl::StrCat("subgraph '", attribute, "' declares ",
+                                                     g.inputs.size(), " inputs, given ",
+                                                     inputs.size()));
+    }
+    absl::Status status;
+    for (size_t i = 0; status.ok() && i < inputs.size(); ++i) {
+      const Value& declared = g.values[g.inputs[i]];
+      if (inputs[i] == nullptr) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("subgraph '", attribute, "' input '", declared.name, "' is absent"));
+        break;
+      }
+      if (declared.type != DataType::kUndefined && declared.type != inputs[i]->dtype()) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "subgraph '", attribute, "' input '", declared.name, "' is declared ",
+            DataTypeName(declared.type), ", given ", DataTypeName(inputs[i]->dtype())));
+        break;
+      }
+      // A static plan sized the subgraph's buffers from the declared shapes: hold it to them.
+      if (sub.is_static()) {
+        std::optional<Shape> s = declared.shape.ToShape();
+        if (!s || *s != inputs[i]->shape()) {
+          status = absl::InvalidArgumentError(absl::StrCat(
+              "subgraph '", attribute, "' input '", declared.name, "' is declared with shape ",
+              declared.shape.ToString(), ", given ", inputs[i]->shape().ToString()));
+          break;
+        }
+      }
+      child->values[g.inputs[i]] = inputs[i]->View();
+    }
+    if (status.ok()) status = ExecutePlan(env_, *child);
+    outputs.clear();
+    for (size_t i = 0; status.ok() && i < g.outputs.size(); ++i) {
+      // A value declared twice as an output was handed over at its first place: copy that.
+      const size_t first =
+          std::find(g.outputs.begin(), g.outputs.end(), g.outputs[i]) - g.outputs.begin();
+      Tensor& t = first < i ? outputs[first] : child->values[g.outputs[i]];
+      if (first == i && t.owns_buffer() &&
+          t.handle().arena_kind() == memory::ArenaKind::kExecution) {
+        outputs.push_back(std::move(t));  // computed inside: handed over
+        continue;
+      }
+      // An input, outer value or weight returned as is (or an IO-side alias): copied, so that
+      // the output outlives the inputs of this iteration.
+      absl::StatusOr<memory::AllocationHandle> h = device_.execution->Allocate(t.bytes());
+      if (!h.ok()) {
+        status = h.status();
+        break;
+      }
+      Tensor copy = Tensor::Owned(t.dtype(), t.shape(), std::move(*h));
+      CopyPayload(copy.raw_mutable_data(), t.raw_data(), t.bytes());
+      outputs.push_back(std::move(copy));
+    }
+    child->Clear();
+    return status;
+  }
+
+  absl::Status RunSubgraph(absl::string_view attribute) override {
+    INFERD_ASSIGN_OR_RETURN(RunSlot * child, BindChild(attribute));
+    const Graph& g = child->plan.graph();
     absl::Status status = ExecutePlan(env_, *child);
     for (size_t i = 0; status.ok() && i < g.outputs.size() && i < node_.outputs.size(); ++i) {
       const int pv = node_.outputs[i];
