@@ -5,7 +5,7 @@
 //   BiasGelu   Gelu(A + B), B [last dim of A]
 //   QuickGelu  x * sigmoid(alpha x), alpha 1.702 by default
 //   BiasAdd    X + bias + skip: X and skip [B, S, C], bias [C]
-// ONNX's Gelu (opset 20, approximate "none" / "tanh") runs the same code.
+// ONNX's own Gelu (opset 20) is unary_tail.cc's.
 // The vectorizable erf / tanh / sigmoid of fast_math.h; parallel over rows of the last dim.
 #include <algorithm>
 #include <cmath>
@@ -74,15 +74,6 @@ class ContribActivationKernel final : public engine::OpKernel {
   static absl::StatusOr<std::unique_ptr<ContribActivationKernel>> Create(const KernelInfo& info) {
     const std::string& op = info.op_type();
     Act act = Act::kGelu;
-    if (op == "Gelu" && info.domain() == engine::kOnnxDomain) {  // ONNX's Gelu (opset 20)
-      const std::string approximate = info.GetString("approximate", "none");
-      if (approximate == "tanh") {
-        act = Act::kFastGelu;
-      } else if (approximate != "none") {
-        return info.Error(absl::StrCat("approximate must be 'none' or 'tanh', got '",
-                                       approximate, "'"));
-      }
-    }
     if (op == "FastGelu") act = Act::kFastGelu;
     if (op == "BiasGelu") act = Act::kBiasGelu;
     if (op == "QuickGelu") act = Act::kQuickGelu;
@@ -159,9 +150,7 @@ std::vector<engine::KernelDef> ContribActivationKernelDefs() {
     defs.push_back(CpuDef(engine::kMicrosoftDomain, op, 1, 1, {DataType::kFloat32},
                           FactoryOf<ContribActivationKernel>()));
   }
-  // ONNX's own Gelu (opset 20; approximate "none" or "tanh") is the same code.
-  defs.push_back(CpuDef(engine::kOnnxDomain, "Gelu", 20, kMaxOpset, {DataType::kFloat32},
-                        FactoryOf<ContribActivationKernel>()));
+  // ONNX's own Gelu (opset 20) is unary_tail.cc's (float and double).
   return defs;
 }
 

@@ -83,8 +83,7 @@ const Family kFamilies[] = {
     {"Det", DetKernelDefs},
     {"Unique", UniqueKernelDefs},
     // ONNX Runtime's transformer contrib ops (docs/contrib-ops.md).
-    {"com.microsoft Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd; Gelu (opset 20)",
-     ContribActivationKernelDefs},
+    {"com.microsoft Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd", ContribActivationKernelDefs},
     {"com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization, "
      "EmbedLayerNormalization, SimplifiedLayerNormalization",
      ContribNormKernelDefs},
