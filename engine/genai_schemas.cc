@@ -66,23 +66,6 @@ void CopyWithLastDim(InferenceContext& ctx, size_t i, size_t o, int64_t last) {
   onnx::updateOutputShape(ctx, o, out);
 }
 
-// Float statistics output `o`: input 0's shape with the dims from `axis` set to 1.
-void Statistics(InferenceContext& ctx, size_t o, int64_t axis) {
-  if (ctx.getNumOutputs() <= o) return;
-  onnx::updateOutputElemType(ctx, o, onnx::TensorProto::FLOAT);
-  const TensorShapeProto* s = KnownShape(ctx, 0);
-  if (s == nullptr) return;
-  const int rank = s->dim_size();
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) fail_shape_inference("axis ", axis, " is out of range");
-  TensorShapeProto out = *s;
-  for (int d = static_cast<int>(axis); d < rank; ++d) {
-    out.mutable_dim(d)->Clear();
-    out.mutable_dim(d)->set_dim_value(1);
-  }
-  onnx::updateOutputShape(ctx, o, out);
-}
-
 void MatMulNBits() {
   OpSchema s = Schema("MatMulNBits", kMicrosoft, 1);
   s.Input(0, "A", "", "T1")
@@ -125,48 +108,6 @@ void RotaryEmbedding() {
       .TypeConstraint("M", {"tensor(int64)"}, "")
       .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
   Register(std::move(s));
-}
-
-void Norms() {
-  OpSchema rms = Schema("SimplifiedLayerNormalization", onnx::ONNX_DOMAIN, 1);
-  rms.Input(0, "X", "", "T")
-      .Input(1, "scale", "", "V")
-      .Output(0, "Y", "", "V")
-      .Output(1, "inv_std_var", "", "U", OpSchema::Optional)
-      .Attr("axis", "", AttributeProto::INT, static_cast<int64_t>(-1))
-      .Attr("epsilon", "", AttributeProto::FLOAT, 1e-5f)
-      .Attr("stash_type", "", AttributeProto::INT, static_cast<int64_t>(1))
-      .TypeConstraint(
-          "T", {"tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"}, "")
-      .TypeConstraint("U", {"tensor(float)", "tensor(double)"}, "")
-      .TypeConstraint(
-          "V", {"tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"}, "")
-      .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-        onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
-        if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
-        const auto* axis = ctx.getAttribute("axis");
-        Statistics(ctx, 1, axis != nullptr ? axis->i() : -1);
-      });
-  Register(std::move(rms));
-  OpSchema skip = Schema("SkipSimplifiedLayerNormalization", kMicrosoft, 1);
-  skip.Input(0, "input", "", "T")
-      .Input(1, "skip", "", "T")
-      .Input(2, "gamma", "", "T")
-      .Input(3, "bias", "", "T", OpSchema::Optional)
-      .Output(0, "output", "", "T")
-      .Output(1, "mean", "", "U", OpSchema::Optional)
-      .Output(2, "inv_std_var", "", "U", OpSchema::Optional)
-      .Output(3, "input_skip_bias_sum", "", "T", OpSchema::Optional)
-      .Attr("epsilon", "", AttributeProto::FLOAT, 1e-12f)
-      .TypeConstraint("T", kOrtFloats, "")
-      .TypeConstraint("U", {"tensor(float)"}, "")
-      .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-        onnx::propagateShapeAndTypeFromFirstInput(ctx);
-        Statistics(ctx, 1, -1);
-        Statistics(ctx, 2, -1);
-        if (ctx.getNumOutputs() > 3) CopyWithLastDim(ctx, 0, 3, 0);
-      });
-  Register(std::move(skip));
 }
 
 void GroupQueryAttention() {
@@ -249,7 +190,6 @@ void RegisterAll() {
   if (ranges.Map().count(kMicrosoft) == 0) ranges.AddDomainToVersion(kMicrosoft, 1, 1);
   MatMulNBits();
   RotaryEmbedding();
-  Norms();
   GroupQueryAttention();
   std::sort(Registered().begin(), Registered().end());
 }

@@ -91,8 +91,6 @@ const Family kFamilies[] = {
     // The onnxruntime-genai model builder's ops (docs/genai-ops.md).
     {"com.microsoft MatMulNBits", MatMulNBitsKernelDefs},
     {"com.microsoft RotaryEmbedding", RotaryEmbeddingKernelDefs},
-    {"SimplifiedLayerNormalization, com.microsoft SkipSimplifiedLayerNormalization",
-     SimplifiedLayerNormKernelDefs},
     {"com.microsoft GroupQueryAttention", GroupQueryAttentionKernelDefs},
     // Quantization (docs/quantization.md).
     {"QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear", QuantizeKernelDefs},

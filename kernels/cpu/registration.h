@@ -86,12 +86,11 @@ std::vector<engine::KernelDef> ContribAttentionKernelDefs();   // contrib_attent
 // :genai_kernels (onnxruntime-genai model builder's ops, docs/genai-ops.md)
 std::vector<engine::KernelDef> MatMulNBitsKernelDefs();          // matmul_nbits.cc
 std::vector<engine::KernelDef> RotaryEmbeddingKernelDefs();      // rotary_embedding.cc
-std::vector<engine::KernelDef> SimplifiedLayerNormKernelDefs();  // simplified_layer_norm.cc
 std::vector<engine::KernelDef> GroupQueryAttentionKernelDefs();  // group_query_attention.cc
 
 // :quant_kernels
-std::vector<engine::KernelDef> QuantizeKernelDefs();       // quantize.cc
-std::vector<engine::KernelDef> IntegerMatMulKernelDefs();  // integer_matmul.cc
+std::vector<engine::KernelDef> QuantizeKernelDefs();        // quantize.cc
+std::vector<engine::KernelDef> IntegerMatMulKernelDefs();   // integer_matmul.cc
 std::vector<engine::KernelDef> QLinearContribKernelDefs();  // qlinear_ops.cc
 
 }  // namespace inferd::kernels::cpu
