@@ -80,7 +80,10 @@ absl::StatusOr<QuantLayout> QuantLayout::Make(const Shape& x, const Tensor& scal
     return node.Unimplemented(absl::StrCat("scale of type ", engine::DataTypeName(st),
                                            " is not supported (float32, float16, bfloat16)"));
   }
-  if (zero_point != nullptr && zero_point->shape() != scale.shape()) {
+  // A scalar and a [1] are the same single parameter (ORT's quantizer writes both).
+  const auto single = [](const Shape& s) { return s.NumElements() == 1 && s.rank() <= 1; };
+  if (zero_point != nullptr && zero_point->shape() != scale.shape() &&
+      !(single(zero_point->shape()) && single(scale.shape()))) {
     return node.InvalidArgument(
         absl::StrCat("the zero point's shape ", zero_point->shape().ToString(),
                      " differs from the scale's ", scale.shape().ToString()));

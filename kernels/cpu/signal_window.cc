@@ -5,7 +5,7 @@
 //   Hann      sin^2(pi n / D)
 //   Hamming   25/46 - (21/46) cos(2 pi n / D)
 //   Blackman  0.42 - 0.5 cos(2 pi n / D) + 0.08 cos(4 pi n / D)
-// Computed in double. Immutable after creation: thread-safe.
+// A symmetric window of size 1 is NaN (0 / 0), as defined. Computed in double. Immutable after creation: thread-safe.
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -61,7 +61,8 @@ class WindowKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, type_, Shape{size}));
     const double denom = static_cast<double>(periodic_ ? size : size - 1);
     for (int64_t n = 0; n < size; ++n) {
-      const double a = denom > 0 ? M_PI * static_cast<double>(n) / denom : 0.0;
+      // A symmetric window of size 1 divides 0 by 0: NaN, as the definition (and ONNX Runtime).
+      const double a = M_PI * static_cast<double>(n) / denom;
       double v;
       switch (window_) {
         case Window::kHann:
