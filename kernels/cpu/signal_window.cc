@@ -5,7 +5,8 @@
 //   Hann      sin^2(pi n / D)
 //   Hamming   25/46 - (21/46) cos(2 pi n / D)
 //   Blackman  0.42 - 0.5 cos(2 pi n / D) + 0.08 cos(4 pi n / D)
-// A symmetric window of size 1 is NaN (0 / 0), as defined. Computed in double. Immutable after creation: thread-safe.
+// A symmetric window of size 1 is NaN (0 / 0), as defined. Computed in double. Immutable after
+// creation: thread-safe.
 #include <cmath>
 #include <cstdint>
 #include <memory>
