@@ -5,6 +5,8 @@
 // outstanding lease) once the last one goes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -133,7 +135,16 @@ TEST_F(InferBatchTest, OneRunServesEveryRequestWithSlicesOfOneBuffer) {
       EXPECT_EQ(b.shape, a.shape) << b.name;
       EXPECT_EQ(b.shape[0], kRows[i]);
       ASSERT_EQ(b.lease.size(), a.lease.size());
-      EXPECT_EQ(std::memcmp(b.lease.data(), a.lease.data(), a.lease.size()), 0) << b.name;
+      // The batched run multiplies 4 rows where the single ones multiply 1 or 2: oneDNN may sum
+      // those in a different order on some CPUs (it does on AMD EPYC without AVX-512), so the
+      // answers agree within float rounding; the slicing itself is checked exactly below.
+      ASSERT_EQ(a.lease.size() % sizeof(float), 0u);
+      const auto* got = static_cast<const float*>(b.lease.data());
+      const auto* want = static_cast<const float*>(a.lease.data());
+      for (size_t e = 0; e < a.lease.size() / sizeof(float); ++e) {
+        EXPECT_NEAR(got[e], want[e], 1e-5f * std::max(1.0f, std::fabs(want[e])))
+            << b.name << " element " << e;
+      }
     }
   }
   // The slices of one output lie back to back in one buffer, sharing its pin.
@@ -144,10 +155,8 @@ TEST_F(InferBatchTest, OneRunServesEveryRequestWithSlicesOfOneBuffer) {
 
   // Releasing the other answers leaves the middle one intact; the last release returns the
   // buffers.
-  const std::vector<uint8_t> expected(
-      static_cast<const uint8_t*>(alone.results[1].outputs[0].lease.data()),
-      static_cast<const uint8_t*>(alone.results[1].outputs[0].lease.data()) +
-          alone.results[1].outputs[0].lease.size());
+  const std::vector<uint8_t> expected(static_cast<const uint8_t*>(s1.data()),
+                                      static_cast<const uint8_t*>(s1.data()) + s1.size());
   alone.results.clear();
   batched.results[0] = InferResult();
   batched.results[2] = InferResult();
