@@ -40,10 +40,6 @@ void Register(OpSchema&& s) {
   onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(s);
 }
 
-void OptAttr(OpSchema& s, const char* name, AttributeProto::AttributeType type) {
-  s.Attr(name, "", type, /*required=*/false);
-}
-
 // Input `i`'s shape when known, else nullptr.
 const TensorShapeProto* KnownShape(InferenceContext& ctx, size_t i) {
   if (i >= ctx.getNumInputs() || !onnx::hasInputShape(ctx, static_cast<int>(i))) return nullptr;
