@@ -1,13 +1,12 @@
 #include "engine/contrib_schemas.h"
 
-#include <algorithm>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/domain.h"
+#include "engine/schema_family.h"
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
 
@@ -24,24 +23,15 @@ const Types kFloats = {"tensor(float)", "tensor(float16)", "tensor(double)", "te
 const Types kFloat = {"tensor(float)"};
 const Types kInt32 = {"tensor(int32)"};
 
-std::vector<std::string>& Registered() {
-  static std::vector<std::string> names;
-  return names;
-}
+void RegisterAll();
+SchemaFamily family("engine/contrib_schemas.cc", RegisterAll);
 
 OpSchema Schema(const char* name, const char* domain, onnx::InferenceFunction infer) {
-  OpSchema s;
-  s.SetName(name).SetDomain(domain).SinceVersion(1);
-  s.SetDoc(absl::StrCat(name, " (", *domain ? domain : "ai.onnx",
-                        " version 1, as ONNX Runtime defines it), registered by inferd "
-                        "(engine/contrib_schemas.cc)"));
+  OpSchema s = family.New(
+      name, domain, 1,
+      absl::StrCat(*domain ? domain : "ai.onnx", " version 1, as ONNX Runtime defines it"));
   s.TypeAndShapeInferenceFunction(std::move(infer));
   return s;
-}
-
-void Register(OpSchema&& s) {
-  Registered().push_back(absl::StrCat(s.domain(), ":", s.Name(), "-", s.SinceVersion()));
-  onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(s);
 }
 
 // Input `i`'s shape when it is known, else nullptr.
@@ -218,25 +208,25 @@ void Activations() {
   const char* ms = kMicrosoftDomain;
   OpSchema gelu = Schema("Gelu", ms, Elementwise);
   gelu.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", kFloats, "");
-  Register(std::move(gelu));
+  family.Add(std::move(gelu));
   OpSchema fast = Schema("FastGelu", ms, Elementwise);
   fast.Input(0, "X", "", "T")
       .Input(1, "bias", "", "T", OpSchema::Optional)
       .Output(0, "Y", "", "T")
       .TypeConstraint("T", kFloats, "");
-  Register(std::move(fast));
+  family.Add(std::move(fast));
   OpSchema bias_gelu = Schema("BiasGelu", ms, Elementwise);
   bias_gelu.Input(0, "A", "", "T").Input(1, "B", "", "T").Output(0, "C", "", "T");
   bias_gelu.TypeConstraint("T", kFloats, "");
-  Register(std::move(bias_gelu));
+  family.Add(std::move(bias_gelu));
   OpSchema quick = Schema("QuickGelu", ms, Elementwise);
   quick.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", kFloats, "");
   quick.Attr("alpha", "", AttributeProto::FLOAT, 1.702f);
-  Register(std::move(quick));
+  family.Add(std::move(quick));
   OpSchema bias_add = Schema("BiasAdd", ms, Elementwise);
   bias_add.Input(0, "X", "", "T").Input(1, "bias", "", "T").Input(2, "skip", "", "T");
   bias_add.Output(0, "Y", "", "T").TypeConstraint("T", kFloats, "");
-  Register(std::move(bias_add));
+  family.Add(std::move(bias_add));
 }
 
 void Norms() {
@@ -255,7 +245,7 @@ void Norms() {
         .Attr("epsilon", "", AttributeProto::FLOAT, 1e-12f)
         .TypeConstraint("T", kFloats, "")
         .TypeConstraint("U", kFloat, "");
-    Register(std::move(s));
+    family.Add(std::move(s));
   }
   // ORT registers SimplifiedLayerNormalization in the default domain (its exporters write it
   // there).
@@ -270,7 +260,7 @@ void Norms() {
       .TypeConstraint("T", kFloats, "")
       .TypeConstraint("U", {"tensor(float)", "tensor(double)"}, "")
       .TypeConstraint("V", kFloats, "");
-  Register(std::move(rms));
+  family.Add(std::move(rms));
 
   OpSchema embed = Schema("EmbedLayerNormalization", ms, EmbedLayerNormShapes);
   embed.Input(0, "input_ids", "", "T1")
@@ -289,7 +279,7 @@ void Norms() {
       .Attr("mask_index_type", "", AttributeProto::INT, /*required=*/false)
       .TypeConstraint("T1", kInt32, "")
       .TypeConstraint("T", {"tensor(float)", "tensor(float16)"}, "");
-  Register(std::move(embed));
+  family.Add(std::move(embed));
 }
 
 void Attentions() {
@@ -314,7 +304,7 @@ void Attentions() {
       .Attr("mask_filter_value", "", AttributeProto::FLOAT, /*required=*/false)
       .TypeConstraint("T", {"tensor(float)", "tensor(float16)"}, "")
       .TypeConstraint("M", kInt32, "");
-  Register(std::move(att));
+  family.Add(std::move(att));
   OpSchema mha = Schema("MultiHeadAttention", ms, MultiHeadAttentionShapes);
   mha.Input(0, "query", "", "T")
       .Input(1, "key", "", "T", OpSchema::Optional)
@@ -337,30 +327,20 @@ void Attentions() {
       .TypeConstraint("T", {"tensor(float)", "tensor(float16)"}, "")
       .TypeConstraint("QK", {"tensor(float)", "tensor(float16)"}, "")
       .TypeConstraint("M", kInt32, "");
-  Register(std::move(mha));
+  family.Add(std::move(mha));
 }
 
 void RegisterAll() {
-  // ORT's contrib operators are all version 1 of com.microsoft. Another registration (the
-  // quantization or GenAI contrib schemas) may have made the domain known already.
-  auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-  if (ranges.Map().count(kMicrosoftDomain) == 0) ranges.AddDomainToVersion(kMicrosoftDomain, 1, 1);
+  SchemaFamily::EnsureMicrosoftDomain();
   Activations();
   Norms();
   Attentions();
-  std::sort(Registered().begin(), Registered().end());
 }
 
 }  // namespace
 
-void RegisterContribSchemas() {
-  static std::once_flag once;
-  std::call_once(once, RegisterAll);
-}
+void RegisterContribSchemas() { family.Register(); }
 
-std::vector<std::string> ContribSchemaNames() {
-  RegisterContribSchemas();
-  return Registered();
-}
+std::vector<std::string> ContribSchemaNames() { return family.Names(); }
 
 }  // namespace inferd::engine

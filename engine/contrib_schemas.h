@@ -17,7 +17,7 @@
 namespace inferd::engine {
 
 // Registers the schemas once per process (and com.microsoft's version range, 1 to 1, when no
-// other registration has made it known). Model::Load calls it.
+// other registration has made it known). engine/schemas.h registers it with the others.
 void RegisterContribSchemas();
 
 // "domain:Op-version" for every schema RegisterContribSchemas adds, sorted (docs and tests).

@@ -1,12 +1,11 @@
 #include "engine/genai_schemas.h"
 
-#include <algorithm>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "engine/domain.h"
+#include "engine/schema_family.h"
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
 
@@ -18,26 +17,14 @@ using onnx::InferenceContext;
 using onnx::OpSchema;
 using onnx::TensorShapeProto;
 
-constexpr char kMicrosoft[] = "com.microsoft";
 const std::vector<std::string> kOrtFloats = {"tensor(float)", "tensor(float16)",
                                              "tensor(bfloat16)"};
 
-std::vector<std::string>& Registered() {
-  static std::vector<std::string> names;
-  return names;
-}
+void RegisterAll();
+SchemaFamily family("engine/genai_schemas.cc", RegisterAll);
 
 OpSchema Schema(const char* name, const char* domain, int version) {
-  OpSchema s;
-  s.SetName(name).SetDomain(domain).SinceVersion(version);
-  s.SetDoc(absl::StrCat(name, " (ONNX Runtime contrib op), registered by inferd ",
-                        "(engine/genai_schemas.cc)"));
-  return s;
-}
-
-void Register(OpSchema&& s) {
-  Registered().push_back(absl::StrCat(s.domain(), ":", s.Name(), "-", s.SinceVersion()));
-  onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(s);
+  return family.New(name, domain, version, "ONNX Runtime contrib op");
 }
 
 // Input `i`'s shape when known, else nullptr.
@@ -63,7 +50,7 @@ void CopyWithLastDim(InferenceContext& ctx, size_t i, size_t o, int64_t last) {
 }
 
 void MatMulNBits() {
-  OpSchema s = Schema("MatMulNBits", kMicrosoft, 1);
+  OpSchema s = Schema("MatMulNBits", kMicrosoftDomain, 1);
   s.Input(0, "A", "", "T1")
       .Input(1, "B", "", "T2")
       .Input(2, "scales", "", "T1")
@@ -85,11 +72,11 @@ void MatMulNBits() {
         const auto* n = ctx.getAttribute("N");
         CopyWithLastDim(ctx, 0, 0, n != nullptr && n->i() > 0 ? n->i() : -1);
       });
-  Register(std::move(s));
+  family.Add(std::move(s));
 }
 
 void RotaryEmbedding() {
-  OpSchema s = Schema("RotaryEmbedding", kMicrosoft, 1);
+  OpSchema s = Schema("RotaryEmbedding", kMicrosoftDomain, 1);
   s.Input(0, "input", "", "T")
       .Input(1, "position_ids", "", "M")
       .Input(2, "cos_cache", "", "T")
@@ -103,11 +90,11 @@ void RotaryEmbedding() {
       .TypeConstraint("T", kOrtFloats, "")
       .TypeConstraint("M", {"tensor(int64)"}, "")
       .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
-  Register(std::move(s));
+  family.Add(std::move(s));
 }
 
 void GroupQueryAttention() {
-  OpSchema s = Schema("GroupQueryAttention", kMicrosoft, 1);
+  OpSchema s = Schema("GroupQueryAttention", kMicrosoftDomain, 1);
   s.Input(0, "query", "", "T")
       .Input(1, "key", "", "T", OpSchema::Optional)
       .Input(2, "value", "", "T", OpSchema::Optional)
@@ -178,28 +165,20 @@ void GroupQueryAttention() {
           onnx::updateOutputShape(ctx, o, present);
         }
       });
-  Register(std::move(s));
+  family.Add(std::move(s));
 }
 
 void RegisterAll() {
-  auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-  if (ranges.Map().count(kMicrosoft) == 0) ranges.AddDomainToVersion(kMicrosoft, 1, 1);
+  SchemaFamily::EnsureMicrosoftDomain();
   MatMulNBits();
   RotaryEmbedding();
   GroupQueryAttention();
-  std::sort(Registered().begin(), Registered().end());
 }
 
 }  // namespace
 
-void RegisterGenAiSchemas() {
-  static std::once_flag once;
-  std::call_once(once, RegisterAll);
-}
+void RegisterGenAiSchemas() { family.Register(); }
 
-std::vector<std::string> GenAiSchemaNames() {
-  RegisterGenAiSchemas();
-  return Registered();
-}
+std::vector<std::string> GenAiSchemaNames() { return family.Names(); }
 
 }  // namespace inferd::engine

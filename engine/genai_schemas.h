@@ -17,7 +17,7 @@
 namespace inferd::engine {
 
 // Registers the schemas once per process (and the com.microsoft domain's version range, 1 to 1,
-// with libonnx when it does not know the domain). Model::Load calls it.
+// with libonnx when it does not know the domain). engine/schemas.h registers it with the others.
 void RegisterGenAiSchemas();
 
 // "domain:Op-version" for every schema RegisterGenAiSchemas adds, sorted.

@@ -9,11 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "engine/contrib_schemas.h"
 #include "engine/domain.h"
-#include "engine/genai_schemas.h"
-#include "engine/onnx_schemas.h"
-#include "engine/quant_schemas.h"
+#include "engine/schemas.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
@@ -381,10 +378,7 @@ absl::Status Model::Build(const ModelLoadOptions& options) {
   for (const auto& imp : m.opset_import()) {
     opsets_[NormalizeDomain(imp.domain())] = static_cast<int>(imp.version());
   }
-  RegisterNewerOnnxSchemas();
-  RegisterContribSchemas();
-  RegisterGenAiSchemas();
-  RegisterQuantSchemas();
+  RegisterInferdSchemas();
   const int onnx_opset = opset("");
   if (opsets_.count("") && (onnx_opset < options.min_opset || onnx_opset > options.max_opset)) {
     return absl::UnimplementedError(absl::StrCat(where, " imports opset ", onnx_opset,

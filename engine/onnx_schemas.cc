@@ -1,13 +1,12 @@
 #include "engine/onnx_schemas.h"
 
-#include <algorithm>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/onnx_schema_shapes.h"
+#include "engine/schema_family.h"
 #include "onnx/defs/schema.h"
 
 namespace inferd::engine {
@@ -32,25 +31,14 @@ const Types kNumeric = Join({kFloats, kInts});
 const Types kAll = Join({kNumeric, {"tensor(bool)", "tensor(string)"}});
 const Types kIndex = {"tensor(int32)", "tensor(int64)"};
 
-// Every schema this file adds, kept for NewerOnnxSchemaNames.
-std::vector<std::string>& Registered() {
-  static std::vector<std::string> names;
-  return names;
-}
+void RegisterAll();
+SchemaFamily family("engine/onnx_schemas.cc", RegisterAll);
 
 // A new schema of the default domain.
 OpSchema Schema(const char* name, int version, onnx::InferenceFunction infer) {
-  OpSchema s;
-  s.SetName(name).SetDomain(onnx::ONNX_DOMAIN).SinceVersion(version);
-  s.SetDoc(absl::StrCat(name, " of ONNX opset ", version,
-                        ", registered by inferd (engine/onnx_schemas.cc)"));
+  OpSchema s = family.New(name, onnx::ONNX_DOMAIN, version, absl::StrCat("ONNX opset ", version));
   s.TypeAndShapeInferenceFunction(std::move(infer));
   return s;
-}
-
-void Register(OpSchema&& s) {
-  Registered().push_back(absl::StrCat(s.Name(), "-", s.SinceVersion()));
-  onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(s);
 }
 
 // Optional attribute without a default value.
@@ -62,7 +50,7 @@ void OptAttr(OpSchema& s, const char* name, AttributeProto::AttributeType type) 
 void Unary(const char* name, int version, const Types& types) {
   OpSchema s = Schema(name, version, shapes::SameAsInput);
   s.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", types, "");
-  Register(std::move(s));
+  family.Add(std::move(s));
 }
 
 // pass 1: opset 18.
@@ -78,7 +66,7 @@ void Reductions() {
           .Attr("keepdims", "", AttributeProto::INT, static_cast<int64_t>(1))
           .Attr("noop_with_empty_axes", "", AttributeProto::INT, static_cast<int64_t>(0))
           .TypeConstraint("T", version >= 20 ? Join({kNumeric, {"tensor(bool)"}}) : kNumeric, "");
-      Register(std::move(s));
+      family.Add(std::move(s));
     }
   }
 }
@@ -94,7 +82,7 @@ void PadResizeSplit() {
         .Attr("mode", "", AttributeProto::STRING, std::string("constant"))
         .TypeConstraint("T", kAll, "")
         .TypeConstraint("Tind", kIndex, "");
-    Register(std::move(pad));
+    family.Add(std::move(pad));
     OpSchema resize = Schema("Resize", version, shapes::Resize);
     resize.Input(0, "X", "", "T1")
         .Input(1, "roi", "", "T2", OpSchema::Optional)
@@ -113,7 +101,7 @@ void PadResizeSplit() {
         .TypeConstraint("T1", kAll, "")
         .TypeConstraint("T2", {"tensor(float16)", "tensor(float)", "tensor(double)"}, "");
     OptAttr(resize, "axes", AttributeProto::INTS);
-    Register(std::move(resize));
+    family.Add(std::move(resize));
   }
   OpSchema split = Schema("Split", 18, shapes::Split);
   split.Input(0, "input", "", "T")
@@ -122,7 +110,7 @@ void PadResizeSplit() {
       .Attr("axis", "", AttributeProto::INT, static_cast<int64_t>(0))
       .TypeConstraint("T", kAll, "");
   OptAttr(split, "num_outputs", AttributeProto::INT);
-  Register(std::move(split));
+  family.Add(std::move(split));
   for (const char* op : {"ScatterElements", "ScatterND"}) {
     const bool elements = std::string(op) == "ScatterElements";
     OpSchema s = Schema(op, 18, shapes::SameAsInput);
@@ -136,7 +124,7 @@ void PadResizeSplit() {
       s.Attr("axis", "", AttributeProto::INT, static_cast<int64_t>(0));
       s.TypeConstraint("Tind", kIndex, "");
     }
-    Register(std::move(s));
+    family.Add(std::move(s));
   }
 }
 
@@ -155,14 +143,14 @@ void Pools() {
       .Attr("kernel_shape", "", AttributeProto::INTS)
       .Attr("p", "", AttributeProto::INT, static_cast<int64_t>(2));
   WindowAttrs(lp);
-  Register(std::move(lp));
+  family.Add(std::move(lp));
   OpSchema avg = Schema("AveragePool", 19, shapes::Pool);
   avg.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", kFloats, "");
   avg.Attr("ceil_mode", "", AttributeProto::INT, static_cast<int64_t>(0))
       .Attr("count_include_pad", "", AttributeProto::INT, static_cast<int64_t>(0))
       .Attr("kernel_shape", "", AttributeProto::INTS);
   WindowAttrs(avg);
-  Register(std::move(avg));
+  family.Add(std::move(avg));
 }
 
 void NewOps18() {
@@ -176,7 +164,7 @@ void NewOps18() {
         .Attr("num_groups", "", AttributeProto::INT)
         .TypeConstraint("T", kFloats, "");
     if (version >= 21) gn.Attr("stash_type", "", AttributeProto::INT, static_cast<int64_t>(1));
-    Register(std::move(gn));
+    family.Add(std::move(gn));
   }
   OpSchema col2im = Schema("Col2Im", 18, shapes::Col2Im);
   col2im.Input(0, "input", "", "T")
@@ -187,7 +175,7 @@ void NewOps18() {
   OptAttr(col2im, "dilations", AttributeProto::INTS);
   OptAttr(col2im, "pads", AttributeProto::INTS);
   OptAttr(col2im, "strides", AttributeProto::INTS);
-  Register(std::move(col2im));
+  family.Add(std::move(col2im));
   OpSchema crop = Schema("CenterCropPad", 18, shapes::CenterCropPad);
   crop.Input(0, "input_data", "", "T")
       .Input(1, "shape", "", "Tind")
@@ -195,14 +183,14 @@ void NewOps18() {
       .TypeConstraint("T", kAll, "")
       .TypeConstraint("Tind", kIndex, "");
   OptAttr(crop, "axes", AttributeProto::INTS);
-  Register(std::move(crop));
+  family.Add(std::move(crop));
   Unary("Mish", 18, kFloats);
   Unary("BitwiseNot", 18, kInts);
   for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
     OpSchema s = Schema(op, 18, shapes::Broadcast);
     s.Input(0, "A", "", "T").Input(1, "B", "", "T").Output(0, "C", "", "T");
     s.TypeConstraint("T", kInts, "");
-    Register(std::move(s));
+    family.Add(std::move(s));
   }
   const Types optional_types = {"optional(tensor(float))",      "optional(tensor(double))",
                                 "optional(tensor(float16))",    "optional(tensor(int64))",
@@ -220,13 +208,13 @@ void NewOps18() {
       .Output(0, "output", "", "B")
       .TypeConstraint("O", Join({optional_types, element_types}), "")
       .TypeConstraint("B", {"tensor(bool)"}, "");
-  Register(std::move(has));
+  family.Add(std::move(has));
   OpSchema get = Schema("OptionalGetElement", 18, shapes::OptionalGetElement);
   get.Input(0, "input", "", "O")
       .Output(0, "output", "", "V")
       .TypeConstraint("O", Join({optional_types, element_types}), "")
       .TypeConstraint("V", element_types, "");
-  Register(std::move(get));
+  family.Add(std::move(get));
 }
 
 // pass 2: opset 19.
@@ -238,7 +226,7 @@ void Opset19() {
       .Attr("saturate", "", AttributeProto::INT, static_cast<int64_t>(1))
       .TypeConstraint("T1", kAll, "")
       .TypeConstraint("T2", kAll, "");
-  Register(std::move(cast));
+  family.Add(std::move(cast));
   OpSchema like = Schema("CastLike", 19, shapes::CastLike);
   like.Input(0, "input", "", "T1")
       .Input(1, "target_type", "", "T2")
@@ -246,11 +234,11 @@ void Opset19() {
       .Attr("saturate", "", AttributeProto::INT, static_cast<int64_t>(1))
       .TypeConstraint("T1", kAll, "")
       .TypeConstraint("T2", kAll, "");
-  Register(std::move(like));
+  family.Add(std::move(like));
   OpSchema equal = Schema("Equal", 19, shapes::BroadcastToBool);
   equal.Input(0, "A", "", "T").Input(1, "B", "", "T").Output(0, "C", "", "T1");
   equal.TypeConstraint("T", kAll, "").TypeConstraint("T1", {"tensor(bool)"}, "");
-  Register(std::move(equal));
+  family.Add(std::move(equal));
   OpSchema deform = Schema("DeformConv", 19, shapes::DeformConv);
   deform.Input(0, "X", "", "T")
       .Input(1, "W", "", "T")
@@ -265,7 +253,7 @@ void Opset19() {
   OptAttr(deform, "dilations", AttributeProto::INTS);
   OptAttr(deform, "pads", AttributeProto::INTS);
   OptAttr(deform, "strides", AttributeProto::INTS);
-  Register(std::move(deform));
+  family.Add(std::move(deform));
 }
 
 // QuantizeLinear / DequantizeLinear of opsets 19 and 21 (float8 and int4 have no engine type,
@@ -291,7 +279,7 @@ void Quantization() {
     } else {
       q.TypeConstraint("T2", quantized, "");
     }
-    Register(std::move(q));
+    family.Add(std::move(q));
     OpSchema dq = Schema("DequantizeLinear", version, shapes::Dequantize);
     dq.Input(0, "x", "", "T1")
         .Input(1, "x_scale", "", "T2")
@@ -301,7 +289,7 @@ void Quantization() {
         .TypeConstraint("T1", Join({quantized, {"tensor(int32)"}}), "")
         .TypeConstraint("T2", {"tensor(float)", "tensor(float16)", "tensor(bfloat16)"}, "");
     if (version >= 21) dq.Attr("block_size", "", AttributeProto::INT, static_cast<int64_t>(0));
-    Register(std::move(dq));
+    family.Add(std::move(dq));
   }
 }
 
@@ -314,7 +302,7 @@ void Opset20() {
       .Attr("align_corners", "", AttributeProto::INT, static_cast<int64_t>(0))
       .TypeConstraint("T1", kFloats, "")
       .TypeConstraint("T2", {"tensor(int64)"}, "");
-  Register(std::move(grid));
+  family.Add(std::move(grid));
   OpSchema dft = Schema("DFT", 20, shapes::Dft);
   dft.Input(0, "input", "", "T1")
       .Input(1, "dft_length", "", "T2", OpSchema::Optional)
@@ -324,11 +312,11 @@ void Opset20() {
       .Attr("onesided", "", AttributeProto::INT, static_cast<int64_t>(0))
       .TypeConstraint("T1", kFloats, "")
       .TypeConstraint("T2", kIndex, "");
-  Register(std::move(dft));
+  family.Add(std::move(dft));
   OpSchema gelu = Schema("Gelu", 20, shapes::SameAsInput);
   gelu.Input(0, "X", "", "T").Output(0, "Y", "", "T").TypeConstraint("T", kFloats, "");
   gelu.Attr("approximate", "", AttributeProto::STRING, std::string("none"));
-  Register(std::move(gelu));
+  family.Add(std::move(gelu));
   OpSchema sample = Schema("GridSample", 20, shapes::GridSample);
   sample.Input(0, "X", "", "T1")
       .Input(1, "grid", "", "T2")
@@ -338,16 +326,16 @@ void Opset20() {
       .Attr("padding_mode", "", AttributeProto::STRING, std::string("zeros"))
       .TypeConstraint("T1", kAll, "")
       .TypeConstraint("T2", kFloats, "");
-  Register(std::move(sample));
+  family.Add(std::move(sample));
   OpSchema regex = Schema("RegexFullMatch", 20, shapes::RegexFullMatch);
   regex.Input(0, "X", "", "T1").Output(0, "Y", "", "T2");
   regex.TypeConstraint("T1", {"tensor(string)"}, "").TypeConstraint("T2", {"tensor(bool)"}, "");
   OptAttr(regex, "pattern", AttributeProto::STRING);
-  Register(std::move(regex));
+  family.Add(std::move(regex));
   OpSchema concat = Schema("StringConcat", 20, shapes::Broadcast);
   concat.Input(0, "X", "", "T").Input(1, "Y", "", "T").Output(0, "Z", "", "T");
   concat.TypeConstraint("T", {"tensor(string)"}, "");
-  Register(std::move(concat));
+  family.Add(std::move(concat));
   OpSchema split = Schema("StringSplit", 20, shapes::StringSplit);
   split.Input(0, "X", "", "T1").Output(0, "Y", "", "T2").Output(1, "Z", "", "T3");
   split.TypeConstraint("T1", {"tensor(string)"}, "")
@@ -355,7 +343,7 @@ void Opset20() {
       .TypeConstraint("T3", {"tensor(int64)"}, "");
   OptAttr(split, "delimiter", AttributeProto::STRING);
   OptAttr(split, "maxsplit", AttributeProto::INT);
-  Register(std::move(split));
+  family.Add(std::move(split));
 }
 
 void RegisterAll() {
@@ -371,19 +359,12 @@ void RegisterAll() {
   Opset19();
   Quantization();
   Opset20();
-  std::sort(Registered().begin(), Registered().end());
 }
 
 }  // namespace
 
-void RegisterNewerOnnxSchemas() {
-  static std::once_flag once;
-  std::call_once(once, RegisterAll);
-}
+void RegisterNewerOnnxSchemas() { family.Register(); }
 
-std::vector<std::string> NewerOnnxSchemaNames() {
-  RegisterNewerOnnxSchemas();
-  return Registered();
-}
+std::vector<std::string> NewerOnnxSchemaNames() { return family.Names(); }
 
 }  // namespace inferd::engine

@@ -22,7 +22,7 @@ namespace inferd::engine {
 inline constexpr int kMaxOnnxOpset = 21;
 
 // Registers the schemas (once per process) and raises libonnx's version range of the default
-// domain to kMaxOnnxOpset. Model::Load calls it.
+// domain to kMaxOnnxOpset. engine/schemas.h registers it with the others.
 void RegisterNewerOnnxSchemas();
 
 // "Op-version" for every schema RegisterNewerOnnxSchemas adds, sorted (for docs and tests).

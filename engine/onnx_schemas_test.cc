@@ -131,10 +131,11 @@ TEST(OnnxSchemas, RegisteredAtTheirVersions) {
   const std::vector<std::string> names = NewerOnnxSchemaNames();
   EXPECT_GE(names.size(), 40u);
   for (const std::string& name : names) {
-    std::vector<std::string> parts = absl::StrSplit(name, '-');
-    ASSERT_EQ(parts.size(), 2u) << name;
-    const int version = std::stoi(parts[1]);
-    const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(parts[0], version, "");
+    std::vector<std::string> parts = absl::StrSplit(name, absl::ByAnyChar(":-"));
+    ASSERT_EQ(parts.size(), 3u) << name;
+    EXPECT_EQ(parts[0], "") << name;
+    const int version = std::stoi(parts[2]);
+    const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(parts[1], version, "");
     ASSERT_NE(s, nullptr) << name << " is not in libonnx's registry";
     EXPECT_EQ(s->SinceVersion(), version) << name;
   }

@@ -1,13 +1,11 @@
 #include "engine/quant_schemas.h"
 
-#include <algorithm>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "engine/domain.h"
+#include "engine/schema_family.h"
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
 
@@ -22,25 +20,15 @@ using onnx::TensorShapeProto;
 const std::vector<std::string> kQuantized = {"tensor(uint8)", "tensor(int8)"};
 const std::vector<std::string> kScale = {"tensor(float)"};
 
-std::vector<std::string>& Registered() {
-  static std::vector<std::string> names;
-  return names;
-}
+void RegisterAll();
+SchemaFamily family("engine/quant_schemas.cc", RegisterAll);
 
 OpSchema Schema(const char* name, onnx::InferenceFunction infer) {
-  OpSchema s;
-  s.SetName(name).SetDomain(kMicrosoftDomain).SinceVersion(1);
-  s.SetDoc(absl::StrCat(name,
-                        " (com.microsoft version 1, as ONNX Runtime defines it), "
-                        "registered by inferd (engine/quant_schemas.cc)"));
+  OpSchema s =
+      family.New(name, kMicrosoftDomain, 1, "com.microsoft version 1, as ONNX Runtime defines it");
   s.TypeAndShapeInferenceFunction(std::move(infer));
   s.TypeConstraint("T", kQuantized, "").TypeConstraint("F", kScale, "");
   return s;
-}
-
-void Register(OpSchema&& s) {
-  Registered().push_back(absl::StrCat(s.domain(), ":", s.Name(), "-", s.SinceVersion()));
-  onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(s);
 }
 
 void SameAsInput0(InferenceContext& ctx) {
@@ -107,10 +95,7 @@ void MatMulToFloat(InferenceContext& ctx) {
 }
 
 void RegisterAll() {
-  // ORT's contrib operators are all version 1 of com.microsoft. Another registration (the
-  // transformer contrib schemas) may have made the domain known already.
-  auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-  if (ranges.Map().count(kMicrosoftDomain) == 0) ranges.AddDomainToVersion(kMicrosoftDomain, 1, 1);
+  SchemaFamily::EnsureMicrosoftDomain();
   for (const char* op : {"QLinearAdd", "QLinearMul"}) {
     OpSchema s = Schema(op, Binary);
     s.Input(0, "A", "", "T")
@@ -122,7 +107,7 @@ void RegisterAll() {
         .Input(6, "C_scale", "", "F")
         .Input(7, "C_zero_point", "", "T", OpSchema::Optional)
         .Output(0, "C", "", "T");
-    Register(std::move(s));
+    family.Add(std::move(s));
   }
   for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu"}) {
     OpSchema s = Schema(op, SameAsInput0);
@@ -135,7 +120,7 @@ void RegisterAll() {
     if (std::string(op) == "QLinearLeakyRelu") {
       s.Attr("alpha", "", AttributeProto::FLOAT, 0.01f);
     }
-    Register(std::move(s));
+    family.Add(std::move(s));
   }
   OpSchema pool = Schema("QLinearGlobalAveragePool", GlobalPool);
   pool.Input(0, "X", "", "T")
@@ -145,12 +130,10 @@ void RegisterAll() {
       .Input(4, "y_zero_point", "", "T")
       .Output(0, "Y", "", "T")
       .Attr("channels_last", "", AttributeProto::INT, static_cast<int64_t>(0));
-  Register(std::move(pool));
-  OpSchema to_float;
-  to_float.SetName("MatMulIntegerToFloat").SetDomain(kMicrosoftDomain).SinceVersion(1);
-  to_float.SetDoc(
-      "MatMulIntegerToFloat (com.microsoft version 1, as ONNX Runtime defines it), "
-      "registered by inferd (engine/quant_schemas.cc)");
+  family.Add(std::move(pool));
+  // These two have their own type constraints (not Schema's T and F).
+  const char* kOrt = "com.microsoft version 1, as ONNX Runtime defines it";
+  OpSchema to_float = family.New("MatMulIntegerToFloat", kMicrosoftDomain, 1, kOrt);
   to_float.TypeAndShapeInferenceFunction(MatMulToFloat);
   to_float.Input(0, "A", "", "T1")
       .Input(1, "B", "", "T2")
@@ -163,12 +146,8 @@ void RegisterAll() {
       .TypeConstraint("T1", kQuantized, "")
       .TypeConstraint("T2", kQuantized, "")
       .TypeConstraint("T3", kScale, "");
-  Register(std::move(to_float));
-  OpSchema dynamic;
-  dynamic.SetName("DynamicQuantizeMatMul").SetDomain(kMicrosoftDomain).SinceVersion(1);
-  dynamic.SetDoc(
-      "DynamicQuantizeMatMul (com.microsoft version 1, as ONNX Runtime defines it), "
-      "registered by inferd (engine/quant_schemas.cc)");
+  family.Add(std::move(to_float));
+  OpSchema dynamic = family.New("DynamicQuantizeMatMul", kMicrosoftDomain, 1, kOrt);
   dynamic.TypeAndShapeInferenceFunction(MatMulToFloat);
   dynamic.Input(0, "A", "", "T1")
       .Input(1, "B", "", "T2")
@@ -178,20 +157,13 @@ void RegisterAll() {
       .Output(0, "Y", "", "T1")
       .TypeConstraint("T1", kScale, "")
       .TypeConstraint("T2", kQuantized, "");
-  Register(std::move(dynamic));
-  std::sort(Registered().begin(), Registered().end());
+  family.Add(std::move(dynamic));
 }
 
 }  // namespace
 
-void RegisterQuantSchemas() {
-  static std::once_flag once;
-  std::call_once(once, RegisterAll);
-}
+void RegisterQuantSchemas() { family.Register(); }
 
-std::vector<std::string> QuantSchemaNames() {
-  RegisterQuantSchemas();
-  return Registered();
-}
+std::vector<std::string> QuantSchemaNames() { return family.Names(); }
 
 }  // namespace inferd::engine

@@ -16,7 +16,7 @@
 namespace inferd::engine {
 
 // Registers the schemas once per process (and com.microsoft's version range, 1 to 1, when no
-// other registration has made it known). Model::Load calls it.
+// other registration has made it known). engine/schemas.h registers it with the others.
 void RegisterQuantSchemas();
 
 // "domain:Op-version" for every schema RegisterQuantSchemas adds, sorted (docs and tests).

@@ -14,6 +14,7 @@ converter).
 """
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -128,11 +129,15 @@ def make(m, zoo, out):
 
 
 def made_with():
-    import onnxruntime
-    import torch
-    import transformers
-    return {"torch": torch.__version__, "transformers": transformers.__version__,
-            "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__}
+    """The versions of the packages that make models; None for one that is not installed (the
+    models that PyPI packages ship need neither torch nor transformers)."""
+    versions = {}
+    for name in ("torch", "transformers", "onnx", "onnxruntime"):
+        try:
+            versions[name] = importlib.import_module(name).__version__
+        except ImportError:
+            versions[name] = None
+    return versions
 
 
 def save_inputs(model, inputs, out):
