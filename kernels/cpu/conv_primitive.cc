@@ -93,6 +93,26 @@ int64_t ByteOffset(const dnnl::memory::desc& d, int dim, int64_t start) {
   return start * StridesOf(d)[dim] * static_cast<int64_t>(sizeof(float));
 }
 
+// A convolution whose last spatial axis is 1 in src, weights and dst, unpadded ([N, C, H, 1]
+// with a [k, 1] kernel: how converters from frameworks without 1-D convolutions write one), is
+// the same computation on the same bytes without that axis. oneDNN's kernels vectorize along the
+// last spatial axis, so a unit one wastes them: 1x256x512x1 with a 5x1 kernel to 512 channels
+// took 16.8 ms as 2-D and 4.4 ms as 1-D here (AVX-512, 1 thread; ONNX Runtime 4.3 ms).
+ConvSpec WithoutTrailingUnitAxes(ConvSpec spec) {
+  while (spec.src.size() > 3) {  // keeps one spatial axis
+    if (spec.src.back() != 1 || spec.dst.back() != 1 || spec.weights.back() != 1 ||
+        spec.pad_begin.back() != 0 || spec.pad_end.back() != 0) {
+      break;
+    }
+    for (dnnl::memory::dims* d : {&spec.src, &spec.dst, &spec.weights, &spec.strides,
+                                  &spec.dilations, &spec.pad_begin, &spec.pad_end}) {
+      d->pop_back();
+    }
+    if (!spec.weights_strides.empty()) spec.weights_strides.pop_back();
+  }
+  return spec;
+}
+
 }  // namespace
 
 ConvLayout ChooseConvLayout(int64_t in_channels, int64_t out_channels, int64_t group,
@@ -214,8 +234,9 @@ void ConvPrimitive::PlaceWorkspace(Layout& l) {
   l.dst_scratch = ScratchpadDesc(l.dst_reorder).get_size() > 0;
 }
 
-absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& spec, int threads,
+absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& given, int threads,
                                                             const NodeLabel& node) {
+  const ConvSpec spec = WithoutTrailingUnitAxes(given);
   const bool grouped = spec.weights.size() == spec.src.size() + 1;
   const int64_t batch = spec.src[0], groups = grouped ? spec.weights[0] : 1;
   const int64_t out_channels = spec.dst[1];

@@ -146,6 +146,30 @@ TEST(ConvTest, OneAndThreeD) {
              .pads = {1, 1, 1, 1, 0, 1}});
 }
 
+// Trailing spatial axes of size 1 (a 1-D convolution written as [N, C, L, 1] with a [k, 1]
+// kernel, or 3-D with two such axes) run as the lower-rank convolution: same results, grouped,
+// strided, split over threads; a unit axis with padding, or a leading one, keeps its rank.
+TEST(ConvTest, TrailingUnitAxes) {
+  for (int threads : {1, 2}) {
+    for (bool constant_w : {false, true}) {
+      CheckConv({.x = {2, 8, 30, 1},
+                 .w = {16, 8, 5, 1},
+                 .strides = {2, 3},
+                 .pads = {2, 0, 1, 0},
+                 .constant_w = constant_w,
+                 .threads = threads});
+      CheckConv({.x = {1, 6, 11, 1, 1},
+                 .w = {9, 2, 3, 1, 1},
+                 .group = 3,
+                 .dilations = {2, 1, 1},
+                 .constant_w = constant_w,
+                 .threads = threads});
+    }
+  }
+  CheckConv({.x = {1, 4, 9, 1}, .w = {4, 4, 3, 1}, .pads = {1, 1, 1, 1}});  // padded: stays 2-D
+  CheckConv({.x = {1, 4, 1, 9}, .w = {4, 4, 1, 3}});
+}
+
 TEST(ConvTest, LargerAndThreaded) {
   for (int threads : {1, 2}) {
     CheckConv({.x = {1, 32, 28, 28},

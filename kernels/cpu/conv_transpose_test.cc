@@ -160,6 +160,9 @@ TEST(ConvTransposeTest, GroupsOneAndThreeD) {
       {.x = {2, 6, 4, 4}, .w = {6, 1, 3, 3}, .group = 6, .pads = {1, 1, 1, 1}, .constant_w = true});
   Check({.x = {2, 3, 7}, .w = {3, 2, 4}, .strides = {3}, .pads = {1, 2}});
   Check({.x = {1, 2, 3, 4, 3}, .w = {2, 2, 2, 3, 2}, .strides = {2, 1, 2}, .constant_w = true});
+  // A trailing unit axis runs as the lower-rank deconvolution (its weights' strides permuted).
+  Check({.x = {1, 6, 9, 1}, .w = {6, 2, 3, 1}, .group = 3, .strides = {2, 1}, .constant_w = true});
+  Check({.x = {2, 4, 7, 1}, .w = {4, 5, 4, 1}, .strides = {2, 2}, .pads = {1, 0, 1, 0}});
   Check({.x = {2, 32, 14, 14},
          .w = {32, 16, 4, 4},
          .strides = {2, 2},
