@@ -2,6 +2,7 @@
 // the problem) and what the node tests do not pin: DFT and STFT against a naive O(n^2) sum for
 // power-of-two and other lengths (Bluestein), at 1 and 2 threads, with the scratch declared or
 // temporary; GridSample's identity grid; MaxUnpool, ReverseSequence and MVN on small cases.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <string>
@@ -295,6 +296,31 @@ TEST(MvnLrnTest, NormalizesAndChecks) {
   KernelTester lrn_rank("LRN", 13);
   lrn_rank.Attr("size", int64_t{3}).Input<float>({1, 2}, {1, 2});
   ExpectError(lrn_rank, "rank >= 3");
+}
+
+TEST(MvnLrnTest, LrnEvenSizeMatchesNaive) {
+  // Even sizes (which ONNX Runtime refuses) reach one channel further up than down.
+  const int64_t n = 2, c = 5, hw = 3, size = 2;
+  std::vector<float> x(n * c * hw);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::cos(0.9 * i)) * 2;
+  KernelTester k("LRN", 13);
+  k.Attr("size", size).Attr("alpha", 0.5f).Attr("beta", 0.75f).Attr("bias", 1.5f);
+  k.Input<float>({n, c, hw}, x);
+  auto out = k.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<float> got = Values<float>((*out)[0]);
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t i = 0; i < hw; ++i) {
+        double sum = 0;
+        for (int64_t j = std::max<int64_t>(0, ch); j <= std::min<int64_t>(c - 1, ch + 1); ++j) {
+          sum += x[(b * c + j) * hw + i] * x[(b * c + j) * hw + i];
+        }
+        const double v = x[(b * c + ch) * hw + i];
+        EXPECT_NEAR(got[(b * c + ch) * hw + i], v / std::pow(1.5 + 0.5 / size * sum, 0.75), 1e-5);
+      }
+    }
+  }
 }
 
 TEST(MelWeightMatrixTest, Errors) {

@@ -1,7 +1,7 @@
 """The :ops2_kernels against ONNX Runtime on seeded random inputs, beyond the ONNX node tests:
   - GridSample (opset 16): every mode x padding mode x align_corners, batch 2, 3 channels,
-    grids reaching past the image; float64; opset 20's linear / nearest / cubic names, and its
-    3-D (5-D tensor) linear and nearest;
+    grids reaching past the image; float64; opset 20's linear / nearest / cubic names, its 3-D
+    (5-D tensor) and 1-D forms in every mode;
   - RoiAlign (opsets 10 and 16): avg and max, both coordinate modes, fixed and adaptive
     sampling, spatial_scale, batch 2, regions partly or wholly outside the image;
   - MaxUnpool: 1-D, 2-D and 3-D, strides and pads, with and without output_shape;
@@ -94,6 +94,18 @@ def main():
                          padding_mode=padding, align_corners=k % 2)
             w.write(f"gridsample_{k}", m, f, rtol=1e-4, atol=1e-5)
             k += 1
+
+    # Shapes ONNX Runtime does not take (3-D cubic, 1-D): the onnx reference evaluator.
+    for spatial, mode, padding in ((3, "cubic", "zeros"), (3, "cubic", "border"),
+                                   (3, "cubic", "reflection"), (1, "linear", "reflection"),
+                                   (1, "cubic", "border"), (1, "nearest", "zeros")):
+        x = f32(*((1, 2) + (3, 4, 3)[:spatial]))
+        g = rng.uniform(-1.2, 1.2, (1,) + (2, 3, 2)[:spatial] + (spatial,)).astype(np.float32)
+        m, f = model("GridSample", {"X": x, "grid": g}, [("Y", F)], 20, mode=mode,
+                     padding_mode=padding, align_corners=k % 2)
+        w.write(f"gridsample_{k}", m, f, rtol=1e-4, atol=1e-5,
+                expected=ReferenceEvaluator(m).run(None, f))
+        k += 1
 
     # ---- RoiAlign ----
     k = 0
