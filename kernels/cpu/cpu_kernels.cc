@@ -82,6 +82,14 @@ const Family kFamilies[] = {
     {"HannWindow, HammingWindow, BlackmanWindow", SignalWindowKernelDefs},
     {"Det", DetKernelDefs},
     {"Unique", UniqueKernelDefs},
+    // The node tests' last operators: sampling, unpooling, normalization, signal.
+    {"GridSample", GridSampleKernelDefs},
+    {"RoiAlign", RoiAlignKernelDefs},
+    {"MaxUnpool", MaxUnpoolKernelDefs},
+    {"LRN, MeanVarianceNormalization", LrnMvnKernelDefs},
+    {"ReverseSequence", ReverseSequenceKernelDefs},
+    {"DFT, STFT", DftKernelDefs},
+    {"MelWeightMatrix", MelWeightMatrixKernelDefs},
     // ONNX Runtime's transformer contrib ops (docs/contrib-ops.md).
     {"com.microsoft Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd", ContribActivationKernelDefs},
     {"com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization, "

@@ -78,6 +78,15 @@ std::vector<engine::KernelDef> SignalWindowKernelDefs();  // signal_window.cc
 std::vector<engine::KernelDef> DetKernelDefs();           // det.cc
 std::vector<engine::KernelDef> UniqueKernelDefs();        // unique.cc
 
+// :ops2_kernels (the node tests' last operators: sampling, pooling inverses, signal)
+std::vector<engine::KernelDef> GridSampleKernelDefs();       // grid_sample.cc
+std::vector<engine::KernelDef> RoiAlignKernelDefs();         // roi_align.cc
+std::vector<engine::KernelDef> MaxUnpoolKernelDefs();        // max_unpool.cc
+std::vector<engine::KernelDef> LrnMvnKernelDefs();           // lrn_mvn.cc: LRN, MVN
+std::vector<engine::KernelDef> ReverseSequenceKernelDefs();  // reverse_sequence.cc
+std::vector<engine::KernelDef> DftKernelDefs();              // dft.cc: DFT, STFT
+std::vector<engine::KernelDef> MelWeightMatrixKernelDefs();  // mel_weight_matrix.cc
+
 // :contrib_kernels (ONNX Runtime's transformer contrib ops, com.microsoft; docs/contrib-ops.md)
 std::vector<engine::KernelDef> ContribActivationKernelDefs();  // contrib_activation.cc
 std::vector<engine::KernelDef> ContribNormKernelDefs();        // contrib_norm.cc
