@@ -132,10 +132,12 @@ void ForEachRun(const BroadcastPlan<N>& plan, engine::ThreadPool& pool, const Ru
 }
 
 // out[k] = f(a[k or 0], b[k or 0]) for k < n: `a_vec` / `b_vec` say whether the input advances.
-// Each case is a plain loop the compiler vectorizes.
+// Each case is a plain loop the compiler vectorizes. `f` is taken by value: a functor's
+// attributes (LeakyRelu's alpha) then live in registers; read through a reference, they are a
+// load the compiler may not hoist out of a branch, which kept `x < 0 ? alpha * x : x` a scalar
+// loop with a branch per element (LeakyRelu on 57k floats: 764 us, 6.5 us for Relu).
 template <typename A, typename B, typename O, typename F>
-inline void BinaryRun(const A* a, bool a_vec, const B* b, bool b_vec, O* out, int64_t n,
-                      const F& f) {
+inline void BinaryRun(const A* a, bool a_vec, const B* b, bool b_vec, O* out, int64_t n, F f) {
   if (a_vec && b_vec) {
 #pragma omp simd
     for (int64_t k = 0; k < n; ++k) out[k] = f(a[k], b[k]);
@@ -177,8 +179,9 @@ void UnaryMap(const T* x, O* y, int64_t n, engine::ThreadPool& pool, const F& f)
     const T* in = x + begin;
     O* out = y + begin;
     const int64_t len = end - begin;
+    const F fn = f;  // see BinaryRun
 #pragma omp simd
-    for (int64_t k = 0; k < len; ++k) out[k] = f(in[k]);
+    for (int64_t k = 0; k < len; ++k) out[k] = fn(in[k]);
   });
 }
 
