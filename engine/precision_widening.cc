@@ -11,27 +11,6 @@
 
 namespace inferd::engine {
 
-absl::StatusOr<const Tensor*> WidenedWeights::Widen(const Tensor& half) {
-  const DataType t = half.dtype();
-  if (t != DataType::kFloat16 && t != DataType::kBFloat16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot widen a ", DataTypeName(t), " weight to float32"));
-  }
-  const int64_t n = half.NumElements();
-  const std::optional<uint64_t> bytes =
-      n < 0 ? std::nullopt : CheckedMul<uint64_t>(static_cast<uint64_t>(n), sizeof(float));
-  if (!bytes) return absl::InvalidArgumentError("weight too large to widen to float32");
-  auto buffer = std::make_unique<float[]>(n > 0 ? static_cast<size_t>(n) : 1);
-  const auto* src = half.data<uint16_t>();
-  for (int64_t i = 0; i < n; ++i) {
-    buffer[i] = t == DataType::kFloat16 ? HalfBitsToFloat(src[i]) : BFloat16BitsToFloat(src[i]);
-  }
-  tensors_.push_back(Tensor::Borrowed(DataType::kFloat32, half.shape(), buffer.get()));
-  buffers_.push_back(std::move(buffer));
-  bytes_ = SaturatingAdd<uint64_t>(bytes_, *bytes);
-  return &tensors_.back();
-}
-
 std::string WideningReport::Summary() const {
   if (!any_half()) return "no float16/bfloat16 compute";
   std::string s = absl::StrCat("widened ", widened_nodes, " nodes to float32 (", casts_to_float,
@@ -89,7 +68,7 @@ onnx::AttributeProto ToAttribute(DataType t) {
 
 class Widener {
  public:
-  Widener(Graph& g, const KernelRegistry& registry, WidenedWeights& weights, WideningReport& report)
+  Widener(Graph& g, const KernelRegistry& registry, DerivedWeights& weights, WideningReport& report)
       : g_(g), registry_(registry), weights_(weights), report_(report) {}
 
   absl::Status Run() {
@@ -252,7 +231,7 @@ class Widener {
 
   Graph& g_;
   const KernelRegistry& registry_;
-  WidenedWeights& weights_;
+  DerivedWeights& weights_;
   WideningReport& report_;
   int cast_opset_ = 13;
   std::map<int, int> twin_;  // half value -> its float32 twin
@@ -261,7 +240,7 @@ class Widener {
 }  // namespace
 
 absl::StatusOr<WideningReport> WidenHalfPrecision(Graph& graph, const KernelRegistry& registry,
-                                                  WidenedWeights& weights) {
+                                                  DerivedWeights& weights) {
   WideningReport report;
   Widener w(graph, registry, weights, report);
   INFERD_RETURN_IF_ERROR(w.Run());

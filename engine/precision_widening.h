@@ -5,7 +5,7 @@
 // kernels (data movement, elementwise) when every half input already has a float32 twin, so a
 // Conv -> Relu -> Reshape -> Gemm chain is one float32 region with casts only at its edges.
 //   - half weights read by widened nodes are converted once, here, into float32 weights owned by
-//     a WidenedWeights store (their bytes are the memory cost of the path);
+//     a DerivedWeights store (their bytes are the memory cost of the path);
 //   - a Cast(to=float) is inserted where a widened node reads a half value made outside the
 //     region (graph input, outer-scope value, a node that stays half), once per value;
 //   - a Cast back to the declared type is inserted where a twin's half value is still needed
@@ -15,42 +15,24 @@
 // widened. Kernel lookups are for the CPU. Not thread-safe; run once per session graph.
 //
 // Example:
-//   WidenedWeights weights;  // must outlive every kernel made from `graph`
+//   DerivedWeights weights;  // must outlive every kernel made from `graph`
 //   absl::StatusOr<WideningReport> r = WidenHalfPrecision(graph, registry, weights);
 #ifndef INFERD_ENGINE_PRECISION_WIDENING_H_
 #define INFERD_ENGINE_PRECISION_WIDENING_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/derived_weights.h"
 #include "engine/graph.h"
 #include "engine/half_bits.h"
 #include "engine/kernel_registry.h"
 #include "engine/tensor.h"
 
 namespace inferd::engine {
-
-// The float32 copies of half-precision weights made by the pass. Tensor addresses are stable.
-class WidenedWeights {
- public:
-  WidenedWeights() = default;
-  WidenedWeights(const WidenedWeights&) = delete;
-  WidenedWeights& operator=(const WidenedWeights&) = delete;
-
-  // A float32 copy of `half` (float16 or bfloat16); INVALID_ARGUMENT for another type.
-  absl::StatusOr<const Tensor*> Widen(const Tensor& half);
-  uint64_t bytes() const { return bytes_; }
-  size_t count() const { return tensors_.size(); }
-
- private:
-  std::deque<Tensor> tensors_;
-  std::vector<std::unique_ptr<float[]>> buffers_;
-  uint64_t bytes_ = 0;
-};
 
 struct WideningReport {
   int widened_nodes = 0;                // nodes now computing in float32 (subgraphs included)
@@ -67,7 +49,7 @@ struct WideningReport {
 
 // Rewrites `graph` (sorted, edges built) in place; converted weights go to `weights`.
 absl::StatusOr<WideningReport> WidenHalfPrecision(Graph& graph, const KernelRegistry& registry,
-                                                  WidenedWeights& weights);
+                                                  DerivedWeights& weights);
 
 }  // namespace inferd::engine
 

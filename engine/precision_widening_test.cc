@@ -101,7 +101,7 @@ TEST(PrecisionWideningTest, ConvReluRegionCastsAtItsEdgesAndConvertsTheWeight) {
   ASSERT_NE(model, nullptr);
   Graph g = model->graph();
   KernelRegistry registry = Registry();
-  WidenedWeights weights;
+  DerivedWeights weights;
   absl::StatusOr<WideningReport> r = WidenHalfPrecision(g, registry, weights);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->widened_nodes, 2);
@@ -155,7 +155,7 @@ TEST(PrecisionWideningTest, WeightSharedBetweenHalfAndFloatConsumers) {
   ASSERT_NE(model, nullptr);
   Graph g = model->graph();
   KernelRegistry registry = Registry();
-  WidenedWeights weights;
+  DerivedWeights weights;
   absl::StatusOr<WideningReport> r = WidenHalfPrecision(g, registry, weights);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->widened_nodes, 1);
@@ -185,7 +185,7 @@ TEST(PrecisionWideningTest, HalfGraphOutputInsideARegionIsCastBack) {
   ASSERT_NE(model, nullptr);
   Graph g = model->graph();
   KernelRegistry registry = Registry();
-  WidenedWeights weights;
+  DerivedWeights weights;
   absl::StatusOr<WideningReport> r = WidenHalfPrecision(g, registry, weights);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->widened_nodes, 2);  // MatMul; Relu (both kernels, its input made in float32)
@@ -216,7 +216,7 @@ TEST(PrecisionWideningTest, FloatModelIsUntouched) {
   ASSERT_NE(model, nullptr);
   Graph g = model->graph();
   KernelRegistry registry = Registry();
-  WidenedWeights weights;
+  DerivedWeights weights;
   absl::StatusOr<WideningReport> r = WidenHalfPrecision(g, registry, weights);
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->any_half());
@@ -255,7 +255,7 @@ TEST(PrecisionWideningTest, IfBranchesAreWidened) {
   ASSERT_NE(model, nullptr);
   Graph g = model->graph();
   KernelRegistry registry = Registry();
-  WidenedWeights weights;
+  DerivedWeights weights;
   absl::StatusOr<WideningReport> r = WidenHalfPrecision(g, registry, weights);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->widened_nodes, 1);  // then: MatMul; else: Add stays float16
@@ -280,7 +280,7 @@ TEST(PrecisionWideningTest, IfBranchesAreWidened) {
 }
 
 TEST(PrecisionWideningTest, WidenRefusesOtherTypes) {
-  WidenedWeights weights;
+  DerivedWeights weights;
   float v = 1.0f;
   Tensor t = Tensor::Borrowed(kF32, Shape{1}, &v);
   EXPECT_FALSE(weights.Widen(t).ok());

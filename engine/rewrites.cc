@@ -1,5 +1,12 @@
 #include "engine/rewrites.h"
 
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
@@ -35,11 +42,149 @@ Node Fused(const Node& first, const Node& second, absl::string_view op, absl::st
   return f;
 }
 
+// The attribute `name` of `n`, or nullptr.
+const onnx::AttributeProto* FindAttribute(const Node& n, absl::string_view name) {
+  for (const onnx::AttributeProto& a : n.attributes) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+float FloatAttribute(const Node& n, absl::string_view name, float fallback) {
+  const onnx::AttributeProto* a = FindAttribute(n, name);
+  return a != nullptr && a->type() == onnx::AttributeProto::FLOAT ? a->f() : fallback;
+}
+
+// A float32 weight of exactly `n` elements, or nullptr.
+const Tensor* FloatWeight(const Graph& g, int value, int64_t n) {
+  if (value < 0) return nullptr;
+  const Tensor* t = g.values[value].initializer;
+  if (t == nullptr || t->dtype() != DataType::kFloat32 || t->NumElements() != n) return nullptr;
+  return t;
+}
+
+// Conv(X, W, B) -> BatchNormalization(scale, bias, mean, var) with constant float32 weights, the
+// BN in inference form, folded into Conv(X, W', B'):
+//   f = scale / sqrt(var + epsilon);  W'[m] = W[m] f[m];  B' = (B - mean) f + bias
+// computed in double, stored as new weights in `derived` (named "<W>/ConvBatchNormFusion"). The
+// Conv keeps its place and its name and takes the BN's output; the BN is dropped. Returns how
+// many.
+absl::StatusOr<int> FoldBatchNorms(Graph& g, DerivedWeights& derived) {
+  g.RebuildEdges();
+  std::vector<bool> keep(g.nodes.size(), true);
+  int folded = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& conv = g.nodes[i];
+    if (!IsOnnxOp(conv, "Conv") || conv.inputs.size() < 2 || conv.outputs.size() != 1) continue;
+    const int next = SoleConsumer(g, conv.outputs[0]);
+    if (next < 0 || !keep[next] || g.nodes[next].device != conv.device) continue;
+    const Node& bn = g.nodes[next];
+    if (!IsOnnxOp(bn, "BatchNormalization") || bn.inputs.size() != 5 ||
+        bn.inputs[0] != conv.outputs[0]) {
+      continue;
+    }
+    bool extra_outputs = false;
+    for (size_t k = 1; k < bn.outputs.size(); ++k) extra_outputs |= bn.outputs[k] >= 0;
+    const onnx::AttributeProto* training = FindAttribute(bn, "training_mode");
+    if (extra_outputs || (training != nullptr && training->i() != 0)) continue;
+    const Tensor* w = g.values[conv.inputs[1]].initializer;
+    if (w == nullptr || w->dtype() != DataType::kFloat32 || w->shape().rank() < 3) continue;
+    const int64_t m = w->shape()[0];
+    if (m <= 0) continue;
+    const int b_value = conv.inputs.size() > 2 ? conv.inputs[2] : -1;
+    const Tensor* b = FloatWeight(g, b_value, m);
+    if (b_value >= 0 && b == nullptr) continue;
+    const Tensor* scale = FloatWeight(g, bn.inputs[1], m);
+    const Tensor* shift = FloatWeight(g, bn.inputs[2], m);
+    const Tensor* mean = FloatWeight(g, bn.inputs[3], m);
+    const Tensor* var = FloatWeight(g, bn.inputs[4], m);
+    if (scale == nullptr || shift == nullptr || mean == nullptr || var == nullptr) continue;
+    const double epsilon = FloatAttribute(bn, "epsilon", 1e-5f);
+
+    float* w_data = nullptr;
+    float* b_data = nullptr;
+    INFERD_ASSIGN_OR_RETURN(const Tensor* new_w, derived.NewFloat32(w->shape(), &w_data));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* new_b, derived.NewFloat32(Shape{m}, &b_data));
+    const int64_t per_filter = w->NumElements() / m;
+    for (int64_t o = 0; o < m; ++o) {
+      const double f =
+          scale->data<float>()[o] / std::sqrt(static_cast<double>(var->data<float>()[o]) + epsilon);
+      const float* src = w->data<float>() + o * per_filter;
+      for (int64_t k = 0; k < per_filter; ++k) {
+        w_data[o * per_filter + k] = static_cast<float>(src[k] * f);
+      }
+      const double bias = b != nullptr ? b->data<float>()[o] : 0.0;
+      b_data[o] = static_cast<float>((bias - mean->data<float>()[o]) * f + shift->data<float>()[o]);
+    }
+    auto add_weight = [&](const std::string& base, const Tensor* t) {
+      Value v;
+      v.name = FusedNodeName(base, kConvBatchNormSuffix);
+      for (int k = 1; g.FindValue(v.name) >= 0; ++k) {
+        v.name = absl::StrCat(FusedNodeName(base, kConvBatchNormSuffix), "_", k);
+      }
+      v.type = DataType::kFloat32;
+      v.shape = ShapeInfo::FromShape(t->shape());
+      v.initializer = t;
+      return g.AddValue(std::move(v));
+    };
+    const std::string w_name = g.values[conv.inputs[1]].name;
+    conv.inputs.resize(3);
+    conv.inputs[1] = add_weight(w_name, new_w);
+    conv.inputs[2] = add_weight(absl::StrCat(w_name, "/bias"), new_b);
+    conv.outputs = bn.outputs;
+    conv.outputs.resize(1);
+    keep[next] = false;
+    ++folded;
+  }
+  if (folded > 0) g.RemoveNodes(keep);
+  return folded;
+}
+
+// An activation FusedConv applies as a post-op: its name and parameters as FusedConv's
+// `activation` / `activation_params` attributes take them, or nullopt when `act` (reading
+// `conv`'s output) is not one or its parameters are not constants.
+struct Activation {
+  std::string op;
+  std::vector<float> params;
+};
+
+std::optional<Activation> ConvActivation(const Graph& g, const Node& act) {
+  if (!act.domain.empty() || act.outputs.empty() || act.outputs[0] < 0) return std::nullopt;
+  const std::string& op = act.op_type;
+  if (op == "Relu" || op == "HardSwish" || op == "Sigmoid" || op == "Tanh") {
+    return Activation{op, {}};
+  }
+  if (op == "LeakyRelu") return Activation{op, {FloatAttribute(act, "alpha", 0.01f)}};
+  if (op == "Elu") return Activation{op, {FloatAttribute(act, "alpha", 1.0f)}};
+  if (op == "HardSigmoid") {
+    return Activation{op, {FloatAttribute(act, "alpha", 0.2f), FloatAttribute(act, "beta", 0.5f)}};
+  }
+  if (op == "Clip") {
+    float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+    if (act.opset < 11) {
+      lo = FloatAttribute(act, "min", lo);
+      hi = FloatAttribute(act, "max", hi);
+    } else {
+      for (size_t k = 1; k < act.inputs.size() && k < 3; ++k) {
+        if (act.inputs[k] < 0) continue;
+        const Tensor* bound = FloatWeight(g, act.inputs[k], 1);
+        if (bound == nullptr) return std::nullopt;  // a bound computed at run time
+        (k == 1 ? lo : hi) = bound->data<float>()[0];
+      }
+    }
+    if (!(lo <= hi)) return std::nullopt;  // ONNX leaves it undefined; keep Clip's own answer
+    return Activation{op, {lo, hi}};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry) {
+absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
+                                 DerivedWeights& derived) {
   const bool matmul_add = registry.HasOp(kInferdDomain, "FusedMatMul");
-  const bool conv_relu = registry.HasOp(kInferdDomain, "FusedConv");
+  const bool conv_act = registry.HasOp(kInferdDomain, "FusedConv");
+  INFERD_ASSIGN_OR_RETURN(const int folded, FoldBatchNorms(g, derived));
   g.RebuildEdges();
   std::vector<bool> keep(g.nodes.size(), true);
   std::vector<std::pair<size_t, Node>> replacements;  // (position of the first node, fused node)
@@ -62,21 +207,31 @@ absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry) {
       f.inputs = {first.inputs[0], first.inputs[1], bias};
       replacements.emplace_back(i, std::move(f));
       keep[i] = keep[next] = false;
-    } else if (conv_relu && IsOnnxOp(first, "Conv") && IsOnnxOp(second, "Relu") &&
+    } else if (conv_act && IsOnnxOp(first, "Conv") &&
                g.values[first.outputs[0]].type == DataType::kFloat32) {
-      Node f = Fused(first, second, "FusedConv", kConvReluSuffix);
+      std::optional<Activation> act = ConvActivation(g, second);
+      if (!act) continue;
+      Node f = Fused(first, second, "FusedConv",
+                     act->op == "Relu" ? kConvReluSuffix : kConvActivationSuffix);
       f.inputs = first.inputs;
       f.attributes = first.attributes;
-      onnx::AttributeProto act;
-      act.set_name("activation");
-      act.set_type(onnx::AttributeProto::STRING);
-      act.set_s("Relu");
-      f.attributes.push_back(std::move(act));
+      onnx::AttributeProto op;
+      op.set_name("activation");
+      op.set_type(onnx::AttributeProto::STRING);
+      op.set_s(act->op);
+      f.attributes.push_back(std::move(op));
+      if (!act->params.empty()) {
+        onnx::AttributeProto params;
+        params.set_name("activation_params");
+        params.set_type(onnx::AttributeProto::FLOATS);
+        for (float p : act->params) params.add_floats(p);
+        f.attributes.push_back(std::move(params));
+      }
       replacements.emplace_back(i, std::move(f));
       keep[i] = keep[next] = false;
     }
   }
-  if (replacements.empty()) return 0;
+  if (replacements.empty()) return folded;
   std::vector<Node> nodes;
   size_t r = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -88,7 +243,7 @@ absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry) {
   g.nodes = std::move(nodes);
   INFERD_RETURN_IF_ERROR(g.TopologicalSort());
   INFERD_RETURN_IF_ERROR(g.Validate());
-  return static_cast<int>(replacements.size());
+  return folded + static_cast<int>(replacements.size());
 }
 
 }  // namespace inferd::engine

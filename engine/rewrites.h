@@ -2,13 +2,20 @@
 // it replaces with a suffix ("<original name>/MatMulAddFusion"), so name-based partition rules
 // written for the original graph still match it. A rewrite applies only where the registry has
 // a kernel for the fused op.
+//   - Conv + BatchNormalization (inference form, constant float32 weights) -> the Conv (its name
+//     kept) with the BN folded into new weights "<W>/ConvBatchNormFusion", which live in the
+//     session's DerivedWeights
 //   - MatMul + Add(bias over the last dim, a weight) -> com.inferd::FusedMatMul(A, B, bias)
-//   - Conv + Relu -> com.inferd::FusedConv(..., activation = "Relu")
+//   - Conv + an activation -> com.inferd::FusedConv(..., activation, activation_params), applied
+//     by the convolution as a post-op: Relu ("/ConvReluFusion"); LeakyRelu [alpha], Elu [alpha],
+//     HardSigmoid [alpha, beta], HardSwish, Sigmoid, Tanh, Clip [min, max] with constant bounds
+//     ("/ConvActivationFusion")
 // The intermediate between the pair must have no other reader and must not be a graph output.
 #ifndef INFERD_ENGINE_REWRITES_H_
 #define INFERD_ENGINE_REWRITES_H_
 
 #include "absl/status/statusor.h"
+#include "engine/derived_weights.h"
 #include "engine/graph.h"
 #include "engine/kernel_registry.h"
 
@@ -16,9 +23,13 @@ namespace inferd::engine {
 
 inline constexpr char kMatMulAddSuffix[] = "/MatMulAddFusion";
 inline constexpr char kConvReluSuffix[] = "/ConvReluFusion";
+inline constexpr char kConvActivationSuffix[] = "/ConvActivationFusion";
+inline constexpr char kConvBatchNormSuffix[] = "/ConvBatchNormFusion";
 
-// Applies every fusion; returns how many fused nodes were made.
-absl::StatusOr<int> ApplyFusions(Graph& graph, const KernelRegistry& registry);
+// Applies every fusion; returns how many fused nodes were made. New weights go into `derived`,
+// which must outlive every kernel made from `graph`.
+absl::StatusOr<int> ApplyFusions(Graph& graph, const KernelRegistry& registry,
+                                 DerivedWeights& derived);
 
 }  // namespace inferd::engine
 

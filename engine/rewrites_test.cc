@@ -1,7 +1,10 @@
 #include "engine/rewrites.h"
 
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/domain.h"
 #include "gtest/gtest.h"
@@ -39,8 +42,9 @@ struct MatMulAdd {
 TEST(RewritesTest, MatMulAddBecomesFusedMatMulNamedAfterTheMatMul) {
   MatMulAdd m;
   KernelRegistry registry;
+  DerivedWeights derived;
   ASSERT_TRUE(registry.Register(Def(kInferdDomain, "FusedMatMul")).ok());
-  absl::StatusOr<int> fused = ApplyFusions(*m.g, registry);
+  absl::StatusOr<int> fused = ApplyFusions(*m.g, registry, derived);
   ASSERT_TRUE(fused.ok()) << fused.status();
   EXPECT_EQ(*fused, 1);
   ASSERT_EQ(m.g->nodes.size(), 1u);
@@ -58,7 +62,8 @@ TEST(RewritesTest, MatMulAddBecomesFusedMatMulNamedAfterTheMatMul) {
 TEST(RewritesTest, NoFusionWithoutAKernelForTheFusedOp) {
   MatMulAdd m;
   KernelRegistry registry;
-  absl::StatusOr<int> fused = ApplyFusions(*m.g, registry);
+  DerivedWeights derived;
+  absl::StatusOr<int> fused = ApplyFusions(*m.g, registry, derived);
   ASSERT_TRUE(fused.ok());
   EXPECT_EQ(*fused, 0);
   EXPECT_EQ(m.g->nodes.size(), 2u);
@@ -66,12 +71,77 @@ TEST(RewritesTest, NoFusionWithoutAKernelForTheFusedOp) {
 
 TEST(RewritesTest, NoFusionWhenTheIntermediateIsAGraphOutputOrDevicesDiffer) {
   KernelRegistry registry;
+  DerivedWeights derived;
   ASSERT_TRUE(registry.Register(Def(kInferdDomain, "FusedMatMul")).ok());
   MatMulAdd out(/*t_is_output=*/true);
-  EXPECT_EQ(ApplyFusions(*out.g, registry).value_or(-1), 0);
+  EXPECT_EQ(ApplyFusions(*out.g, registry, derived).value_or(-1), 0);
   MatMulAdd split;
   split.g->nodes[1].device = "cpu:1";
-  EXPECT_EQ(ApplyFusions(*split.g, registry).value_or(-1), 0);
+  EXPECT_EQ(ApplyFusions(*split.g, registry, derived).value_or(-1), 0);
+}
+
+// x[1,2,2,2] -> Conv(w[2,2,1,1], b[2]) -> c -> BatchNormalization -> t -> LeakyRelu -> y, with
+// real weights: the BN folds into new conv weights, then the activation fuses.
+TEST(RewritesTest, ConvBatchNormFoldsThenTheActivationFuses) {
+  GraphBuilder b;
+  b.Input("x", {1, 2, 2, 2}).Weight("w", {2, 2, 1, 1}).Weight("b", {2});
+  for (const char* n : {"scale", "shift", "mean", "var"}) b.Weight(n, {2});
+  b.Node("/m/conv", "Conv", {"x", "w", "b"}, {"c"}, {1, 2, 2, 2});
+  b.Node("/m/bn", "BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"t"},
+         {1, 2, 2, 2});
+  const int act = b.Node("/m/act", "LeakyRelu", {"t"}, {"y"}, {1, 2, 2, 2});
+  b.Output("y");
+  Graph& g = b.graph();
+  g.nodes[act].attributes.push_back(onnx::AttributeProto());
+  g.nodes[act].attributes.back().set_name("alpha");
+  g.nodes[act].attributes.back().set_type(onnx::AttributeProto::FLOAT);
+  g.nodes[act].attributes.back().set_f(0.25f);
+  const std::map<std::string, std::vector<float>> data = {
+      {"w", {1, 2, 3, 4}}, {"b", {0.5f, -1}},   {"scale", {2, 3}},
+      {"shift", {1, -2}},  {"mean", {0.5f, 1}}, {"var", {4 - 1e-5f, 9 - 1e-5f}}};
+  std::deque<Tensor> tensors;
+  for (const auto& [name, values] : data) {
+    Value& v = g.values[g.FindValue(name)];
+    tensors.push_back(Tensor::Borrowed(DataType::kFloat32, v.initializer->shape(), values.data()));
+    v.initializer = &tensors.back();
+  }
+  KernelRegistry registry;
+  ASSERT_TRUE(registry.Register(Def(kInferdDomain, "FusedConv")).ok());
+  DerivedWeights derived;
+  absl::StatusOr<int> fused = ApplyFusions(g, registry, derived);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_EQ(*fused, 2);  // the fold and the activation
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const Node& f = g.nodes[0];
+  EXPECT_EQ(f.op_type, "FusedConv");
+  EXPECT_EQ(f.name, std::string("/m/conv") + kConvActivationSuffix);
+  EXPECT_EQ(g.values[f.outputs[0]].name, "y");
+  ASSERT_EQ(f.inputs.size(), 3u);
+  EXPECT_EQ(g.values[f.inputs[1]].name, std::string("w") + kConvBatchNormSuffix);
+  // f = scale / sqrt(var + 1e-5) = {1, 1}; W' = W f; B' = (b - mean) f + shift.
+  const Tensor* w = g.values[f.inputs[1]].initializer;
+  const Tensor* bias = g.values[f.inputs[2]].initializer;
+  ASSERT_NE(w, nullptr);
+  ASSERT_NE(bias, nullptr);
+  const float* wd = w->data<float>();
+  const float* bd = bias->data<float>();
+  EXPECT_NEAR(wd[0], 1.0f, 1e-5f);
+  EXPECT_NEAR(wd[3], 4.0f, 1e-5f);
+  EXPECT_NEAR(bd[0], 1.0f, 1e-5f);   // (0.5 - 0.5) * 1 + 1
+  EXPECT_NEAR(bd[1], -4.0f, 1e-5f);  // (-1 - 1) * 1 - 2
+  EXPECT_EQ(derived.count(), 2u);
+  EXPECT_EQ(derived.bytes(), 6 * sizeof(float));
+  bool alpha = false;
+  for (const onnx::AttributeProto& a : f.attributes) {
+    if (a.name() == "activation") EXPECT_EQ(a.s(), "LeakyRelu");
+    if (a.name() == "activation_params") {
+      alpha = true;
+      ASSERT_EQ(a.floats_size(), 1);
+      EXPECT_FLOAT_EQ(a.floats(0), 0.25f);
+    }
+  }
+  EXPECT_TRUE(alpha);
+  EXPECT_TRUE(g.Validate().ok());
 }
 
 }  // namespace

@@ -48,10 +48,10 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(graph_));
   if (options_.widen_half_precision) {
     INFERD_ASSIGN_OR_RETURN(half_precision_,
-                            WidenHalfPrecision(graph_, registry, widened_weights_));
+                            WidenHalfPrecision(graph_, registry, derived_weights_));
   }
   if (options_.enable_fusions) {
-    INFERD_ASSIGN_OR_RETURN(fused_nodes_, ApplyFusions(graph_, registry));
+    INFERD_ASSIGN_OR_RETURN(fused_nodes_, ApplyFusions(graph_, registry, derived_weights_));
   }
   // pass 2: devices: partition (rules and budgets), then the copies at device boundaries.
   std::vector<std::string> devices;
@@ -120,7 +120,7 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
   // max_graph's weights are views into max_model's weight store: it must outlive the costing
   // (it was freed at the end of the block below, and the accountant then read freed tensors).
   std::shared_ptr<const Model> max_model;
-  WidenedWeights max_widened;  // the max-shape view's float32 weights, as long as max_graph
+  DerivedWeights max_derived;  // the max-shape view's derived weights, as long as max_graph
   bool all_static = true;
   for (const Node& n : graph_.nodes) {
     for (int v : n.outputs) all_static = all_static && (v < 0 || graph_.values[v].shape.IsStatic());
@@ -138,9 +138,10 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
     max_graph = max_model->graph();
     if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(max_graph));
     if (options_.widen_half_precision) {
-      INFERD_RETURN_IF_ERROR(WidenHalfPrecision(max_graph, registry, max_widened).status());
+      INFERD_RETURN_IF_ERROR(WidenHalfPrecision(max_graph, registry, max_derived).status());
     }
-    if (options_.enable_fusions) INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry).status());
+    if (options_.enable_fusions)
+      INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry, max_derived).status());
     costed = &max_graph;
   }
   const RegistryWorkspaceEstimator estimator(registry);

@@ -129,8 +129,9 @@ class Session {
   std::shared_ptr<const Model> model_;
   SessionOptions options_;
   Graph graph_;
-  // float32 copies of half weights; kernels may keep pointers to them, so it outlives plan_.
-  WidenedWeights widened_weights_;
+  // Weights made at load (widened half weights, folded Conv+BatchNorm weights); kernels may keep
+  // pointers to them, so it outlives plan_.
+  DerivedWeights derived_weights_;
   WideningReport half_precision_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::vector<DeviceArenas> devices_;

@@ -124,7 +124,7 @@ class ConvLikeKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(engine::Tensor * y,
                             ctx.MakeOutputTensor(0, engine::DataType::kFloat32, geo.out));
     if (y->NumElements() == 0) return absl::OkStatus();
-    if (geo.degenerate) return FillBias(b, geo.spec.relu, y);
+    if (geo.degenerate) return FillBias(b, geo.spec.post_ops, y);
     return plan->primitive->Execute(ctx, x->raw_data(), w->raw_data(), b ? b->raw_data() : nullptr,
                                     y->raw_mutable_data(), node_);
   }
@@ -169,13 +169,13 @@ class ConvLikeKernel final : public engine::OpKernel {
     return shapes;
   }
 
-  static absl::Status FillBias(const engine::Tensor* b, bool relu, engine::Tensor* y) {
+  static absl::Status FillBias(const engine::Tensor* b, absl::Span<const ConvPostOp> post_ops,
+                               engine::Tensor* y) {
     const engine::Shape& s = y->shape();
     const int64_t n = s[0], m = s[1], inner = s.SizeFrom(2);
     float* out = y->mutable_data<float>();
     for (int64_t i = 0; i < n * m; ++i) {
-      float v = b != nullptr ? b->data<float>()[i % m] : 0.0f;
-      if (relu) v = std::max(v, 0.0f);
+      const float v = ApplyConvPostOps(b != nullptr ? b->data<float>()[i % m] : 0.0f, post_ops);
       std::fill(out + i * inner, out + (i + 1) * inner, v);
     }
     return absl::OkStatus();

@@ -1,5 +1,5 @@
-// ConvPrimitive: one oneDNN convolution or deconvolution (ConvTranspose), optionally with a ReLU
-// post-op, for fixed shapes, with the layout conversions around it. Tensors stay plain
+// ConvPrimitive: one oneDNN convolution or deconvolution (ConvTranspose), optionally with
+// activation post-ops, for fixed shapes, with the layout conversions around it. Tensors stay plain
 // NC[D][H]W. The primitive runs on blocked copies of src and dst (ConvSpec::layout, chosen by
 // ChooseConvLayout) that live in the kernel's workspace, laid out as:
 //   [0, scratch)              the scratchpad, shared by the primitive and the reorders
@@ -32,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "dnnl.hpp"
 #include "engine/kernel.h"
@@ -48,6 +49,22 @@ enum class ConvLayout {
   kPlain,     // both plain (oneDNN's GEMM convolution): 1x1 convolutions on few channels
 };
 
+// One activation step the convolution applies to its result (bias included) as a oneDNN
+// eltwise post-op: alpha and beta as oneDNN's algorithm reads them.
+struct ConvPostOp {
+  dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+// FusedConv's `activation` and `activation_params` (engine/rewrites.h) as post-ops: Relu,
+// LeakyRelu [alpha], Elu [alpha], HardSigmoid [alpha, beta] (linear then clip to [0, 1]),
+// HardSwish, Sigmoid, Tanh, Clip [min, max]; "" is none. INVALID_ARGUMENT naming what is wrong.
+absl::StatusOr<std::vector<ConvPostOp>> ConvPostOps(absl::string_view activation,
+                                                    absl::Span<const float> params);
+
+// `v` after `ops`, computed as the post-ops define them (for outputs that need no convolution).
+float ApplyConvPostOps(float v, absl::Span<const ConvPostOp> ops);
+
 struct ConvSpec {
   bool transposed = false;  // deconvolution (ConvTranspose)
   // Logical oneDNN dims: weights [O, I, k...] or grouped [G, O/G, I/G, k...]; bias empty when
@@ -57,7 +74,7 @@ struct ConvSpec {
   // [C_in, C_out/G, k...] tensor is the logical [G, O/G, I/G, k...] with permuted strides.
   dnnl::memory::dims weights_strides;
   dnnl::memory::dims strides, dilations, pad_begin, pad_end;  // dilations as oneDNN (d - 1)
-  bool relu = false;
+  std::vector<ConvPostOp> post_ops;                           // applied in order
   // Preferred layouts; where oneDNN has no optimized implementation for them, kAny is used.
   ConvLayout layout = ConvLayout::kAny;
   const void* constant_weights = nullptr;  // non-null: prepack these

@@ -1,5 +1,6 @@
 // The com.inferd fusions against the unfused pairs they replace: FusedMatMul == MatMul then Add
-// (bias over the last dimension), FusedConv == Conv then Relu (or Conv alone for activation "").
+// (bias over the last dimension), FusedConv == Conv then its activation (Relu, LeakyRelu, Elu,
+// HardSigmoid, HardSwish, Sigmoid, Tanh, Clip; Conv alone for activation "").
 // Also their errors and workspace estimates.
 #include "engine/kernel_registry.h"
 #include "engine/testing/kernel_tester.h"
@@ -95,8 +96,31 @@ TEST(FusedMatMulTest, BadBias) {
   EXPECT_FALSE(missing.Run(CpuRegistry()).ok());
 }
 
-void CheckFusedConv(const std::string& activation, bool with_bias, bool constant_w, int threads) {
-  SCOPED_TRACE("activation '" + activation + "' bias " + std::to_string(with_bias));
+// An activation FusedConv applies, and the op it replaces (engine/rewrites.h).
+struct Activation {
+  std::string op;  // "" for none
+  std::vector<float> params;
+};
+
+// `values` after the unfused activation op.
+std::vector<float> RunActivation(const Activation& act, const Shape& shape,
+                                 const std::vector<float>& values) {
+  if (act.op.empty()) return values;
+  const bool clip = act.op == "Clip";
+  KernelTester t(act.op, act.op == "HardSwish" ? 14 : clip ? 13 : 6);
+  t.Input<float>(shape, values);
+  if (clip) {
+    t.Input<float>(Shape{}, {act.params[0]}).Input<float>(Shape{}, {act.params[1]});
+  } else if (act.op == "HardSigmoid") {
+    t.Attr("alpha", act.params[0]).Attr("beta", act.params[1]);
+  } else if (!act.params.empty()) {
+    t.Attr("alpha", act.params[0]);
+  }
+  return RunOne(t);
+}
+
+void CheckFusedConv(const Activation& act, bool with_bias, bool constant_w, int threads) {
+  SCOPED_TRACE("activation '" + act.op + "' bias " + std::to_string(with_bias));
   const Shape xs{2, 8, 13, 11}, ws{12, 4, 3, 3};
   const auto x = RandomFloats(xs.NumElements(), 4), w = RandomFloats(ws.NumElements(), 5);
   const auto b = RandomFloats(12, 6);
@@ -106,35 +130,30 @@ void CheckFusedConv(const std::string& activation, bool with_bias, bool constant
         .Attr("pads", std::vector<int64_t>{1, 0, 1, 2})
         .Attr("dilations", std::vector<int64_t>{1, 2})
         .Threads(threads);
+    t.Attr("activation", act.op);
+    if (!act.params.empty()) t.Attr("activation_params", act.params);
   };
   KernelTester conv("Conv", 11);
-  attrs(conv);
+  conv.Attr("group", int64_t{2})
+      .Attr("strides", std::vector<int64_t>{2, 1})
+      .Attr("pads", std::vector<int64_t>{1, 0, 1, 2})
+      .Attr("dilations", std::vector<int64_t>{1, 2});
   conv.Input<float>(xs, x).Input<float>(ws, w);
   if (with_bias) conv.Input<float>({12}, b);
   Shape conv_shape;
-  auto expected = RunOne(conv, &conv_shape);
-  if (activation == "Relu") {
-    KernelTester relu("Relu", 14);
-    relu.Input<float>(conv_shape, expected);
-    expected = RunOne(relu);
-  }
+  const std::vector<float> conv_out = RunOne(conv, &conv_shape);
+  const std::vector<float> expected = RunActivation(act, conv_shape, conv_out);
   KernelTester fused("FusedConv", 1, kInferdDomain);
   attrs(fused);
-  fused.Attr("activation", activation).Input<float>(xs, x).Input<float>(ws, w, constant_w);
+  fused.Input<float>(xs, x).Input<float>(ws, w, constant_w);
   if (with_bias) fused.Input<float>({12}, b, constant_w);
   Shape shape;
-  ExpectNear(RunOne(fused, &shape), expected, 1e-5f);
+  ExpectNear(RunOne(fused, &shape), expected, 2e-5f);
   EXPECT_EQ(shape, conv_shape);
 
   KernelTester spec("FusedConv", 1, kInferdDomain);
-  spec.Attr("group", int64_t{2})
-      .Attr("strides", std::vector<int64_t>{2, 1})
-      .Attr("pads", std::vector<int64_t>{1, 0, 1, 2})
-      .Attr("dilations", std::vector<int64_t>{1, 2})
-      .Attr("activation", activation)
-      .Threads(threads)
-      .Input(TestTensor::Of<float>(xs, x))
-      .Input(TestTensor::Of<float>(ws, w), true, constant_w);
+  attrs(spec);
+  spec.Input(TestTensor::Of<float>(xs, x)).Input(TestTensor::Of<float>(ws, w), true, constant_w);
   if (with_bias) spec.Input(TestTensor::Of<float>({12}, b), true, constant_w);
   absl::StatusOr<size_t> estimate = spec.Estimate(CpuRegistry());
   ASSERT_TRUE(estimate.ok()) << estimate.status();
@@ -145,23 +164,46 @@ TEST(FusedConvTest, EqualsConvThenRelu) {
   for (int threads : {1, 2}) {
     for (bool constant_w : {false, true}) {
       for (bool with_bias : {false, true}) {
-        CheckFusedConv("Relu", with_bias, constant_w, threads);
-        CheckFusedConv("", with_bias, constant_w, threads);
+        CheckFusedConv({"Relu"}, with_bias, constant_w, threads);
+        CheckFusedConv({""}, with_bias, constant_w, threads);
       }
     }
   }
 }
 
-TEST(FusedConvTest, UnknownActivationIsRefusedAtLoad) {
-  KernelTester t("FusedConv", 1, kInferdDomain);
-  t.Attr("activation", std::string("Sigmoid"))
-      .Input<float>({1, 1, 3, 3}, std::vector<float>(9))
-      .Input<float>({1, 1, 1, 1}, {1.0f});
-  auto out = t.Run(CpuRegistry());
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().message(),
-            "node 'test_FusedConv' (FusedConv): activation 'Sigmoid' is not supported (expected "
-            "\"Relu\" or \"\")");
+TEST(FusedConvTest, EqualsConvThenEachActivation) {
+  const std::vector<Activation> acts = {{"LeakyRelu", {0.1f}},
+                                        {"Elu", {0.7f}},
+                                        {"HardSigmoid", {0.3f, 0.4f}},
+                                        {"HardSwish"},
+                                        {"Sigmoid"},
+                                        {"Tanh"},
+                                        {"Clip", {-0.5f, 0.75f}},
+                                        {"Clip", {0.0f, 6.0f}}};
+  for (const Activation& act : acts) {
+    CheckFusedConv(act, /*with_bias=*/true, /*constant_w=*/true, /*threads=*/1);
+    CheckFusedConv(act, /*with_bias=*/false, /*constant_w=*/false, /*threads=*/2);
+  }
+}
+
+TEST(FusedConvTest, BadActivationsAreRefusedAtLoad) {
+  auto refusal = [](const std::string& activation, const std::vector<float>& params) {
+    KernelTester t("FusedConv", 1, kInferdDomain);
+    t.Attr("activation", activation)
+        .Input<float>({1, 1, 3, 3}, std::vector<float>(9))
+        .Input<float>({1, 1, 1, 1}, {1.0f});
+    if (!params.empty()) t.Attr("activation_params", params);
+    auto out = t.Run(CpuRegistry());
+    return out.ok() ? std::string("ok") : std::string(out.status().message());
+  };
+  EXPECT_EQ(refusal("Softplus", {}),
+            "node 'test_FusedConv' (FusedConv): activation 'Softplus' is not supported (Relu, "
+            "LeakyRelu, Elu, HardSigmoid, HardSwish, Sigmoid, Tanh, Clip)");
+  EXPECT_EQ(refusal("LeakyRelu", {}),
+            "node 'test_FusedConv' (FusedConv): activation 'LeakyRelu' takes 1 "
+            "activation_params, got 0");
+  EXPECT_EQ(refusal("Clip", {2.0f, 1.0f}),
+            "node 'test_FusedConv' (FusedConv): Clip's min 2 is above its max 1");
 }
 
 }  // namespace

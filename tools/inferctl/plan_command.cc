@@ -107,8 +107,9 @@ absl::StatusOr<std::string> MakePlan(const PlanArgs& args) {
   if (absl::Status st = kernels::cpu::RegisterCpuKernels(registry); !st.ok()) return st;
   engine::Graph graph = (*model)->graph();
   int fused = 0;
+  engine::DerivedWeights derived;  // folded weights, as long as `graph`
   if (args.fusions) {
-    absl::StatusOr<int> n = engine::ApplyFusions(graph, registry);
+    absl::StatusOr<int> n = engine::ApplyFusions(graph, registry, derived);
     if (!n.ok()) return n.status();
     fused = *n;
   }

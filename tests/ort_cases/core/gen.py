@@ -88,10 +88,72 @@ def softmax_gather_cases(w):
         w.write(f"gather_axis{axis}", m, {"x": x, "i": idx})
 
 
+def conv_fusion_cases(w):
+    """Conv -> BatchNormalization -> activation, as exporters write CNNs: inferd folds the BN into
+    the convolution's weights at load and applies the activation as a post-op (engine/rewrites.h);
+    ONNX Runtime fuses the same way. Also the forms that must not fuse (an intermediate with a
+    second reader, a Clip bound computed at run time)."""
+    def conv_bn(prefix, c_in, c_out, group, bias, inits, nodes, x, k=3):
+        w = rng.standard_normal((c_out, c_in // group, k, k)).astype(np.float32) * 0.3
+        inits.append(helper.make_tensor(prefix + "w", TensorProto.FLOAT, w.shape, w.ravel()))
+        ins = [x, prefix + "w"]
+        if bias:
+            b = rng.standard_normal(c_out).astype(np.float32)
+            inits.append(helper.make_tensor(prefix + "b", TensorProto.FLOAT, [c_out], b))
+            ins.append(prefix + "b")
+        nodes.append(helper.make_node("Conv", ins, [prefix + "c"], pads=[k // 2] * 4, group=group))
+        params = [rng.standard_normal(c_out) * 0.5 + 1.0, rng.standard_normal(c_out) * 0.2,
+                  rng.standard_normal(c_out) * 0.3, rng.random(c_out) + 0.2]
+        names = [prefix + n for n in ("scale", "shift", "mean", "var")]
+        for n, p in zip(names, params):
+            inits.append(helper.make_tensor(n, TensorProto.FLOAT, [c_out], p.astype(np.float32)))
+        nodes.append(helper.make_node("BatchNormalization", [prefix + "c"] + names,
+                                      [prefix + "bn"], epsilon=1e-3))
+        return prefix + "bn"
+
+    acts = [("Relu", {}), ("LeakyRelu", {"alpha": 0.1}), ("Elu", {"alpha": 0.8}),
+            ("HardSigmoid", {"alpha": 0.25, "beta": 0.45}), ("HardSwish", {}), ("Sigmoid", {}),
+            ("Tanh", {}), ("Clip", None)]
+    x = rng.standard_normal((2, 8, 9, 10)).astype(np.float32)
+    for op, attrs in acts:
+        for group, bias in [(1, True), (4, False)]:
+            inits, nodes = [], []
+            t = conv_bn("a_", 8, 8, group, bias, inits, nodes, "x")
+            if op == "Clip":
+                inits += [helper.make_tensor("lo", TensorProto.FLOAT, [], [-0.4]),
+                          helper.make_tensor("hi", TensorProto.FLOAT, [], [0.9])]
+                nodes.append(helper.make_node("Clip", [t, "lo", "hi"], ["y"]))
+            else:
+                nodes.append(helper.make_node(op, [t], ["y"], **attrs))
+            m = model(nodes, [vi("x", x.shape)], [vi("y", None)], inits)
+            w.write(f"conv_bn_{op.lower()}_g{group}", m, {"x": x})
+    # A block: 1x1 conv-bn-relu6 (Clip 0..6), depthwise conv-bn-hardswish, conv-bn + residual.
+    inits, nodes = [], []
+    t = conv_bn("p_", 8, 16, 1, False, inits, nodes, "x", k=1)
+    inits += [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+              helper.make_tensor("six", TensorProto.FLOAT, [], [6.0])]
+    nodes.append(helper.make_node("Clip", [t, "zero", "six"], ["r6"]))
+    t = conv_bn("d_", 16, 16, 16, True, inits, nodes, "r6")
+    nodes.append(helper.make_node("HardSwish", [t], ["hs"]))
+    t = conv_bn("q_", 16, 16, 1, True, inits, nodes, "hs")
+    nodes.append(helper.make_node("Add", [t, "r6"], ["y"]))
+    m = model(nodes, [vi("x", x.shape)], [vi("y", None)], inits)
+    w.write("conv_bn_block", m, {"x": x})
+    # Not fused: the BN's input has a second reader; Clip's bound is a graph input.
+    inits, nodes = [], []
+    t = conv_bn("n_", 8, 8, 1, True, inits, nodes, "x")
+    nodes.append(helper.make_node("Clip", [t, "", "hi"], ["y"]))
+    nodes.append(helper.make_node("Relu", ["n_c"], ["z"]))
+    hi = np.array(0.5, dtype=np.float32)
+    m = model(nodes, [vi("x", x.shape), vi("hi", [])], [vi("y", None), vi("z", None)], inits)
+    w.write("conv_bn_not_fused", m, {"x": x, "hi": hi})
+
+
 if __name__ == "__main__":
     w = CaseWriter.from_args("core")
     resize_cases(w)
     einsum_cases(w)
     layernorm_cases(w)
     softmax_gather_cases(w)
+    conv_fusion_cases(w)
     print(f"wrote {w.count} cases")
