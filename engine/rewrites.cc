@@ -178,6 +178,48 @@ std::optional<Activation> ConvActivation(const Graph& g, const Node& act) {
   return std::nullopt;
 }
 
+// x * sigmoid(x) as exporters write SiLU: `v` read by exactly a Sigmoid and a Mul of `v` and the
+// Sigmoid's output (either order), that output read by the Mul alone. The Mul's index (the
+// Sigmoid's in *sigmoid), or -1.
+int SiluMul(const Graph& g, int v, int* sigmoid) {
+  const Value& value = g.values[v];
+  if (value.is_graph_output || value.consumers.size() != 2) return -1;
+  int sig = -1, mul = -1;
+  for (const auto& [node, slot] : value.consumers) {
+    const Node& n = g.nodes[node];
+    if (IsOnnxOp(n, "Sigmoid") && n.outputs.size() == 1) sig = node;
+    if (IsOnnxOp(n, "Mul") && n.inputs.size() == 2) mul = node;
+  }
+  if (sig < 0 || mul < 0) return -1;
+  const int s = g.nodes[sig].outputs[0];
+  const std::vector<int>& in = g.nodes[mul].inputs;
+  if (s < 0 || SoleConsumer(g, s) != mul) return -1;
+  if (!((in[0] == v && in[1] == s) || (in[0] == s && in[1] == v))) return -1;
+  *sigmoid = sig;
+  return mul;
+}
+
+// FusedConv for `conv` with `act`, writing `last`'s output, named after the Conv.
+Node FusedConvNode(const Node& conv, const Node& last, const Activation& act) {
+  Node f =
+      Fused(conv, last, "FusedConv", act.op == "Relu" ? kConvReluSuffix : kConvActivationSuffix);
+  f.inputs = conv.inputs;
+  f.attributes = conv.attributes;
+  onnx::AttributeProto op;
+  op.set_name("activation");
+  op.set_type(onnx::AttributeProto::STRING);
+  op.set_s(act.op);
+  f.attributes.push_back(std::move(op));
+  if (!act.params.empty()) {
+    onnx::AttributeProto params;
+    params.set_name("activation_params");
+    params.set_type(onnx::AttributeProto::FLOATS);
+    for (float p : act.params) params.add_floats(p);
+    f.attributes.push_back(std::move(params));
+  }
+  return f;
+}
+
 }  // namespace
 
 absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
@@ -191,6 +233,17 @@ absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& first = g.nodes[i];
     if (!keep[i] || first.outputs.size() != 1 || first.outputs[0] < 0) continue;
+    if (conv_act && IsOnnxOp(first, "Conv") &&
+        g.values[first.outputs[0]].type == DataType::kFloat32) {
+      int sigmoid = -1;
+      const int mul = SiluMul(g, first.outputs[0], &sigmoid);
+      if (mul >= 0 && keep[mul] && keep[sigmoid] && g.nodes[mul].device == first.device &&
+          g.nodes[sigmoid].device == first.device) {
+        replacements.emplace_back(i, FusedConvNode(first, g.nodes[mul], Activation{"Silu", {}}));
+        keep[i] = keep[sigmoid] = keep[mul] = false;
+        continue;
+      }
+    }
     const int next = SoleConsumer(g, first.outputs[0]);
     if (next < 0 || !keep[next] || g.nodes[next].device != first.device) continue;
     const Node& second = g.nodes[next];
@@ -211,23 +264,7 @@ absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
                g.values[first.outputs[0]].type == DataType::kFloat32) {
       std::optional<Activation> act = ConvActivation(g, second);
       if (!act) continue;
-      Node f = Fused(first, second, "FusedConv",
-                     act->op == "Relu" ? kConvReluSuffix : kConvActivationSuffix);
-      f.inputs = first.inputs;
-      f.attributes = first.attributes;
-      onnx::AttributeProto op;
-      op.set_name("activation");
-      op.set_type(onnx::AttributeProto::STRING);
-      op.set_s(act->op);
-      f.attributes.push_back(std::move(op));
-      if (!act->params.empty()) {
-        onnx::AttributeProto params;
-        params.set_name("activation_params");
-        params.set_type(onnx::AttributeProto::FLOATS);
-        for (float p : act->params) params.add_floats(p);
-        f.attributes.push_back(std::move(params));
-      }
-      replacements.emplace_back(i, std::move(f));
+      replacements.emplace_back(i, FusedConvNode(first, second, *act));
       keep[i] = keep[next] = false;
     }
   }

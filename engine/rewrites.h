@@ -8,8 +8,8 @@
 //   - MatMul + Add(bias over the last dim, a weight) -> com.inferd::FusedMatMul(A, B, bias)
 //   - Conv + an activation -> com.inferd::FusedConv(..., activation, activation_params), applied
 //     by the convolution as a post-op: Relu ("/ConvReluFusion"); LeakyRelu [alpha], Elu [alpha],
-//     HardSigmoid [alpha, beta], HardSwish, Sigmoid, Tanh, Clip [min, max] with constant bounds
-//     ("/ConvActivationFusion")
+//     HardSigmoid [alpha, beta], HardSwish, Sigmoid, Tanh, Clip [min, max] with constant bounds,
+//     and SiLU written as Sigmoid + Mul (activation "Silu") ("/ConvActivationFusion")
 // The intermediate between the pair must have no other reader and must not be a graph output.
 #ifndef INFERD_ENGINE_REWRITES_H_
 #define INFERD_ENGINE_REWRITES_H_

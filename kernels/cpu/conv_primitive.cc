@@ -123,9 +123,9 @@ absl::StatusOr<std::vector<ConvPostOp>> ConvPostOps(absl::string_view activation
     const char* name;
     size_t params;
   };
-  static constexpr Known kKnown[] = {{"", 0},        {"Relu", 0},        {"LeakyRelu", 1},
-                                     {"Elu", 1},     {"HardSigmoid", 2}, {"HardSwish", 0},
-                                     {"Sigmoid", 0}, {"Tanh", 0},        {"Clip", 2}};
+  static constexpr Known kKnown[] = {
+      {"", 0},          {"Relu", 0},    {"LeakyRelu", 1}, {"Elu", 1},  {"HardSigmoid", 2},
+      {"HardSwish", 0}, {"Sigmoid", 0}, {"Tanh", 0},      {"Clip", 2}, {"Silu", 0}};
   const Known* known = nullptr;
   for (const Known& k : kKnown) {
     if (activation == k.name) known = &k;
@@ -133,7 +133,8 @@ absl::StatusOr<std::vector<ConvPostOp>> ConvPostOps(absl::string_view activation
   if (known == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "activation '", activation,
-        "' is not supported (Relu, LeakyRelu, Elu, HardSigmoid, HardSwish, Sigmoid, Tanh, Clip)"));
+        "' is not supported (Relu, LeakyRelu, Elu, HardSigmoid, HardSwish, Sigmoid, Tanh, Clip, "
+        "Silu)"));
   }
   if (params.size() != known->params) {
     return absl::InvalidArgumentError(absl::StrCat("activation '", activation, "' takes ",
@@ -153,6 +154,7 @@ absl::StatusOr<std::vector<ConvPostOp>> ConvPostOps(absl::string_view activation
   if (activation == "HardSwish") return std::vector<ConvPostOp>{{algorithm::eltwise_hardswish}};
   if (activation == "Sigmoid") return std::vector<ConvPostOp>{{algorithm::eltwise_logistic}};
   if (activation == "Tanh") return std::vector<ConvPostOp>{{algorithm::eltwise_tanh}};
+  if (activation == "Silu") return std::vector<ConvPostOp>{{algorithm::eltwise_swish, 1.0f}};
   if (!(params[0] <= params[1])) {
     return absl::InvalidArgumentError(
         absl::StrCat("Clip's min ", params[0], " is above its max ", params[1]));
@@ -184,6 +186,9 @@ float ApplyConvPostOps(float v, absl::Span<const ConvPostOp> ops) {
         break;
       case algorithm::eltwise_tanh:
         v = std::tanh(v);
+        break;
+      case algorithm::eltwise_swish:
+        v = v / (1.0f + std::exp(-op.alpha * v));
         break;
       default:
         break;  // ConvPostOps makes no other

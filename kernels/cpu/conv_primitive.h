@@ -58,7 +58,7 @@ struct ConvPostOp {
 
 // FusedConv's `activation` and `activation_params` (engine/rewrites.h) as post-ops: Relu,
 // LeakyRelu [alpha], Elu [alpha], HardSigmoid [alpha, beta] (linear then clip to [0, 1]),
-// HardSwish, Sigmoid, Tanh, Clip [min, max]; "" is none. INVALID_ARGUMENT naming what is wrong.
+// HardSwish, Sigmoid, Tanh, Clip [min, max], Silu (x sigmoid(x)); "" is none. INVALID_ARGUMENT naming what is wrong.
 absl::StatusOr<std::vector<ConvPostOp>> ConvPostOps(absl::string_view activation,
                                                     absl::Span<const float> params);
 

@@ -106,6 +106,11 @@ struct Activation {
 std::vector<float> RunActivation(const Activation& act, const Shape& shape,
                                  const std::vector<float>& values) {
   if (act.op.empty()) return values;
+  if (act.op == "Silu") {  // Sigmoid, then the product
+    std::vector<float> y = RunActivation({"Sigmoid"}, shape, values);
+    for (size_t i = 0; i < y.size(); ++i) y[i] *= values[i];
+    return y;
+  }
   const bool clip = act.op == "Clip";
   KernelTester t(act.op, act.op == "HardSwish" ? 14 : clip ? 13 : 6);
   t.Input<float>(shape, values);
@@ -179,7 +184,8 @@ TEST(FusedConvTest, EqualsConvThenEachActivation) {
                                         {"Sigmoid"},
                                         {"Tanh"},
                                         {"Clip", {-0.5f, 0.75f}},
-                                        {"Clip", {0.0f, 6.0f}}};
+                                        {"Clip", {0.0f, 6.0f}},
+                                        {"Silu"}};
   for (const Activation& act : acts) {
     CheckFusedConv(act, /*with_bias=*/true, /*constant_w=*/true, /*threads=*/1);
     CheckFusedConv(act, /*with_bias=*/false, /*constant_w=*/false, /*threads=*/2);
@@ -198,7 +204,7 @@ TEST(FusedConvTest, BadActivationsAreRefusedAtLoad) {
   };
   EXPECT_EQ(refusal("Softplus", {}),
             "node 'test_FusedConv' (FusedConv): activation 'Softplus' is not supported (Relu, "
-            "LeakyRelu, Elu, HardSigmoid, HardSwish, Sigmoid, Tanh, Clip)");
+            "LeakyRelu, Elu, HardSigmoid, HardSwish, Sigmoid, Tanh, Clip, Silu)");
   EXPECT_EQ(refusal("LeakyRelu", {}),
             "node 'test_FusedConv' (FusedConv): activation 'LeakyRelu' takes 1 "
             "activation_params, got 0");

@@ -113,7 +113,7 @@ def conv_fusion_cases(w):
 
     acts = [("Relu", {}), ("LeakyRelu", {"alpha": 0.1}), ("Elu", {"alpha": 0.8}),
             ("HardSigmoid", {"alpha": 0.25, "beta": 0.45}), ("HardSwish", {}), ("Sigmoid", {}),
-            ("Tanh", {}), ("Clip", None)]
+            ("Tanh", {}), ("Clip", None), ("Silu", None)]
     x = rng.standard_normal((2, 8, 9, 10)).astype(np.float32)
     for op, attrs in acts:
         for group, bias in [(1, True), (4, False)]:
@@ -123,6 +123,9 @@ def conv_fusion_cases(w):
                 inits += [helper.make_tensor("lo", TensorProto.FLOAT, [], [-0.4]),
                           helper.make_tensor("hi", TensorProto.FLOAT, [], [0.9])]
                 nodes.append(helper.make_node("Clip", [t, "lo", "hi"], ["y"]))
+            elif op == "Silu":  # x * sigmoid(x), as exporters write SiLU
+                nodes.append(helper.make_node("Sigmoid", [t], ["s"]))
+                nodes.append(helper.make_node("Mul", [t, "s"] if group == 1 else ["s", t], ["y"]))
             else:
                 nodes.append(helper.make_node(op, [t], ["y"], **attrs))
             m = model(nodes, [vi("x", x.shape)], [vi("y", None)], inits)
