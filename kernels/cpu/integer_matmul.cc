@@ -27,9 +27,11 @@
 #include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
+#include "kernels/cpu/int8_matmul_primitive.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/quant_layout.h"
 #include "kernels/cpu/registration.h"
+#include "kernels/cpu/shape_cache.h"
 #include "kernels/cpu/window.h"
 
 namespace inferd::kernels::cpu {
@@ -42,7 +44,15 @@ using engine::Shape;
 using engine::Tensor;
 using Dims = absl::InlinedVector<int64_t, 8>;
 
-enum Slot : int { kAWork = 0, kBWork = 1, kAccWork = 2, kQuantAWork = 3 };
+enum Slot : int {
+  kAWork = 0,
+  kBWork = 1,
+  kAccWork = 2,
+  kQuantAWork = 3,
+  kDnnlScratch = 4,  // the int8 primitive's scratchpad
+  kShiftedB = 5,     // a uint8 B that is not constant, as int8 (b - 128)
+  kSums = 6,         // row sums of A, column sums of B, the zero points as int32
+};
 
 bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
 
@@ -313,6 +323,19 @@ void RowTimesMatrix(const int16_t* a, const int16_t* b, int64_t k, int64_t n, in
   }
 }
 
+// The oneDNN int8 product for one set of shapes (Int8MatMulPrimitive).
+struct Int8Plan {
+  std::shared_ptr<const Int8MatMulPrimitive> primitive;
+};
+
+// The batch patterns the oneDNN path takes: each operand's batch is the output's or broadcast
+// whole (size 1); partial broadcasts ([2, 1] x [1, 3]) stay on the own code.
+bool DnnlShapes(const MatMulGeometry& g) {
+  return g.m > 0 && g.n > 0 && g.k > 0 && g.out_batches > 0 &&
+         (g.a_batches == 1 || g.a_batches == g.out_batches) &&
+         (g.b_batches == 1 || g.b_batches == g.out_batches);
+}
+
 template <MatMulMode kMode>
 class MatMulIntKernel final : public engine::OpKernel {
  public:
@@ -322,7 +345,37 @@ class MatMulIntKernel final : public engine::OpKernel {
   static constexpr bool kDynamic = kMode == MatMulMode::kDynamic;
 
   static absl::StatusOr<std::unique_ptr<MatMulIntKernel>> Create(const KernelInfo& info) {
-    return std::unique_ptr<MatMulIntKernel>(new MatMulIntKernel(info));
+    auto k = std::unique_ptr<MatMulIntKernel>(new MatMulIntKernel(info));
+    // Constant B on the oneDNN path: its int8 form and column sums once (the primitive itself
+    // is built per shape of A, prepacking B).
+    const Tensor* cb = info.input(kIn.b).constant;
+    if (k->dnnl_ && cb != nullptr && Is8Bit(cb->dtype()) && cb->shape().rank() >= 1 &&
+        cb->NumElements() > 0) {
+      const Shape& bs = cb->shape();
+      const int64_t kk = bs.rank() == 1 ? bs[0] : bs[bs.rank() - 2];
+      const int64_t n = bs.rank() == 1 ? 1 : bs[bs.rank() - 1];
+      const int64_t batches = cb->NumElements() / (kk * n);
+      k->b_col_sums_.assign(batches * n, 0);
+      const bool u8 = cb->dtype() == DataType::kUint8;
+      if (u8) k->shifted_b_.resize(cb->NumElements());
+      for (int64_t bb = 0; bb < batches; ++bb) {
+        for (int64_t r = 0; r < kk; ++r) {
+          const int64_t row = (bb * kk + r) * n;
+          for (int64_t j = 0; j < n; ++j) {
+            const int32_t v = u8 ? cb->data<uint8_t>()[row + j] : cb->data<int8_t>()[row + j];
+            k->b_col_sums_[bb * n + j] += v;
+            if (u8) k->shifted_b_[row + j] = static_cast<int8_t>(v - 128);
+          }
+        }
+      }
+      k->constant_b_ = cb;
+    }
+    return k;
+  }
+
+  size_t PersistentBytes() const override {
+    return shifted_b_.size() + b_col_sums_.size() * sizeof(int32_t) +
+           cache_.SumBytes([](const Int8Plan& p) { return p.primitive->prepacked_bytes(); });
   }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
@@ -331,6 +384,10 @@ class MatMulIntKernel final : public engine::OpKernel {
     const std::optional<int64_t> a = CheckedProduct(shapes[kIn.a].dims());
     const std::optional<int64_t> b = CheckedProduct(shapes[kIn.b].dims());
     if (!a || !b) return {};
+    if (dnnl_) {
+      absl::StatusOr<MatMulGeometry> g = Geometry(shapes[kIn.a], shapes[kIn.b], node_);
+      if (g.ok() && DnnlShapes(*g)) return DnnlWorkspace(shapes[kIn.a], shapes[kIn.b], *g, *a, *b);
+    }
     std::vector<engine::WorkspaceRequirement> ws = {
         {kAWork, static_cast<size_t>(*a) * sizeof(int16_t)},
         {kBWork, static_cast<size_t>(*b) * sizeof(int16_t)}};
@@ -421,8 +478,14 @@ class MatMulIntKernel final : public engine::OpKernel {
     if (k == 0) {
       std::fill(out, out + y->NumElements(), 0);
     } else {
-      INFERD_RETURN_IF_ERROR(
-          Multiply(ctx, *a, *b, azp, bzp, g, a_rows_per_batch, b_cols_per_batch, out));
+      const bool a_signed = a->dtype() == DataType::kInt8;
+      if (dnnl_ && DnnlShapes(g) && a_signed == a_signed_ && b->dtype() == b_type_) {
+        INFERD_RETURN_IF_ERROR(
+            MultiplyDnnl(ctx, *a, *b, azp, bzp, g, a_rows_per_batch, b_cols_per_batch, out));
+      } else {
+        INFERD_RETURN_IF_ERROR(
+            Multiply(ctx, *a, *b, azp, bzp, g, a_rows_per_batch, b_cols_per_batch, out));
+      }
     }
     if (kQLinear) {
       // Column j of every row has parameter j (per column) or 0.
@@ -433,7 +496,171 @@ class MatMulIntKernel final : public engine::OpKernel {
   }
 
  private:
-  explicit MatMulIntKernel(const KernelInfo& info) : node_(info) {}
+  explicit MatMulIntKernel(const KernelInfo& info)
+      : node_(info),
+        threads_(info.intra_op_threads()),
+        a_signed_(!kDynamic && info.input(kIn.a).type == DataType::kInt8),
+        b_type_(info.input(kIn.b).type),
+        // The oneDNN path needs the operand types at load (its plan and workspace depend on
+        // them) and a CPU that sums u8 x s8 products exactly.
+        dnnl_(Int8MatMulPrimitive::Available() && Is8Bit(b_type_) &&
+              (kDynamic || Is8Bit(info.input(kIn.a).type))) {}
+
+  absl::StatusOr<std::shared_ptr<const Int8Plan>> PlanFor(const Shape& a, const Shape& b,
+                                                          const MatMulGeometry& g) const {
+    const Shape* shapes[] = {&a, &b};
+    return cache_.GetOrCreate(
+        ShapeRefs(shapes, 2), threads_, [&]() -> absl::StatusOr<std::shared_ptr<const Int8Plan>> {
+          Int8MatMulSpec spec;
+          spec.batch = g.out_batches;
+          spec.batch_a = g.a_batches;
+          spec.batch_b = g.b_batches;
+          spec.m = g.m, spec.k = g.k, spec.n = g.n;
+          spec.a_signed = a_signed_;
+          if (constant_b_ != nullptr) {
+            spec.constant_b = shifted_b_.empty() ? constant_b_->data<int8_t>() : shifted_b_.data();
+          }
+          auto plan = std::make_shared<Int8Plan>();
+          INFERD_ASSIGN_OR_RETURN(plan->primitive,
+                                  Int8MatMulPrimitive::Build(spec, threads_, node_));
+          return std::shared_ptr<const Int8Plan>(std::move(plan));
+        });
+  }
+
+  // Rows of A and columns of B (sums and zero points), as int32 in kSums.
+  static int64_t SumsCount(const MatMulGeometry& g) {
+    return 2 * (g.a_batches * g.m + g.b_batches * g.n);
+  }
+
+  std::vector<engine::WorkspaceRequirement> DnnlWorkspace(const Shape& as, const Shape& bs,
+                                                          const MatMulGeometry& g, int64_t a,
+                                                          int64_t b) const {
+    absl::StatusOr<std::shared_ptr<const Int8Plan>> plan = PlanFor(as, bs, g);
+    if (!plan.ok()) return {};
+    std::vector<engine::WorkspaceRequirement> ws = {
+        {kSums, static_cast<size_t>(SumsCount(g)) * sizeof(int32_t)}};
+    const size_t scratch = (*plan)->primitive->scratchpad_bytes();
+    if (scratch != 0) ws.push_back({kDnnlScratch, scratch});
+    if (b_type_ == DataType::kUint8 && constant_b_ == nullptr) {
+      ws.push_back({kShiftedB, static_cast<size_t>(b)});
+    }
+    if (kQLinear || kFloatOut) {
+      const std::optional<int64_t> out = CheckedProduct(g.out.dims());
+      if (!out) return {};
+      ws.push_back({kAccWork, static_cast<size_t>(*out) * sizeof(int32_t)});
+    }
+    if (kDynamic) ws.push_back({kQuantAWork, static_cast<size_t>(a)});
+    return ws;
+  }
+
+  // The product on oneDNN: P = A x B' (B' = B - 128 for uint8 B, else B), then per element
+  //   acc = P + (c - zb[n]) * R[m] - za[m] * S[n] + K * za[m] * zb[n]
+  // with c = 128 for uint8 B (else 0), R the row sums of A, S the column sums of B; in wrapping
+  // 32-bit arithmetic, which equals the own code's wrapping sum of (a - za) * (b - zb).
+  absl::Status MultiplyDnnl(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor* azp,
+                            const Tensor* bzp, const MatMulGeometry& g, bool a_rows_per_batch,
+                            bool b_cols_per_batch, int32_t* out) const {
+    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const Int8Plan> plan, PlanFor(a.shape(), b.shape(), g));
+    const int64_t m = g.m, k = g.k, n = g.n;
+    const int64_t a_rows = g.a_batches * m, b_cols = g.b_batches * n;
+    const bool b_u8 = b.dtype() == DataType::kUint8;
+    engine::ThreadPool& pool = ctx.threads();
+    INFERD_ASSIGN_OR_RETURN(void* sums_ws, ctx.GetWorkspace(kSums));
+    auto* row_sum = static_cast<int32_t*>(sums_ws);
+    int32_t* col_sum = row_sum + a_rows;
+    int32_t* za = col_sum + b_cols;
+    int32_t* zb = za + a_rows;
+    // B as int8.
+    const int8_t* b8 = nullptr;
+    const bool constant = constant_b_ != nullptr;
+    if (constant) {
+      b8 = b_u8 ? shifted_b_.data() : constant_b_->data<int8_t>();
+    } else if (b_u8) {
+      INFERD_ASSIGN_OR_RETURN(void* shifted, ctx.GetWorkspace(kShiftedB));
+      auto* dst = static_cast<int8_t*>(shifted);
+      const uint8_t* src = b.data<uint8_t>();
+      pool.ParallelFor(b.NumElements(), 65536, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<int8_t>(src[i] ^ 0x80u);
+      });
+      b8 = dst;
+    } else {
+      b8 = b.data<int8_t>();
+    }
+    void* scratch = nullptr;
+    if (plan->primitive->scratchpad_bytes() != 0) {
+      INFERD_ASSIGN_OR_RETURN(scratch, ctx.GetWorkspace(kDnnlScratch));
+    }
+    INFERD_RETURN_IF_ERROR(plan->primitive->Execute(pool, a.raw_data(), b8, out, scratch, node_));
+    const uint32_t c = b_u8 ? 128u : 0u;
+    if (azp == nullptr && bzp == nullptr && c == 0) return absl::OkStatus();
+    // Sums and zero points.
+    const bool a_signed = a.dtype() == DataType::kInt8;
+    pool.ParallelFor(a_rows, std::max<int64_t>(1, 16384 / k), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        int32_t sum = 0;
+        if (a_signed) {
+          const int8_t* row = a.data<int8_t>() + r * k;
+          for (int64_t i = 0; i < k; ++i) sum += row[i];
+        } else {
+          const uint8_t* row = a.data<uint8_t>() + r * k;
+          for (int64_t i = 0; i < k; ++i) sum += row[i];
+        }
+        row_sum[r] = sum;
+        int64_t z = 0;
+        if (azp != nullptr) {
+          z = IsScalarLike(azp->shape()) ? IntegerAt(*azp, 0)
+                                         : IntegerAt(*azp, a_rows_per_batch ? r : r % m);
+        }
+        za[r] = static_cast<int32_t>(z);
+      }
+    });
+    if (constant) {
+      std::copy(b_col_sums_.begin(), b_col_sums_.end(), col_sum);
+    } else {
+      std::fill(col_sum, col_sum + b_cols, 0);
+      for (int64_t bb = 0; bb < g.b_batches; ++bb) {
+        int32_t* cs = col_sum + bb * n;
+        for (int64_t r = 0; r < k; ++r) {
+          const int64_t row = (bb * k + r) * n;
+          if (b_u8) {
+            const uint8_t* src = b.data<uint8_t>() + row;
+            for (int64_t j = 0; j < n; ++j) cs[j] += src[j];
+          } else {
+            const int8_t* src = b.data<int8_t>() + row;
+            for (int64_t j = 0; j < n; ++j) cs[j] += src[j];
+          }
+        }
+      }
+    }
+    for (int64_t col = 0; col < b_cols; ++col) {
+      int64_t z = 0;
+      if (bzp != nullptr) {
+        z = IsScalarLike(bzp->shape()) ? IntegerAt(*bzp, 0)
+                                       : IntegerAt(*bzp, b_cols_per_batch ? col : col % n);
+      }
+      zb[col] = static_cast<int32_t>(z);
+    }
+    // The correction, per output row.
+    const uint32_t kk = static_cast<uint32_t>(k);
+    pool.ParallelFor(g.out_batches * m, std::max<int64_t>(1, 16384 / n),
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t row = begin; row < end; ++row) {
+                         const int64_t ob = row / m;
+                         const int64_t ar = (g.a_batches == 1 ? 0 : ob * m) + row % m;
+                         const int64_t bc = g.b_batches == 1 ? 0 : ob * n;
+                         const uint32_t r = static_cast<uint32_t>(row_sum[ar]);
+                         const uint32_t z = static_cast<uint32_t>(za[ar]);
+                         const auto* s = reinterpret_cast<const uint32_t*>(col_sum + bc);
+                         const auto* zc = reinterpret_cast<const uint32_t*>(zb + bc);
+                         auto* y = reinterpret_cast<uint32_t*>(out + row * n);
+#pragma omp simd
+                         for (int64_t j = 0; j < n; ++j) {
+                           y[j] += (c - zc[j]) * r - z * s[j] + kk * z * zc[j];
+                         }
+                       }
+                     });
+    return absl::OkStatus();
+  }
 
   absl::Status Multiply(KernelContext& ctx, const Tensor& ta, const Tensor& tb, const Tensor* azp,
                         const Tensor* bzp, const MatMulGeometry& g, bool a_rows_per_batch,
@@ -483,6 +710,16 @@ class MatMulIntKernel final : public engine::OpKernel {
   }
 
   const NodeLabel node_;
+  const int threads_;
+  const bool a_signed_;    // A's type at load is int8 (uint8 for DynamicQuantizeMatMul)
+  const DataType b_type_;  // B's type at load
+  const bool dnnl_;        // the oneDNN path is open to this node (still shape-dependent)
+  // Set at creation when B is constant and dnnl_: its int8 form (uint8 B only) and its column
+  // sums per (batch, n).
+  const Tensor* constant_b_ = nullptr;
+  std::vector<int8_t> shifted_b_;
+  std::vector<int32_t> b_col_sums_;
+  mutable ShapeCache<Int8Plan> cache_;
 };
 
 // ConvInteger's geometry for one run.
