@@ -743,7 +743,38 @@ class ConvIntKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(WindowAttributes window, WindowAttributes::Read(info));
     const int64_t group = info.GetInt("group", 1);
     if (group < 1) return info.Error(absl::StrCat("group must be >= 1, got ", group));
-    return std::unique_ptr<ConvIntKernel>(new ConvIntKernel(info, window, group));
+    auto k = std::unique_ptr<ConvIntKernel>(new ConvIntKernel(info, window, group));
+    // The oneDNN path (im2col + the int8 matmul) for constant weights: W^T per group as int8
+    // [group, C/group * taps, M/group] and each output channel's sum of w, once.
+    const Tensor* cw = info.input(kW).constant;
+    const DataType xt = info.input(kX).type;
+    if (Int8MatMulPrimitive::Available() && Is8Bit(xt) && cw != nullptr && Is8Bit(cw->dtype()) &&
+        cw->shape().rank() >= 3 && cw->NumElements() > 0 && cw->shape()[0] % group == 0) {
+      const int64_t m = cw->shape()[0], mg = m / group, kc = cw->NumElements() / m;
+      if (mg >= 2 && kc >= 8) {
+        const bool u8 = cw->dtype() == DataType::kUint8;
+        k->wt_.resize(cw->NumElements());
+        k->w_sums_.assign(m, 0);
+        for (int64_t oc = 0; oc < m; ++oc) {
+          const int64_t gi = oc / mg, j = oc % mg;
+          for (int64_t r = 0; r < kc; ++r) {
+            const int64_t i = oc * kc + r;
+            const int32_t v = u8 ? cw->data<uint8_t>()[i] : cw->data<int8_t>()[i];
+            k->w_sums_[oc] += v;
+            k->wt_[(gi * kc + r) * mg + j] = static_cast<int8_t>(u8 ? v - 128 : v);
+          }
+        }
+        k->w_u8_ = u8;
+        k->x_signed_ = xt == DataType::kInt8;
+        k->constant_w_ = cw;
+      }
+    }
+    return k;
+  }
+
+  size_t PersistentBytes() const override {
+    return wt_.size() + w_sums_.size() * sizeof(int32_t) +
+           cache_.SumBytes([](const Int8Plan& p) { return p.primitive->prepacked_bytes(); });
   }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
@@ -752,6 +783,12 @@ class ConvIntKernel final : public engine::OpKernel {
     const std::optional<int64_t> x = CheckedProduct(shapes[kX].dims());
     const std::optional<int64_t> w = CheckedProduct(shapes[kW].dims());
     if (!x || !w) return {};
+    if (constant_w_ != nullptr) {
+      ConvGeometry g;
+      if (Plan(shapes[kX], shapes[kW], &g).ok() && DnnlConv(g, shapes[kW])) {
+        return DnnlWorkspace(shapes[kX], g);
+      }
+    }
     std::vector<engine::WorkspaceRequirement> ws = {
         {kAWork, static_cast<size_t>(*x) * sizeof(int16_t)},
         {kBWork, static_cast<size_t>(*w) * sizeof(int16_t)}};
@@ -809,6 +846,29 @@ class ConvIntKernel final : public engine::OpKernel {
     } else {
       acc = y->mutable_data<int32_t>();
     }
+    if (DnnlConv(g, w->shape())) {
+      // The workspace was declared for this path: an x of another type than at load is refused.
+      if ((x->dtype() == DataType::kInt8) != x_signed_ || w->dtype() != constant_w_->dtype()) {
+        return node_.InvalidArgument(absl::StrCat("x is ", engine::DataTypeName(x->dtype()),
+                                                  ", not the type the model declared"));
+      }
+      INFERD_RETURN_IF_ERROR(RunDnnl(ctx, *x, xzp, wzp, w_per_channel, g, bias, acc));
+    } else {
+      INFERD_RETURN_IF_ERROR(RunOwn(ctx, *x, *w, xzp, wzp, w_per_channel, g, bias, acc));
+    }
+    if (kQLinear) {
+      rq.Apply(acc, y->NumElements(), /*run=*/g.out_plane, /*params=*/g.m, ctx.threads(), *y);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // The exact own code: widen both operands to int16, walk each output's window.
+  absl::Status RunOwn(KernelContext& ctx, const Tensor& tx, const Tensor& tw, const Tensor* xzp,
+                      const Tensor* wzp, bool w_per_channel, const ConvGeometry& g,
+                      const int32_t* bias, int32_t* acc) const {
+    const Tensor* x = &tx;
+    const Tensor* w = &tw;
     INFERD_ASSIGN_OR_RETURN(void* xw, ctx.GetWorkspace(kAWork));
     INFERD_ASSIGN_OR_RETURN(void* ww, ctx.GetWorkspace(kBWork));
     auto* x16 = static_cast<int16_t*>(xw);
@@ -820,15 +880,146 @@ class ConvIntKernel final : public engine::OpKernel {
         *w, wzp, w16, [&](int64_t i) -> int64_t { return w_per_channel ? i / per_filter : 0; },
         ctx.threads());
     Run(g, x16, w16, bias, acc, ctx.threads());
-    if (kQLinear) {
-      rq.Apply(acc, y->NumElements(), /*run=*/g.out_plane, /*params=*/g.m, ctx.threads(), *y);
+    return absl::OkStatus();
+  }
+
+  // Whether a node with constant weights takes the oneDNN path for this geometry.
+  bool DnnlConv(const ConvGeometry& g, const Shape& w) const {
+    return constant_w_ != nullptr && w == constant_w_->shape() && g.out_plane > 0 && g.n > 0;
+  }
+
+  absl::StatusOr<std::shared_ptr<const Int8Plan>> PlanFor(const Shape& x,
+                                                          const ConvGeometry& g) const {
+    const Shape* shapes[] = {&x};
+    return cache_.GetOrCreate(
+        ShapeRefs(shapes, 1), threads_, [&]() -> absl::StatusOr<std::shared_ptr<const Int8Plan>> {
+          Int8MatMulSpec spec;
+          spec.batch = spec.batch_a = spec.batch_b = g.group;
+          spec.m = g.out_plane, spec.k = g.cg * g.taps, spec.n = g.mg;
+          spec.a_signed = x_signed_;
+          spec.constant_b = wt_.data();
+          auto plan = std::make_shared<Int8Plan>();
+          INFERD_ASSIGN_OR_RETURN(plan->primitive,
+                                  Int8MatMulPrimitive::Build(spec, threads_, node_));
+          return std::shared_ptr<const Int8Plan>(std::move(plan));
+        });
+  }
+
+  std::vector<engine::WorkspaceRequirement> DnnlWorkspace(const Shape& x,
+                                                          const ConvGeometry& g) const {
+    absl::StatusOr<std::shared_ptr<const Int8Plan>> plan = PlanFor(x, g);
+    if (!plan.ok()) return {};
+    const std::optional<int64_t> col = CheckedProduct({g.group, g.out_plane, g.cg, g.taps});
+    const std::optional<int64_t> prod = CheckedProduct({g.m, g.out_plane, 4});
+    const std::optional<int64_t> out = CheckedProduct({g.n, g.m, g.out_plane, 4});
+    if (!col || !prod || !out) return {};
+    std::vector<engine::WorkspaceRequirement> ws = {
+        {kAWork, static_cast<size_t>(*col)},
+        {kBWork, static_cast<size_t>(*prod)},
+        {kSums, static_cast<size_t>(g.group * g.out_plane) * sizeof(int32_t)}};
+    const size_t scratch = (*plan)->primitive->scratchpad_bytes();
+    if (scratch != 0) ws.push_back({kDnnlScratch, scratch});
+    if (kQLinear) ws.push_back({kAccWork, static_cast<size_t>(*out)});
+    return ws;
+  }
+
+  // Per image: im2col into col[group, P, C/group * taps] (x's zero point where the window is
+  // outside x) with its row sums R, the int8 matmul P = col x W^T per group, then per output
+  // channel oc and position p (the MatMulInteger correction, transposed to NC...):
+  //   acc = P + (c - zw[oc]) * R[p] - zx * S[oc] + Kc * zx * zw[oc] + bias[oc].
+  absl::Status RunDnnl(KernelContext& ctx, const Tensor& x, const Tensor* xzp, const Tensor* wzp,
+                       bool w_per_channel, const ConvGeometry& g, const int32_t* bias,
+                       int32_t* acc) const {
+    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const Int8Plan> plan, PlanFor(x.shape(), g));
+    INFERD_ASSIGN_OR_RETURN(void* col_ws, ctx.GetWorkspace(kAWork));
+    INFERD_ASSIGN_OR_RETURN(void* prod_ws, ctx.GetWorkspace(kBWork));
+    INFERD_ASSIGN_OR_RETURN(void* sums_ws, ctx.GetWorkspace(kSums));
+    void* scratch = nullptr;
+    if (plan->primitive->scratchpad_bytes() != 0) {
+      INFERD_ASSIGN_OR_RETURN(scratch, ctx.GetWorkspace(kDnnlScratch));
+    }
+    auto* col = static_cast<uint8_t*>(col_ws);
+    auto* prod = static_cast<int32_t*>(prod_ws);
+    auto* row_sum = static_cast<int32_t*>(sums_ws);
+    const int64_t zx = xzp == nullptr ? 0 : IntegerAt(*xzp, 0);
+    const uint8_t zx_byte = static_cast<uint8_t>(zx);
+    const int64_t kc = g.cg * g.taps, P = g.out_plane;
+    const size_t sd = g.in.size();
+    engine::ThreadPool& pool = ctx.threads();
+    const uint32_t c = w_u8_ ? 128u : 0u;
+    for (int64_t img = 0; img < g.n; ++img) {
+      const auto* xi = static_cast<const uint8_t*>(x.raw_data()) + img * g.c * g.in_plane;
+      // pass 1: im2col and row sums, rows (group, p) in parallel.
+      pool.ParallelFor(g.group * P, std::max<int64_t>(1, 8192 / kc),
+                       [&](int64_t begin, int64_t end) {
+                         absl::InlinedVector<int64_t, 32> offset(g.taps);
+                         Dims pos(sd), tap(sd);
+                         for (int64_t row = begin; row < end; ++row) {
+                           const int64_t gi = row / P, p = row % P;
+                           int64_t rest = p;
+                           for (size_t d = sd; d-- > 0;) {
+                             pos[d] = rest % g.out[d] * g.strides[d] - g.pad_begin[d];
+                             rest /= g.out[d];
+                             tap[d] = 0;
+                           }
+                           for (int64_t t = 0; t < g.taps; ++t) {
+                             int64_t off = 0;
+                             bool inside = true;
+                             for (size_t d = 0; d < sd && inside; ++d) {
+                               const int64_t cd = pos[d] + tap[d] * g.dilations[d];
+                               inside = cd >= 0 && cd < g.in[d];
+                               off = off * g.in[d] + cd;
+                             }
+                             offset[t] = inside ? off : -1;
+                             for (size_t d = sd; d-- > 0;) {
+                               if (++tap[d] < g.kernel[d]) break;
+                               tap[d] = 0;
+                             }
+                           }
+                           uint8_t* dst = col + row * kc;
+                           const uint8_t* xg = xi + gi * g.cg * g.in_plane;
+                           for (int64_t ci = 0; ci < g.cg; ++ci) {
+                             const uint8_t* plane = xg + ci * g.in_plane;
+                             for (int64_t t = 0; t < g.taps; ++t) {
+                               dst[ci * g.taps + t] = offset[t] < 0 ? zx_byte : plane[offset[t]];
+                             }
+                           }
+                           int32_t sum = 0;
+                           if (x_signed_) {
+                             const auto* v = reinterpret_cast<const int8_t*>(dst);
+                             for (int64_t i = 0; i < kc; ++i) sum += v[i];
+                           } else {
+                             for (int64_t i = 0; i < kc; ++i) sum += dst[i];
+                           }
+                           row_sum[row] = sum;
+                         }
+                       });
+      // pass 2: the product per group.
+      INFERD_RETURN_IF_ERROR(plan->primitive->Execute(pool, col, wt_.data(), prod, scratch, node_));
+      // pass 3: correct, add the bias, transpose to [M, P].
+      uint32_t* out = reinterpret_cast<uint32_t*>(acc) + img * g.m * P;
+      pool.ParallelFor(g.m, std::max<int64_t>(1, 16384 / P), [&](int64_t begin, int64_t end) {
+        for (int64_t oc = begin; oc < end; ++oc) {
+          const int64_t gi = oc / g.mg, j = oc % g.mg;
+          const uint32_t zw =
+              static_cast<uint32_t>(wzp == nullptr ? 0 : IntegerAt(*wzp, w_per_channel ? oc : 0));
+          const uint32_t zxu = static_cast<uint32_t>(zx);
+          const uint32_t base = (bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc])) -
+                                zxu * static_cast<uint32_t>(w_sums_[oc]) +
+                                static_cast<uint32_t>(kc) * zxu * zw;
+          const uint32_t rf = c - zw;
+          const auto* pr = reinterpret_cast<const uint32_t*>(prod) + gi * P * g.mg + j;
+          const auto* rs = reinterpret_cast<const uint32_t*>(row_sum) + gi * P;
+          uint32_t* dst = out + oc * P;
+          for (int64_t p = 0; p < P; ++p) dst[p] = pr[p * g.mg] + rf * rs[p] + base;
+        }
+      });
     }
     return absl::OkStatus();
   }
 
- private:
   ConvIntKernel(const KernelInfo& info, WindowAttributes window, int64_t group)
-      : node_(info), window_(std::move(window)), group_(group) {}
+      : node_(info), window_(std::move(window)), group_(group), threads_(info.intra_op_threads()) {}
 
   absl::Status Plan(const Shape& x, const Shape& w, ConvGeometry* g) const {
     if (x.rank() < 3 || w.rank() != x.rank()) {
@@ -912,6 +1103,14 @@ class ConvIntKernel final : public engine::OpKernel {
   const NodeLabel node_;
   const WindowAttributes window_;
   const int64_t group_;
+  const int threads_;
+  // Set at creation when the oneDNN path is open (constant 8-bit w, known x type, VNNI): W^T
+  // per group as int8 (uint8 w shifted by -128), the sum of each output channel's w.
+  const Tensor* constant_w_ = nullptr;
+  bool w_u8_ = false, x_signed_ = false;
+  std::vector<int8_t> wt_;
+  std::vector<int32_t> w_sums_;
+  mutable ShapeCache<Int8Plan> cache_;
 };
 
 }  // namespace
