@@ -4,6 +4,11 @@
 // a kernel for the fused op.
 //   - MatMul + Add(bias over the last dim, a weight) -> com.inferd::FusedMatMul(A, B, bias)
 //   - Conv + Relu -> com.inferd::FusedConv(..., activation = "Relu")
+//   - QDQ (first): DequantizeLinear(x) and DequantizeLinear(constant W) into MatMul / Conv, then
+//     QuantizeLinear -> QLinearMatMul / QLinearConv (a Conv bias from DequantizeLinear of an int32
+//     constant with scale x_scale * w_scale becomes its B); MatMul without the QuantizeLinear ->
+//     com.microsoft::MatMulIntegerToFloat. x per tensor, W per tensor or per output channel.
+//     A DequantizeLinear with other readers stays for them.
 // The intermediate between the pair must have no other reader and must not be a graph output.
 #ifndef INFERD_ENGINE_REWRITES_H_
 #define INFERD_ENGINE_REWRITES_H_
@@ -16,6 +21,7 @@ namespace inferd::engine {
 
 inline constexpr char kMatMulAddSuffix[] = "/MatMulAddFusion";
 inline constexpr char kConvReluSuffix[] = "/ConvReluFusion";
+inline constexpr char kQdqSuffix[] = "/QdqFusion";
 
 // Applies every fusion; returns how many fused nodes were made.
 absl::StatusOr<int> ApplyFusions(Graph& graph, const KernelRegistry& registry);
