@@ -132,8 +132,15 @@ bool MatchQdq(const Graph& g, int i, QdqGroup* m) {
     const Tensor* b = ConstantInput(g, db, 0);
     const Tensor* bs = ConstantInput(g, db, 1);
     if (b == nullptr || b->dtype() != DataType::kInt32 || b->NumElements() != channels ||
-        bs == nullptr || bs->dtype() != DataType::kFloat32 || Present(db, 2)) {
+        bs == nullptr || bs->dtype() != DataType::kFloat32) {
       return false;
+    }
+    if (Present(db, 2)) {  // a zero point, if any, is int32 zeros
+      const Tensor* bz = ConstantInput(g, db, 2);
+      if (bz == nullptr || bz->dtype() != DataType::kInt32) return false;
+      for (int64_t e = 0; e < bz->NumElements(); ++e) {
+        if (bz->data<int32_t>()[e] != 0) return false;
+      }
     }
     const float xs = ConstantInput(g, dx, 1)->data<float>()[0];
     for (int64_t c = 0; c < channels; ++c) {
