@@ -879,7 +879,11 @@ class ConvIntKernel final : public engine::OpKernel {
     Widen(
         *w, wzp, w16, [&](int64_t i) -> int64_t { return w_per_channel ? i / per_filter : 0; },
         ctx.threads());
-    Run(g, x16, w16, bias, acc, ctx.threads());
+    if (g.in.size() == 2) {
+      Run2D(g, x16, w16, bias, acc, ctx.threads());
+    } else {
+      Run(g, x16, w16, bias, acc, ctx.threads());
+    }
     return absl::OkStatus();
   }
 
@@ -1054,6 +1058,57 @@ class ConvIntKernel final : public engine::OpKernel {
       g->taps *= g->kernel[d];
     }
     return absl::OkStatus();
+  }
+
+  // The first output index o along a dim with o * stride + offset >= 0, and one past the last
+  // with o * stride + offset < in (clamped to [0, out]).
+  static std::pair<int64_t, int64_t> ValidRange(int64_t offset, int64_t stride, int64_t in,
+                                                int64_t out) {
+    int64_t lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+    int64_t hi = in - offset <= 0 ? 0 : (in - offset - 1) / stride + 1;
+    lo = std::min(lo, out);
+    hi = std::max(lo, std::min(hi, out));
+    return {lo, hi};
+  }
+
+  // 2-D convolutions (the depthwise ones above all): per output plane, each tap adds
+  // w * (a shifted, strided view of the input plane) to the rows it reaches, so the inner loop
+  // runs along an output row with no bounds test. Same wrapping sums as Run.
+  static void Run2D(const ConvGeometry& g, const int16_t* x, const int16_t* w, const int32_t* bias,
+                    int32_t* y, engine::ThreadPool& pool) {
+    const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1];
+    const int64_t kh = g.kernel[0], kw = g.kernel[1];
+    pool.ParallelFor(g.n * g.m, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t plane = begin; plane < end; ++plane) {
+        const int64_t img = plane / g.m, oc = plane % g.m, grp = oc / g.mg;
+        const int16_t* xg = x + (img * g.c + grp * g.cg) * g.in_plane;
+        const int16_t* wf = w + oc * g.cg * g.taps;
+        uint32_t* dst = reinterpret_cast<uint32_t*>(y) + plane * g.out_plane;
+        std::fill(dst, dst + g.out_plane, bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc]));
+        for (int64_t ci = 0; ci < g.cg; ++ci) {
+          const int16_t* xp = xg + ci * g.in_plane;
+          for (int64_t a = 0; a < kh; ++a) {
+            const int64_t row_off = a * g.dilations[0] - g.pad_begin[0];
+            const auto [r0, r1] = ValidRange(row_off, g.strides[0], ih, oh);
+            for (int64_t b = 0; b < kw; ++b) {
+              const int32_t wv = wf[ci * g.taps + a * kw + b];
+              if (wv == 0) continue;
+              const int64_t col_off = b * g.dilations[1] - g.pad_begin[1];
+              const auto [c0, c1] = ValidRange(col_off, g.strides[1], iw, ow);
+              const int64_t sw = g.strides[1];
+              for (int64_t r = r0; r < r1; ++r) {
+                const int16_t* src = xp + (r * g.strides[0] + row_off) * iw + col_off;
+                uint32_t* d = dst + r * ow;
+#pragma omp simd
+                for (int64_t c = c0; c < c1; ++c) {
+                  d[c] += static_cast<uint32_t>(wv * int32_t{src[c * sw]});
+                }
+              }
+            }
+          }
+        }
+      }
+    });
   }
 
   static void Run(const ConvGeometry& g, const int16_t* x, const int16_t* w, const int32_t* bias,
