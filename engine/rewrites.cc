@@ -117,6 +117,13 @@ bool MatchQdq(const Graph& g, int i, QdqGroup* m) {
   const size_t rank = w->shape().rank();
   if (conv ? rank < 3 : rank != 2) return false;
   const int64_t channels = conv ? w->shape()[0] : w->shape()[1];
+  if (conv) {
+    // Only where the int8 Conv is the fast one: at least 2 outputs per group and 8 products
+    // per output (depthwise convolutions stay on the float oneDNN Conv).
+    const int64_t group = IntAttr(op, "group", 1);
+    if (group < 1 || channels % group != 0 || channels / group < 2) return false;
+    if (w->NumElements() / channels < 8) return false;
+  }
   const Tensor* ws = ConstantInput(g, dw, 1);
   if (ws == nullptr) return false;
   if (ws->NumElements() != 1) {

@@ -157,15 +157,18 @@ struct Requant {
     constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
     const float zp = static_cast<float>(y_zp);
     pool.ParallelFor(total, 16384, [&](int64_t begin, int64_t end) {
-      int64_t last = -1;
-      float s = 0.0f;
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t p = (i / run) % params;
-        if (p != last) s = ScaleOf(p), last = p;
-        float v = std::nearbyint(static_cast<float>(acc[i]) * s) + zp;
-        v = v > hi ? hi : v;
-        v = v >= lo ? v : lo;
-        dst[i] = static_cast<Q>(v);
+      // Runs of `run` elements share a parameter: one scale per run, a plain inner loop.
+      for (int64_t i = begin; i < end;) {
+        const int64_t seg = i / run;
+        const int64_t stop = std::min(end, (seg + 1) * run);
+        const float s = ScaleOf(seg % params);
+        for (int64_t j = i; j < stop; ++j) {
+          float v = std::nearbyint(static_cast<float>(acc[j]) * s) + zp;
+          v = v > hi ? hi : v;
+          v = v >= lo ? v : lo;
+          dst[j] = static_cast<Q>(v);
+        }
+        i = stop;
       }
     });
   }
@@ -214,10 +217,15 @@ struct ToFloat {
              float* y) const {
     const float* bs = b_scale->data<float>();
     pool.ParallelFor(total, 16384, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t col = i % n;
-        const float multiplier = a_scale * bs[per_column ? col : 0];
-        y[i] = multiplier * static_cast<float>(acc[i]) + (bias == nullptr ? 0.0f : bias[col]);
+      for (int64_t i = begin; i < end;) {  // by rows of N: no division per element
+        const int64_t row_start = i - i % n;
+        const int64_t stop = std::min(end, row_start + n);
+        for (int64_t j = i; j < stop; ++j) {
+          const int64_t col = j - row_start;
+          const float multiplier = a_scale * bs[per_column ? col : 0];
+          y[j] = multiplier * static_cast<float>(acc[j]) + (bias == nullptr ? 0.0f : bias[col]);
+        }
+        i = stop;
       }
     });
   }
@@ -1000,22 +1008,29 @@ class ConvIntKernel final : public engine::OpKernel {
                        });
       // pass 2: the product per group.
       INFERD_RETURN_IF_ERROR(plan->primitive->Execute(pool, col, wt_.data(), prod, scratch, node_));
-      // pass 3: correct, add the bias, transpose to [M, P].
+      // pass 3: correct, add the bias, transpose to [M, P], by blocks of positions (a block's
+      // products stay in cache while every channel takes its row from them).
       uint32_t* out = reinterpret_cast<uint32_t*>(acc) + img * g.m * P;
-      pool.ParallelFor(g.m, std::max<int64_t>(1, 16384 / P), [&](int64_t begin, int64_t end) {
-        for (int64_t oc = begin; oc < end; ++oc) {
-          const int64_t gi = oc / g.mg, j = oc % g.mg;
-          const uint32_t zw =
-              static_cast<uint32_t>(wzp == nullptr ? 0 : IntegerAt(*wzp, w_per_channel ? oc : 0));
-          const uint32_t zxu = static_cast<uint32_t>(zx);
-          const uint32_t base = (bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc])) -
-                                zxu * static_cast<uint32_t>(w_sums_[oc]) +
-                                static_cast<uint32_t>(kc) * zxu * zw;
-          const uint32_t rf = c - zw;
-          const auto* pr = reinterpret_cast<const uint32_t*>(prod) + gi * P * g.mg + j;
+      const uint32_t zxu = static_cast<uint32_t>(zx);
+      constexpr int64_t kBlock = 64;
+      const int64_t blocks = (P + kBlock - 1) / kBlock;
+      pool.ParallelFor(g.group * blocks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t gi = item / blocks, p0 = item % blocks * kBlock;
+          const int64_t p1 = std::min(P, p0 + kBlock);
           const auto* rs = reinterpret_cast<const uint32_t*>(row_sum) + gi * P;
-          uint32_t* dst = out + oc * P;
-          for (int64_t p = 0; p < P; ++p) dst[p] = pr[p * g.mg] + rf * rs[p] + base;
+          const auto* pr = reinterpret_cast<const uint32_t*>(prod) + gi * P * g.mg;
+          for (int64_t j = 0; j < g.mg; ++j) {
+            const int64_t oc = gi * g.mg + j;
+            const uint32_t zw =
+                static_cast<uint32_t>(wzp == nullptr ? 0 : IntegerAt(*wzp, w_per_channel ? oc : 0));
+            const uint32_t base = (bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc])) -
+                                  zxu * static_cast<uint32_t>(w_sums_[oc]) +
+                                  static_cast<uint32_t>(kc) * zxu * zw;
+            const uint32_t rf = c - zw;
+            uint32_t* dst = out + oc * P;
+            for (int64_t p = p0; p < p1; ++p) dst[p] = pr[p * g.mg + j] + rf * rs[p] + base;
+          }
         }
       });
     }
