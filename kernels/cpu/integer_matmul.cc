@@ -752,25 +752,23 @@ class ConvIntKernel final : public engine::OpKernel {
     const int64_t group = info.GetInt("group", 1);
     if (group < 1) return info.Error(absl::StrCat("group must be >= 1, got ", group));
     auto k = std::unique_ptr<ConvIntKernel>(new ConvIntKernel(info, window, group));
-    // The oneDNN path (im2col + the int8 matmul) for constant weights: W^T per group as int8
-    // [group, C/group * taps, M/group] and each output channel's sum of w, once.
+    // The oneDNN path (im2col + the int8 matmul, W as the left operand so that the product
+    // is already [M, positions]) for constant weights of 1-D / 2-D convolutions: W as int8
+    // (uint8 shifted by -128) and each output channel's sum of it, once.
     const Tensor* cw = info.input(kW).constant;
     const DataType xt = info.input(kX).type;
     if (Int8MatMulPrimitive::Available() && Is8Bit(xt) && cw != nullptr && Is8Bit(cw->dtype()) &&
-        cw->shape().rank() >= 3 && cw->NumElements() > 0 && cw->shape()[0] % group == 0) {
+        (cw->shape().rank() == 3 || cw->shape().rank() == 4) && cw->NumElements() > 0 &&
+        cw->shape()[0] % group == 0) {
       const int64_t m = cw->shape()[0], mg = m / group, kc = cw->NumElements() / m;
       if (mg >= 2 && kc >= 8) {
         const bool u8 = cw->dtype() == DataType::kUint8;
         k->wt_.resize(cw->NumElements());
         k->w_sums_.assign(m, 0);
-        for (int64_t oc = 0; oc < m; ++oc) {
-          const int64_t gi = oc / mg, j = oc % mg;
-          for (int64_t r = 0; r < kc; ++r) {
-            const int64_t i = oc * kc + r;
-            const int32_t v = u8 ? cw->data<uint8_t>()[i] : cw->data<int8_t>()[i];
-            k->w_sums_[oc] += v;
-            k->wt_[(gi * kc + r) * mg + j] = static_cast<int8_t>(u8 ? v - 128 : v);
-          }
+        for (int64_t i = 0; i < cw->NumElements(); ++i) {
+          const int32_t v = u8 ? cw->data<uint8_t>()[i] - 128 : cw->data<int8_t>()[i];
+          k->wt_[i] = static_cast<int8_t>(v);
+          k->w_sums_[i / kc] += v;
         }
         k->w_u8_ = u8;
         k->x_signed_ = xt == DataType::kInt8;
@@ -905,11 +903,10 @@ class ConvIntKernel final : public engine::OpKernel {
     const Shape* shapes[] = {&x};
     return cache_.GetOrCreate(
         ShapeRefs(shapes, 1), threads_, [&]() -> absl::StatusOr<std::shared_ptr<const Int8Plan>> {
-          Int8MatMulSpec spec;
+          Int8MatMulSpec spec;  // [Mg, Kc] x [Kc, P] per group
           spec.batch = spec.batch_a = spec.batch_b = g.group;
-          spec.m = g.out_plane, spec.k = g.cg * g.taps, spec.n = g.mg;
-          spec.a_signed = x_signed_;
-          spec.constant_b = wt_.data();
+          spec.m = g.mg, spec.k = g.cg * g.taps, spec.n = g.out_plane;
+          spec.a_signed = true;
           auto plan = std::make_shared<Int8Plan>();
           INFERD_ASSIGN_OR_RETURN(plan->primitive,
                                   Int8MatMulPrimitive::Build(spec, threads_, node_));
@@ -921,13 +918,11 @@ class ConvIntKernel final : public engine::OpKernel {
                                                           const ConvGeometry& g) const {
     absl::StatusOr<std::shared_ptr<const Int8Plan>> plan = PlanFor(x, g);
     if (!plan.ok()) return {};
-    const std::optional<int64_t> col = CheckedProduct({g.group, g.out_plane, g.cg, g.taps});
-    const std::optional<int64_t> prod = CheckedProduct({g.m, g.out_plane, 4});
+    const std::optional<int64_t> col = CheckedProduct({g.group, g.cg, g.taps, g.out_plane});
     const std::optional<int64_t> out = CheckedProduct({g.n, g.m, g.out_plane, 4});
-    if (!col || !prod || !out) return {};
+    if (!col || !out) return {};
     std::vector<engine::WorkspaceRequirement> ws = {
         {kAWork, static_cast<size_t>(*col)},
-        {kBWork, static_cast<size_t>(*prod)},
         {kSums, static_cast<size_t>(g.group * g.out_plane) * sizeof(int32_t)}};
     const size_t scratch = (*plan)->primitive->scratchpad_bytes();
     if (scratch != 0) ws.push_back({kDnnlScratch, scratch});
@@ -935,102 +930,90 @@ class ConvIntKernel final : public engine::OpKernel {
     return ws;
   }
 
-  // Per image: im2col into col[group, P, C/group * taps] (x's zero point where the window is
-  // outside x) with its row sums R, the int8 matmul P = col x W^T per group, then per output
-  // channel oc and position p (the MatMulInteger correction, transposed to NC...):
-  //   acc = P + (c - zw[oc]) * R[p] - zx * S[oc] + Kc * zx * zw[oc] + bias[oc].
+  // Per image: im2col into col[group, C/group * taps, P] as int8 (x - 128 for uint8 x; x's zero
+  // point where the window leaves x) with its column sums Sx, the int8 matmul
+  // acc = W' x col per group straight into [M, P], then with cx, cw = 128 for uint8 x / w:
+  //   acc += (cw - zw[oc]) * Sx[p] + (cx - zx) * Sw[oc] + Kc * (cx - zx) * (cw - zw[oc]) + B[oc]
+  // which is the exact sum of (x - zx) * (w - zw) in wrapping 32-bit arithmetic.
   absl::Status RunDnnl(KernelContext& ctx, const Tensor& x, const Tensor* xzp, const Tensor* wzp,
                        bool w_per_channel, const ConvGeometry& g, const int32_t* bias,
                        int32_t* acc) const {
     INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const Int8Plan> plan, PlanFor(x.shape(), g));
     INFERD_ASSIGN_OR_RETURN(void* col_ws, ctx.GetWorkspace(kAWork));
-    INFERD_ASSIGN_OR_RETURN(void* prod_ws, ctx.GetWorkspace(kBWork));
     INFERD_ASSIGN_OR_RETURN(void* sums_ws, ctx.GetWorkspace(kSums));
     void* scratch = nullptr;
     if (plan->primitive->scratchpad_bytes() != 0) {
       INFERD_ASSIGN_OR_RETURN(scratch, ctx.GetWorkspace(kDnnlScratch));
     }
-    auto* col = static_cast<uint8_t*>(col_ws);
-    auto* prod = static_cast<int32_t*>(prod_ws);
-    auto* row_sum = static_cast<int32_t*>(sums_ws);
+    auto* col = static_cast<int8_t*>(col_ws);
+    auto* col_sum = static_cast<int32_t*>(sums_ws);
     const int64_t zx = xzp == nullptr ? 0 : IntegerAt(*xzp, 0);
-    const uint8_t zx_byte = static_cast<uint8_t>(zx);
+    const uint8_t flip = x_signed_ ? 0 : 0x80;  // uint8 -> int8 by -128: flip the top bit
+    const int8_t pad = static_cast<int8_t>(static_cast<uint8_t>(zx) ^ flip);
     const int64_t kc = g.cg * g.taps, P = g.out_plane;
-    const size_t sd = g.in.size();
+    // 1-D as 2-D with a height of 1.
+    const bool two = g.in.size() == 2;
+    const int64_t ih = two ? g.in[0] : 1, iw = g.in.back(), oh = two ? g.out[0] : 1;
+    const int64_t ow = g.out.back(), kh = two ? g.kernel[0] : 1, kw = g.kernel.back();
+    const int64_t sh = two ? g.strides[0] : 1, sw = g.strides.back();
+    const int64_t dh = two ? g.dilations[0] : 1, dw = g.dilations.back();
+    const int64_t ph = two ? g.pad_begin[0] : 0, pw = g.pad_begin.back();
     engine::ThreadPool& pool = ctx.threads();
-    const uint32_t c = w_u8_ ? 128u : 0u;
+    const uint32_t cx = x_signed_ ? 0u : 128u, cw = w_u8_ ? 128u : 0u;
+    const uint32_t dx = cx - static_cast<uint32_t>(zx);
     for (int64_t img = 0; img < g.n; ++img) {
       const auto* xi = static_cast<const uint8_t*>(x.raw_data()) + img * g.c * g.in_plane;
-      // pass 1: im2col and row sums, rows (group, p) in parallel.
-      pool.ParallelFor(g.group * P, std::max<int64_t>(1, 8192 / kc),
-                       [&](int64_t begin, int64_t end) {
-                         absl::InlinedVector<int64_t, 32> offset(g.taps);
-                         Dims pos(sd), tap(sd);
-                         for (int64_t row = begin; row < end; ++row) {
-                           const int64_t gi = row / P, p = row % P;
-                           int64_t rest = p;
-                           for (size_t d = sd; d-- > 0;) {
-                             pos[d] = rest % g.out[d] * g.strides[d] - g.pad_begin[d];
-                             rest /= g.out[d];
-                             tap[d] = 0;
-                           }
-                           for (int64_t t = 0; t < g.taps; ++t) {
-                             int64_t off = 0;
-                             bool inside = true;
-                             for (size_t d = 0; d < sd && inside; ++d) {
-                               const int64_t cd = pos[d] + tap[d] * g.dilations[d];
-                               inside = cd >= 0 && cd < g.in[d];
-                               off = off * g.in[d] + cd;
-                             }
-                             offset[t] = inside ? off : -1;
-                             for (size_t d = sd; d-- > 0;) {
-                               if (++tap[d] < g.kernel[d]) break;
-                               tap[d] = 0;
-                             }
-                           }
-                           uint8_t* dst = col + row * kc;
-                           const uint8_t* xg = xi + gi * g.cg * g.in_plane;
-                           for (int64_t ci = 0; ci < g.cg; ++ci) {
-                             const uint8_t* plane = xg + ci * g.in_plane;
-                             for (int64_t t = 0; t < g.taps; ++t) {
-                               dst[ci * g.taps + t] = offset[t] < 0 ? zx_byte : plane[offset[t]];
-                             }
-                           }
-                           int32_t sum = 0;
-                           if (x_signed_) {
-                             const auto* v = reinterpret_cast<const int8_t*>(dst);
-                             for (int64_t i = 0; i < kc; ++i) sum += v[i];
-                           } else {
-                             for (int64_t i = 0; i < kc; ++i) sum += dst[i];
-                           }
-                           row_sum[row] = sum;
-                         }
-                       });
-      // pass 2: the product per group.
-      INFERD_RETURN_IF_ERROR(plan->primitive->Execute(pool, col, wt_.data(), prod, scratch, node_));
-      // pass 3: correct, add the bias, transpose to [M, P], by blocks of positions (a block's
-      // products stay in cache while every channel takes its row from them).
-      uint32_t* out = reinterpret_cast<uint32_t*>(acc) + img * g.m * P;
-      const uint32_t zxu = static_cast<uint32_t>(zx);
-      constexpr int64_t kBlock = 64;
-      const int64_t blocks = (P + kBlock - 1) / kBlock;
-      pool.ParallelFor(g.group * blocks, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t item = begin; item < end; ++item) {
-          const int64_t gi = item / blocks, p0 = item % blocks * kBlock;
-          const int64_t p1 = std::min(P, p0 + kBlock);
-          const auto* rs = reinterpret_cast<const uint32_t*>(row_sum) + gi * P;
-          const auto* pr = reinterpret_cast<const uint32_t*>(prod) + gi * P * g.mg;
-          for (int64_t j = 0; j < g.mg; ++j) {
-            const int64_t oc = gi * g.mg + j;
-            const uint32_t zw =
-                static_cast<uint32_t>(wzp == nullptr ? 0 : IntegerAt(*wzp, w_per_channel ? oc : 0));
-            const uint32_t base = (bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc])) -
-                                  zxu * static_cast<uint32_t>(w_sums_[oc]) +
-                                  static_cast<uint32_t>(kc) * zxu * zw;
-            const uint32_t rf = c - zw;
-            uint32_t* dst = out + oc * P;
-            for (int64_t p = p0; p < p1; ++p) dst[p] = pr[p * g.mg + j] + rf * rs[p] + base;
+      // pass 1: im2col, one row (group, channel, tap) at a time.
+      pool.ParallelFor(
+          g.group * kc, std::max<int64_t>(1, 16384 / P), [&](int64_t begin, int64_t end) {
+            for (int64_t row = begin; row < end; ++row) {
+              const int64_t gi = row / kc, r = row % kc, ci = r / g.taps, t = r % g.taps;
+              const int64_t a = t / kw, b = t % kw;
+              const uint8_t* plane = xi + (gi * g.cg + ci) * g.in_plane;
+              int8_t* dst = col + row * P;
+              const auto [r0, r1] = ValidRange(a * dh - ph, sh, ih, oh);
+              const auto [c0, c1] = ValidRange(b * dw - pw, sw, iw, ow);
+              for (int64_t y = 0; y < oh; ++y) {
+                int8_t* d = dst + y * ow;
+                if (y < r0 || y >= r1) {
+                  std::fill(d, d + ow, pad);
+                  continue;
+                }
+                const uint8_t* src = plane + (y * sh + a * dh - ph) * iw + b * dw - pw;
+                std::fill(d, d + c0, pad);
+                for (int64_t c = c0; c < c1; ++c) d[c] = static_cast<int8_t>(src[c * sw] ^ flip);
+                std::fill(d + c1, d + ow, pad);
+              }
+            }
+          });
+      // pass 2: the column sums, per group.
+      pool.ParallelFor(g.group, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t gi = begin; gi < end; ++gi) {
+          int32_t* cs = col_sum + gi * P;
+          std::fill(cs, cs + P, 0);
+          for (int64_t r = 0; r < kc; ++r) {
+            const int8_t* src = col + (gi * kc + r) * P;
+            for (int64_t p = 0; p < P; ++p) cs[p] += src[p];
           }
+        }
+      });
+      // pass 3: the product per group, straight into this image's [M, P].
+      int32_t* out = acc + img * g.m * P;
+      INFERD_RETURN_IF_ERROR(plan->primitive->Execute(pool, wt_.data(), col, out, scratch, node_));
+      // pass 4: the correction.
+      pool.ParallelFor(g.m, std::max<int64_t>(1, 16384 / P), [&](int64_t begin, int64_t end) {
+        for (int64_t oc = begin; oc < end; ++oc) {
+          const int64_t gi = oc / g.mg;
+          const uint32_t zw =
+              static_cast<uint32_t>(wzp == nullptr ? 0 : IntegerAt(*wzp, w_per_channel ? oc : 0));
+          const uint32_t fw = cw - zw;
+          const uint32_t base = (bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc])) +
+                                dx * static_cast<uint32_t>(w_sums_[oc]) +
+                                static_cast<uint32_t>(kc) * dx * fw;
+          const auto* cs = reinterpret_cast<const uint32_t*>(col_sum) + gi * P;
+          auto* d = reinterpret_cast<uint32_t*>(out) + oc * P;
+#pragma omp simd
+          for (int64_t p = 0; p < P; ++p) d[p] += fw * cs[p] + base;
         }
       });
     }
