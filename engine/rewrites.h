@@ -10,6 +10,11 @@
 //     by the convolution as a post-op: Relu ("/ConvReluFusion"); LeakyRelu [alpha], Elu [alpha],
 //     HardSigmoid [alpha, beta], HardSwish, Sigmoid, Tanh, Clip [min, max] with constant bounds,
 //     and SiLU written as Sigmoid + Mul (activation "Silu") ("/ConvActivationFusion")
+//   - QDQ (first): DequantizeLinear(x) and DequantizeLinear(constant W) into MatMul / Conv, then
+//     QuantizeLinear -> QLinearMatMul / QLinearConv (a Conv bias from DequantizeLinear of an int32
+//     constant with scale x_scale * w_scale becomes its B); MatMul without the QuantizeLinear ->
+//     com.microsoft::MatMulIntegerToFloat. x per tensor, W per tensor or per output channel.
+//     A DequantizeLinear with other readers stays for them.
 // The intermediate between the pair must have no other reader and must not be a graph output.
 #ifndef INFERD_ENGINE_REWRITES_H_
 #define INFERD_ENGINE_REWRITES_H_
@@ -25,6 +30,7 @@ inline constexpr char kMatMulAddSuffix[] = "/MatMulAddFusion";
 inline constexpr char kConvReluSuffix[] = "/ConvReluFusion";
 inline constexpr char kConvActivationSuffix[] = "/ConvActivationFusion";
 inline constexpr char kConvBatchNormSuffix[] = "/ConvBatchNormFusion";
+inline constexpr char kQdqSuffix[] = "/QdqFusion";
 
 // Applies every fusion; returns how many fused nodes were made. New weights go into `derived`,
 // which must outlive every kernel made from `graph`.

@@ -144,5 +144,100 @@ TEST(RewritesTest, ConvBatchNormFoldsThenTheActivationFuses) {
   EXPECT_TRUE(g.Validate().ok());
 }
 
+// x[2,8] -> Q -> DQ -> MatMul(., DQ(wq[8,4] int8)) -> h [-> Q -> y uint8]. The builder's
+// weights have no data: the QDQ parameters get real constants here.
+struct QdqMatMul {
+  GraphBuilder b;
+  Graph* g;
+  float scale = 0.1f;
+  uint8_t u8_zp = 128;
+  int8_t s8_zp = 0;
+  int8_t w[32] = {};
+  Tensor xs, xz, wq, ws, wz;
+  explicit QdqMatMul(bool requant, bool constant_w = true) {
+    b.Input("x", {2, 8});
+    b.Weight("xs", {}).Weight("xz", {}).Weight("ws", {}).Weight("wz", {}).Weight("ys", {});
+    b.Weight("yz", {});
+    if (constant_w) {
+      b.Weight("wq", {8, 4});
+    } else {
+      b.Input("wq", {8, 4});
+    }
+    b.Node("/m/qx", "QuantizeLinear", {"x", "xs", "xz"}, {"xq"}, {2, 8});
+    b.Node("/m/dqx", "DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}, {2, 8});
+    b.Node("/m/dqw", "DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}, {8, 4});
+    b.Node("/m/mm", "MatMul", {"xd", "wd"}, {requant ? "h" : "y"}, {2, 4});
+    if (requant) b.Node("/m/qy", "QuantizeLinear", {"h", "ys", "yz"}, {"y"}, {2, 4});
+    b.Output("y");
+    g = &b.graph();
+    xs = Tensor::Borrowed(DataType::kFloat32, Shape{}, &scale);
+    xz = Tensor::Borrowed(DataType::kUint8, Shape{}, &u8_zp);
+    wq = Tensor::Borrowed(DataType::kInt8, Shape{8, 4}, w);
+    wz = Tensor::Borrowed(DataType::kInt8, Shape{}, &s8_zp);
+    Set("xs", &xs);
+    Set("ys", &xs);
+    Set("ws", &xs);
+    Set("xz", &xz);
+    Set("yz", &xz);
+    Set("wz", &wz);
+    if (constant_w) Set("wq", &wq);
+    g->values[g->FindValue("xq")].type = DataType::kUint8;
+    g->values[g->FindValue("wq")].type = DataType::kInt8;
+    if (requant) g->values[g->FindValue("y")].type = DataType::kUint8;
+  }
+  void Set(const std::string& name, const Tensor* t) {
+    Value& v = g->values[g->FindValue(name)];
+    v.initializer = t;
+    v.type = t->dtype();
+  }
+};
+
+KernelRegistry QdqRegistry() {
+  KernelRegistry registry;
+  EXPECT_TRUE(registry.Register(Def(kOnnxDomain, "QLinearMatMul")).ok());
+  EXPECT_TRUE(registry.Register(Def(kMicrosoftDomain, "MatMulIntegerToFloat")).ok());
+  return registry;
+}
+
+TEST(RewritesTest, QdqMatMulBecomesQLinearMatMul) {
+  QdqMatMul m(/*requant=*/true);
+  KernelRegistry registry = QdqRegistry();
+  DerivedWeights derived;
+  absl::StatusOr<int> fused = ApplyFusions(*m.g, registry, derived);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_EQ(*fused, 1);
+  ASSERT_EQ(m.g->nodes.size(), 2u);  // the QuantizeLinear of x stays
+  const Node& f = m.g->nodes[1];
+  EXPECT_EQ(f.name, std::string("/m/mm") + kQdqSuffix);
+  EXPECT_EQ(f.op_type, "QLinearMatMul");
+  const char* want[] = {"xq", "xs", "xz", "wq", "ws", "wz", "ys", "yz"};
+  ASSERT_EQ(f.inputs.size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(m.g->values[f.inputs[i]].name, want[i]) << i;
+  EXPECT_EQ(m.g->values[f.outputs[0]].name, "y");
+  EXPECT_TRUE(m.g->Validate().ok());
+}
+
+TEST(RewritesTest, QdqMatMulWithoutQuantizeBecomesMatMulIntegerToFloat) {
+  QdqMatMul m(/*requant=*/false);
+  KernelRegistry registry = QdqRegistry();
+  DerivedWeights derived;
+  ASSERT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 1);
+  ASSERT_EQ(m.g->nodes.size(), 2u);
+  const Node& f = m.g->nodes[1];
+  EXPECT_EQ(f.op_type, "MatMulIntegerToFloat");
+  EXPECT_EQ(f.domain, kMicrosoftDomain);
+  const char* want[] = {"xq", "wq", "xs", "ws", "xz", "wz"};
+  ASSERT_EQ(f.inputs.size(), 6u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(m.g->values[f.inputs[i]].name, want[i]) << i;
+}
+
+TEST(RewritesTest, NoQdqFusionWhenTheWeightsAreNotConstant) {
+  QdqMatMul m(/*requant=*/true, /*constant_w=*/false);
+  KernelRegistry registry = QdqRegistry();
+  DerivedWeights derived;
+  EXPECT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 0);
+  EXPECT_EQ(m.g->nodes.size(), 5u);
+}
+
 }  // namespace
 }  // namespace inferd::engine

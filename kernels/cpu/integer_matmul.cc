@@ -27,9 +27,11 @@
 #include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
+#include "kernels/cpu/int8_matmul_primitive.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/quant_layout.h"
 #include "kernels/cpu/registration.h"
+#include "kernels/cpu/shape_cache.h"
 #include "kernels/cpu/window.h"
 
 namespace inferd::kernels::cpu {
@@ -42,7 +44,15 @@ using engine::Shape;
 using engine::Tensor;
 using Dims = absl::InlinedVector<int64_t, 8>;
 
-enum Slot : int { kAWork = 0, kBWork = 1, kAccWork = 2, kQuantAWork = 3 };
+enum Slot : int {
+  kAWork = 0,
+  kBWork = 1,
+  kAccWork = 2,
+  kQuantAWork = 3,
+  kDnnlScratch = 4,  // the int8 primitive's scratchpad
+  kShiftedB = 5,     // a uint8 B that is not constant, as int8 (b - 128)
+  kSums = 6,         // row sums of A, column sums of B, the zero points as int32
+};
 
 bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
 
@@ -147,15 +157,18 @@ struct Requant {
     constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
     const float zp = static_cast<float>(y_zp);
     pool.ParallelFor(total, 16384, [&](int64_t begin, int64_t end) {
-      int64_t last = -1;
-      float s = 0.0f;
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t p = (i / run) % params;
-        if (p != last) s = ScaleOf(p), last = p;
-        float v = std::nearbyint(static_cast<float>(acc[i]) * s) + zp;
-        v = v > hi ? hi : v;
-        v = v >= lo ? v : lo;
-        dst[i] = static_cast<Q>(v);
+      // Runs of `run` elements share a parameter: one scale per run, a plain inner loop.
+      for (int64_t i = begin; i < end;) {
+        const int64_t seg = i / run;
+        const int64_t stop = std::min(end, (seg + 1) * run);
+        const float s = ScaleOf(seg % params);
+        for (int64_t j = i; j < stop; ++j) {
+          float v = std::nearbyint(static_cast<float>(acc[j]) * s) + zp;
+          v = v > hi ? hi : v;
+          v = v >= lo ? v : lo;
+          dst[j] = static_cast<Q>(v);
+        }
+        i = stop;
       }
     });
   }
@@ -204,10 +217,15 @@ struct ToFloat {
              float* y) const {
     const float* bs = b_scale->data<float>();
     pool.ParallelFor(total, 16384, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t col = i % n;
-        const float multiplier = a_scale * bs[per_column ? col : 0];
-        y[i] = multiplier * static_cast<float>(acc[i]) + (bias == nullptr ? 0.0f : bias[col]);
+      for (int64_t i = begin; i < end;) {  // by rows of N: no division per element
+        const int64_t row_start = i - i % n;
+        const int64_t stop = std::min(end, row_start + n);
+        for (int64_t j = i; j < stop; ++j) {
+          const int64_t col = j - row_start;
+          const float multiplier = a_scale * bs[per_column ? col : 0];
+          y[j] = multiplier * static_cast<float>(acc[j]) + (bias == nullptr ? 0.0f : bias[col]);
+        }
+        i = stop;
       }
     });
   }
@@ -313,6 +331,19 @@ void RowTimesMatrix(const int16_t* a, const int16_t* b, int64_t k, int64_t n, in
   }
 }
 
+// The oneDNN int8 product for one set of shapes (Int8MatMulPrimitive).
+struct Int8Plan {
+  std::shared_ptr<const Int8MatMulPrimitive> primitive;
+};
+
+// The batch patterns the oneDNN path takes: each operand's batch is the output's or broadcast
+// whole (size 1); partial broadcasts ([2, 1] x [1, 3]) stay on the own code.
+bool DnnlShapes(const MatMulGeometry& g) {
+  return g.m > 0 && g.n > 0 && g.k > 0 && g.out_batches > 0 &&
+         (g.a_batches == 1 || g.a_batches == g.out_batches) &&
+         (g.b_batches == 1 || g.b_batches == g.out_batches);
+}
+
 template <MatMulMode kMode>
 class MatMulIntKernel final : public engine::OpKernel {
  public:
@@ -322,7 +353,37 @@ class MatMulIntKernel final : public engine::OpKernel {
   static constexpr bool kDynamic = kMode == MatMulMode::kDynamic;
 
   static absl::StatusOr<std::unique_ptr<MatMulIntKernel>> Create(const KernelInfo& info) {
-    return std::unique_ptr<MatMulIntKernel>(new MatMulIntKernel(info));
+    auto k = std::unique_ptr<MatMulIntKernel>(new MatMulIntKernel(info));
+    // Constant B on the oneDNN path: its int8 form and column sums once (the primitive itself
+    // is built per shape of A, prepacking B).
+    const Tensor* cb = info.input(kIn.b).constant;
+    if (k->dnnl_ && cb != nullptr && Is8Bit(cb->dtype()) && cb->shape().rank() >= 1 &&
+        cb->NumElements() > 0) {
+      const Shape& bs = cb->shape();
+      const int64_t kk = bs.rank() == 1 ? bs[0] : bs[bs.rank() - 2];
+      const int64_t n = bs.rank() == 1 ? 1 : bs[bs.rank() - 1];
+      const int64_t batches = cb->NumElements() / (kk * n);
+      k->b_col_sums_.assign(batches * n, 0);
+      const bool u8 = cb->dtype() == DataType::kUint8;
+      if (u8) k->shifted_b_.resize(cb->NumElements());
+      for (int64_t bb = 0; bb < batches; ++bb) {
+        for (int64_t r = 0; r < kk; ++r) {
+          const int64_t row = (bb * kk + r) * n;
+          for (int64_t j = 0; j < n; ++j) {
+            const int32_t v = u8 ? cb->data<uint8_t>()[row + j] : cb->data<int8_t>()[row + j];
+            k->b_col_sums_[bb * n + j] += v;
+            if (u8) k->shifted_b_[row + j] = static_cast<int8_t>(v - 128);
+          }
+        }
+      }
+      k->constant_b_ = cb;
+    }
+    return k;
+  }
+
+  size_t PersistentBytes() const override {
+    return shifted_b_.size() + b_col_sums_.size() * sizeof(int32_t) +
+           cache_.SumBytes([](const Int8Plan& p) { return p.primitive->prepacked_bytes(); });
   }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
@@ -331,6 +392,10 @@ class MatMulIntKernel final : public engine::OpKernel {
     const std::optional<int64_t> a = CheckedProduct(shapes[kIn.a].dims());
     const std::optional<int64_t> b = CheckedProduct(shapes[kIn.b].dims());
     if (!a || !b) return {};
+    if (dnnl_) {
+      absl::StatusOr<MatMulGeometry> g = Geometry(shapes[kIn.a], shapes[kIn.b], node_);
+      if (g.ok() && DnnlShapes(*g)) return DnnlWorkspace(shapes[kIn.a], shapes[kIn.b], *g, *a, *b);
+    }
     std::vector<engine::WorkspaceRequirement> ws = {
         {kAWork, static_cast<size_t>(*a) * sizeof(int16_t)},
         {kBWork, static_cast<size_t>(*b) * sizeof(int16_t)}};
@@ -421,8 +486,14 @@ class MatMulIntKernel final : public engine::OpKernel {
     if (k == 0) {
       std::fill(out, out + y->NumElements(), 0);
     } else {
-      INFERD_RETURN_IF_ERROR(
-          Multiply(ctx, *a, *b, azp, bzp, g, a_rows_per_batch, b_cols_per_batch, out));
+      const bool a_signed = a->dtype() == DataType::kInt8;
+      if (dnnl_ && DnnlShapes(g) && a_signed == a_signed_ && b->dtype() == b_type_) {
+        INFERD_RETURN_IF_ERROR(
+            MultiplyDnnl(ctx, *a, *b, azp, bzp, g, a_rows_per_batch, b_cols_per_batch, out));
+      } else {
+        INFERD_RETURN_IF_ERROR(
+            Multiply(ctx, *a, *b, azp, bzp, g, a_rows_per_batch, b_cols_per_batch, out));
+      }
     }
     if (kQLinear) {
       // Column j of every row has parameter j (per column) or 0.
@@ -433,7 +504,171 @@ class MatMulIntKernel final : public engine::OpKernel {
   }
 
  private:
-  explicit MatMulIntKernel(const KernelInfo& info) : node_(info) {}
+  explicit MatMulIntKernel(const KernelInfo& info)
+      : node_(info),
+        threads_(info.intra_op_threads()),
+        a_signed_(!kDynamic && info.input(kIn.a).type == DataType::kInt8),
+        b_type_(info.input(kIn.b).type),
+        // The oneDNN path needs the operand types at load (its plan and workspace depend on
+        // them) and a CPU that sums u8 x s8 products exactly.
+        dnnl_(Int8MatMulPrimitive::Available() && Is8Bit(b_type_) &&
+              (kDynamic || Is8Bit(info.input(kIn.a).type))) {}
+
+  absl::StatusOr<std::shared_ptr<const Int8Plan>> PlanFor(const Shape& a, const Shape& b,
+                                                          const MatMulGeometry& g) const {
+    const Shape* shapes[] = {&a, &b};
+    return cache_.GetOrCreate(
+        ShapeRefs(shapes, 2), threads_, [&]() -> absl::StatusOr<std::shared_ptr<const Int8Plan>> {
+          Int8MatMulSpec spec;
+          spec.batch = g.out_batches;
+          spec.batch_a = g.a_batches;
+          spec.batch_b = g.b_batches;
+          spec.m = g.m, spec.k = g.k, spec.n = g.n;
+          spec.a_signed = a_signed_;
+          if (constant_b_ != nullptr) {
+            spec.constant_b = shifted_b_.empty() ? constant_b_->data<int8_t>() : shifted_b_.data();
+          }
+          auto plan = std::make_shared<Int8Plan>();
+          INFERD_ASSIGN_OR_RETURN(plan->primitive,
+                                  Int8MatMulPrimitive::Build(spec, threads_, node_));
+          return std::shared_ptr<const Int8Plan>(std::move(plan));
+        });
+  }
+
+  // Rows of A and columns of B (sums and zero points), as int32 in kSums.
+  static int64_t SumsCount(const MatMulGeometry& g) {
+    return 2 * (g.a_batches * g.m + g.b_batches * g.n);
+  }
+
+  std::vector<engine::WorkspaceRequirement> DnnlWorkspace(const Shape& as, const Shape& bs,
+                                                          const MatMulGeometry& g, int64_t a,
+                                                          int64_t b) const {
+    absl::StatusOr<std::shared_ptr<const Int8Plan>> plan = PlanFor(as, bs, g);
+    if (!plan.ok()) return {};
+    std::vector<engine::WorkspaceRequirement> ws = {
+        {kSums, static_cast<size_t>(SumsCount(g)) * sizeof(int32_t)}};
+    const size_t scratch = (*plan)->primitive->scratchpad_bytes();
+    if (scratch != 0) ws.push_back({kDnnlScratch, scratch});
+    if (b_type_ == DataType::kUint8 && constant_b_ == nullptr) {
+      ws.push_back({kShiftedB, static_cast<size_t>(b)});
+    }
+    if (kQLinear || kFloatOut) {
+      const std::optional<int64_t> out = CheckedProduct(g.out.dims());
+      if (!out) return {};
+      ws.push_back({kAccWork, static_cast<size_t>(*out) * sizeof(int32_t)});
+    }
+    if (kDynamic) ws.push_back({kQuantAWork, static_cast<size_t>(a)});
+    return ws;
+  }
+
+  // The product on oneDNN: P = A x B' (B' = B - 128 for uint8 B, else B), then per element
+  //   acc = P + (c - zb[n]) * R[m] - za[m] * S[n] + K * za[m] * zb[n]
+  // with c = 128 for uint8 B (else 0), R the row sums of A, S the column sums of B; in wrapping
+  // 32-bit arithmetic, which equals the own code's wrapping sum of (a - za) * (b - zb).
+  absl::Status MultiplyDnnl(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor* azp,
+                            const Tensor* bzp, const MatMulGeometry& g, bool a_rows_per_batch,
+                            bool b_cols_per_batch, int32_t* out) const {
+    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const Int8Plan> plan, PlanFor(a.shape(), b.shape(), g));
+    const int64_t m = g.m, k = g.k, n = g.n;
+    const int64_t a_rows = g.a_batches * m, b_cols = g.b_batches * n;
+    const bool b_u8 = b.dtype() == DataType::kUint8;
+    engine::ThreadPool& pool = ctx.threads();
+    INFERD_ASSIGN_OR_RETURN(void* sums_ws, ctx.GetWorkspace(kSums));
+    auto* row_sum = static_cast<int32_t*>(sums_ws);
+    int32_t* col_sum = row_sum + a_rows;
+    int32_t* za = col_sum + b_cols;
+    int32_t* zb = za + a_rows;
+    // B as int8.
+    const int8_t* b8 = nullptr;
+    const bool constant = constant_b_ != nullptr;
+    if (constant) {
+      b8 = b_u8 ? shifted_b_.data() : constant_b_->data<int8_t>();
+    } else if (b_u8) {
+      INFERD_ASSIGN_OR_RETURN(void* shifted, ctx.GetWorkspace(kShiftedB));
+      auto* dst = static_cast<int8_t*>(shifted);
+      const uint8_t* src = b.data<uint8_t>();
+      pool.ParallelFor(b.NumElements(), 65536, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<int8_t>(src[i] ^ 0x80u);
+      });
+      b8 = dst;
+    } else {
+      b8 = b.data<int8_t>();
+    }
+    void* scratch = nullptr;
+    if (plan->primitive->scratchpad_bytes() != 0) {
+      INFERD_ASSIGN_OR_RETURN(scratch, ctx.GetWorkspace(kDnnlScratch));
+    }
+    INFERD_RETURN_IF_ERROR(plan->primitive->Execute(pool, a.raw_data(), b8, out, scratch, node_));
+    const uint32_t c = b_u8 ? 128u : 0u;
+    if (azp == nullptr && bzp == nullptr && c == 0) return absl::OkStatus();
+    // Sums and zero points.
+    const bool a_signed = a.dtype() == DataType::kInt8;
+    pool.ParallelFor(a_rows, std::max<int64_t>(1, 16384 / k), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        int32_t sum = 0;
+        if (a_signed) {
+          const int8_t* row = a.data<int8_t>() + r * k;
+          for (int64_t i = 0; i < k; ++i) sum += row[i];
+        } else {
+          const uint8_t* row = a.data<uint8_t>() + r * k;
+          for (int64_t i = 0; i < k; ++i) sum += row[i];
+        }
+        row_sum[r] = sum;
+        int64_t z = 0;
+        if (azp != nullptr) {
+          z = IsScalarLike(azp->shape()) ? IntegerAt(*azp, 0)
+                                         : IntegerAt(*azp, a_rows_per_batch ? r : r % m);
+        }
+        za[r] = static_cast<int32_t>(z);
+      }
+    });
+    if (constant) {
+      std::copy(b_col_sums_.begin(), b_col_sums_.end(), col_sum);
+    } else {
+      std::fill(col_sum, col_sum + b_cols, 0);
+      for (int64_t bb = 0; bb < g.b_batches; ++bb) {
+        int32_t* cs = col_sum + bb * n;
+        for (int64_t r = 0; r < k; ++r) {
+          const int64_t row = (bb * k + r) * n;
+          if (b_u8) {
+            const uint8_t* src = b.data<uint8_t>() + row;
+            for (int64_t j = 0; j < n; ++j) cs[j] += src[j];
+          } else {
+            const int8_t* src = b.data<int8_t>() + row;
+            for (int64_t j = 0; j < n; ++j) cs[j] += src[j];
+          }
+        }
+      }
+    }
+    for (int64_t col = 0; col < b_cols; ++col) {
+      int64_t z = 0;
+      if (bzp != nullptr) {
+        z = IsScalarLike(bzp->shape()) ? IntegerAt(*bzp, 0)
+                                       : IntegerAt(*bzp, b_cols_per_batch ? col : col % n);
+      }
+      zb[col] = static_cast<int32_t>(z);
+    }
+    // The correction, per output row.
+    const uint32_t kk = static_cast<uint32_t>(k);
+    pool.ParallelFor(g.out_batches * m, std::max<int64_t>(1, 16384 / n),
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t row = begin; row < end; ++row) {
+                         const int64_t ob = row / m;
+                         const int64_t ar = (g.a_batches == 1 ? 0 : ob * m) + row % m;
+                         const int64_t bc = g.b_batches == 1 ? 0 : ob * n;
+                         const uint32_t r = static_cast<uint32_t>(row_sum[ar]);
+                         const uint32_t z = static_cast<uint32_t>(za[ar]);
+                         const auto* s = reinterpret_cast<const uint32_t*>(col_sum + bc);
+                         const auto* zc = reinterpret_cast<const uint32_t*>(zb + bc);
+                         auto* y = reinterpret_cast<uint32_t*>(out + row * n);
+#pragma omp simd
+                         for (int64_t j = 0; j < n; ++j) {
+                           y[j] += (c - zc[j]) * r - z * s[j] + kk * z * zc[j];
+                         }
+                       }
+                     });
+    return absl::OkStatus();
+  }
 
   absl::Status Multiply(KernelContext& ctx, const Tensor& ta, const Tensor& tb, const Tensor* azp,
                         const Tensor* bzp, const MatMulGeometry& g, bool a_rows_per_batch,
@@ -483,6 +718,16 @@ class MatMulIntKernel final : public engine::OpKernel {
   }
 
   const NodeLabel node_;
+  const int threads_;
+  const bool a_signed_;    // A's type at load is int8 (uint8 for DynamicQuantizeMatMul)
+  const DataType b_type_;  // B's type at load
+  const bool dnnl_;        // the oneDNN path is open to this node (still shape-dependent)
+  // Set at creation when B is constant and dnnl_: its int8 form (uint8 B only) and its column
+  // sums per (batch, n).
+  const Tensor* constant_b_ = nullptr;
+  std::vector<int8_t> shifted_b_;
+  std::vector<int32_t> b_col_sums_;
+  mutable ShapeCache<Int8Plan> cache_;
 };
 
 // ConvInteger's geometry for one run.
@@ -506,7 +751,36 @@ class ConvIntKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(WindowAttributes window, WindowAttributes::Read(info));
     const int64_t group = info.GetInt("group", 1);
     if (group < 1) return info.Error(absl::StrCat("group must be >= 1, got ", group));
-    return std::unique_ptr<ConvIntKernel>(new ConvIntKernel(info, window, group));
+    auto k = std::unique_ptr<ConvIntKernel>(new ConvIntKernel(info, window, group));
+    // The oneDNN path (im2col + the int8 matmul, W as the left operand so that the product
+    // is already [M, positions]) for constant weights of 1-D / 2-D convolutions: W as int8
+    // (uint8 shifted by -128) and each output channel's sum of it, once.
+    const Tensor* cw = info.input(kW).constant;
+    const DataType xt = info.input(kX).type;
+    if (Int8MatMulPrimitive::Available() && Is8Bit(xt) && cw != nullptr && Is8Bit(cw->dtype()) &&
+        (cw->shape().rank() == 3 || cw->shape().rank() == 4) && cw->NumElements() > 0 &&
+        cw->shape()[0] % group == 0) {
+      const int64_t m = cw->shape()[0], mg = m / group, kc = cw->NumElements() / m;
+      if (mg >= 2 && kc >= 8) {
+        const bool u8 = cw->dtype() == DataType::kUint8;
+        k->wt_.resize(cw->NumElements());
+        k->w_sums_.assign(m, 0);
+        for (int64_t i = 0; i < cw->NumElements(); ++i) {
+          const int32_t v = u8 ? cw->data<uint8_t>()[i] - 128 : cw->data<int8_t>()[i];
+          k->wt_[i] = static_cast<int8_t>(v);
+          k->w_sums_[i / kc] += v;
+        }
+        k->w_u8_ = u8;
+        k->x_signed_ = xt == DataType::kInt8;
+        k->constant_w_ = cw;
+      }
+    }
+    return k;
+  }
+
+  size_t PersistentBytes() const override {
+    return wt_.size() + w_sums_.size() * sizeof(int32_t) +
+           cache_.SumBytes([](const Int8Plan& p) { return p.primitive->prepacked_bytes(); });
   }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
@@ -515,6 +789,12 @@ class ConvIntKernel final : public engine::OpKernel {
     const std::optional<int64_t> x = CheckedProduct(shapes[kX].dims());
     const std::optional<int64_t> w = CheckedProduct(shapes[kW].dims());
     if (!x || !w) return {};
+    if (constant_w_ != nullptr) {
+      ConvGeometry g;
+      if (Plan(shapes[kX], shapes[kW], &g).ok() && DnnlConv(g, shapes[kW])) {
+        return DnnlWorkspace(shapes[kX], g);
+      }
+    }
     std::vector<engine::WorkspaceRequirement> ws = {
         {kAWork, static_cast<size_t>(*x) * sizeof(int16_t)},
         {kBWork, static_cast<size_t>(*w) * sizeof(int16_t)}};
@@ -572,6 +852,29 @@ class ConvIntKernel final : public engine::OpKernel {
     } else {
       acc = y->mutable_data<int32_t>();
     }
+    if (DnnlConv(g, w->shape())) {
+      // The workspace was declared for this path: an x of another type than at load is refused.
+      if ((x->dtype() == DataType::kInt8) != x_signed_ || w->dtype() != constant_w_->dtype()) {
+        return node_.InvalidArgument(absl::StrCat("x is ", engine::DataTypeName(x->dtype()),
+                                                  ", not the type the model declared"));
+      }
+      INFERD_RETURN_IF_ERROR(RunDnnl(ctx, *x, xzp, wzp, w_per_channel, g, bias, acc));
+    } else {
+      INFERD_RETURN_IF_ERROR(RunOwn(ctx, *x, *w, xzp, wzp, w_per_channel, g, bias, acc));
+    }
+    if (kQLinear) {
+      rq.Apply(acc, y->NumElements(), /*run=*/g.out_plane, /*params=*/g.m, ctx.threads(), *y);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // The exact own code: widen both operands to int16, walk each output's window.
+  absl::Status RunOwn(KernelContext& ctx, const Tensor& tx, const Tensor& tw, const Tensor* xzp,
+                      const Tensor* wzp, bool w_per_channel, const ConvGeometry& g,
+                      const int32_t* bias, int32_t* acc) const {
+    const Tensor* x = &tx;
+    const Tensor* w = &tw;
     INFERD_ASSIGN_OR_RETURN(void* xw, ctx.GetWorkspace(kAWork));
     INFERD_ASSIGN_OR_RETURN(void* ww, ctx.GetWorkspace(kBWork));
     auto* x16 = static_cast<int16_t*>(xw);
@@ -582,16 +885,143 @@ class ConvIntKernel final : public engine::OpKernel {
     Widen(
         *w, wzp, w16, [&](int64_t i) -> int64_t { return w_per_channel ? i / per_filter : 0; },
         ctx.threads());
-    Run(g, x16, w16, bias, acc, ctx.threads());
-    if (kQLinear) {
-      rq.Apply(acc, y->NumElements(), /*run=*/g.out_plane, /*params=*/g.m, ctx.threads(), *y);
+    if (g.in.size() == 2) {
+      Run2D(g, x16, w16, bias, acc, ctx.threads());
+    } else {
+      Run(g, x16, w16, bias, acc, ctx.threads());
     }
     return absl::OkStatus();
   }
 
- private:
+  // Whether a node with constant weights takes the oneDNN path for this geometry.
+  bool DnnlConv(const ConvGeometry& g, const Shape& w) const {
+    return constant_w_ != nullptr && w == constant_w_->shape() && g.out_plane > 0 && g.n > 0;
+  }
+
+  absl::StatusOr<std::shared_ptr<const Int8Plan>> PlanFor(const Shape& x,
+                                                          const ConvGeometry& g) const {
+    const Shape* shapes[] = {&x};
+    return cache_.GetOrCreate(
+        ShapeRefs(shapes, 1), threads_, [&]() -> absl::StatusOr<std::shared_ptr<const Int8Plan>> {
+          Int8MatMulSpec spec;  // [Mg, Kc] x [Kc, P] per group
+          spec.batch = spec.batch_a = spec.batch_b = g.group;
+          spec.m = g.mg, spec.k = g.cg * g.taps, spec.n = g.out_plane;
+          spec.a_signed = true;
+          auto plan = std::make_shared<Int8Plan>();
+          INFERD_ASSIGN_OR_RETURN(plan->primitive,
+                                  Int8MatMulPrimitive::Build(spec, threads_, node_));
+          return std::shared_ptr<const Int8Plan>(std::move(plan));
+        });
+  }
+
+  std::vector<engine::WorkspaceRequirement> DnnlWorkspace(const Shape& x,
+                                                          const ConvGeometry& g) const {
+    absl::StatusOr<std::shared_ptr<const Int8Plan>> plan = PlanFor(x, g);
+    if (!plan.ok()) return {};
+    const std::optional<int64_t> col = CheckedProduct({g.group, g.cg, g.taps, g.out_plane});
+    const std::optional<int64_t> out = CheckedProduct({g.n, g.m, g.out_plane, 4});
+    if (!col || !out) return {};
+    std::vector<engine::WorkspaceRequirement> ws = {
+        {kAWork, static_cast<size_t>(*col)},
+        {kSums, static_cast<size_t>(g.group * g.out_plane) * sizeof(int32_t)}};
+    const size_t scratch = (*plan)->primitive->scratchpad_bytes();
+    if (scratch != 0) ws.push_back({kDnnlScratch, scratch});
+    if (kQLinear) ws.push_back({kAccWork, static_cast<size_t>(*out)});
+    return ws;
+  }
+
+  // Per image: im2col into col[group, C/group * taps, P] as int8 (x - 128 for uint8 x; x's zero
+  // point where the window leaves x) with its column sums Sx, the int8 matmul
+  // acc = W' x col per group straight into [M, P], then with cx, cw = 128 for uint8 x / w:
+  //   acc += (cw - zw[oc]) * Sx[p] + (cx - zx) * Sw[oc] + Kc * (cx - zx) * (cw - zw[oc]) + B[oc]
+  // which is the exact sum of (x - zx) * (w - zw) in wrapping 32-bit arithmetic.
+  absl::Status RunDnnl(KernelContext& ctx, const Tensor& x, const Tensor* xzp, const Tensor* wzp,
+                       bool w_per_channel, const ConvGeometry& g, const int32_t* bias,
+                       int32_t* acc) const {
+    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const Int8Plan> plan, PlanFor(x.shape(), g));
+    INFERD_ASSIGN_OR_RETURN(void* col_ws, ctx.GetWorkspace(kAWork));
+    INFERD_ASSIGN_OR_RETURN(void* sums_ws, ctx.GetWorkspace(kSums));
+    void* scratch = nullptr;
+    if (plan->primitive->scratchpad_bytes() != 0) {
+      INFERD_ASSIGN_OR_RETURN(scratch, ctx.GetWorkspace(kDnnlScratch));
+    }
+    auto* col = static_cast<int8_t*>(col_ws);
+    auto* col_sum = static_cast<int32_t*>(sums_ws);
+    const int64_t zx = xzp == nullptr ? 0 : IntegerAt(*xzp, 0);
+    const uint8_t flip = x_signed_ ? 0 : 0x80;  // uint8 -> int8 by -128: flip the top bit
+    const int8_t pad = static_cast<int8_t>(static_cast<uint8_t>(zx) ^ flip);
+    const int64_t kc = g.cg * g.taps, P = g.out_plane;
+    // 1-D as 2-D with a height of 1.
+    const bool two = g.in.size() == 2;
+    const int64_t ih = two ? g.in[0] : 1, iw = g.in.back(), oh = two ? g.out[0] : 1;
+    const int64_t ow = g.out.back(), kh = two ? g.kernel[0] : 1, kw = g.kernel.back();
+    const int64_t sh = two ? g.strides[0] : 1, sw = g.strides.back();
+    const int64_t dh = two ? g.dilations[0] : 1, dw = g.dilations.back();
+    const int64_t ph = two ? g.pad_begin[0] : 0, pw = g.pad_begin.back();
+    engine::ThreadPool& pool = ctx.threads();
+    const uint32_t cx = x_signed_ ? 0u : 128u, cw = w_u8_ ? 128u : 0u;
+    const uint32_t dx = cx - static_cast<uint32_t>(zx);
+    for (int64_t img = 0; img < g.n; ++img) {
+      const auto* xi = static_cast<const uint8_t*>(x.raw_data()) + img * g.c * g.in_plane;
+      // pass 1: im2col, one row (group, channel, tap) at a time.
+      pool.ParallelFor(
+          g.group * kc, std::max<int64_t>(1, 16384 / P), [&](int64_t begin, int64_t end) {
+            for (int64_t row = begin; row < end; ++row) {
+              const int64_t gi = row / kc, r = row % kc, ci = r / g.taps, t = r % g.taps;
+              const int64_t a = t / kw, b = t % kw;
+              const uint8_t* plane = xi + (gi * g.cg + ci) * g.in_plane;
+              int8_t* dst = col + row * P;
+              const auto [r0, r1] = ValidRange(a * dh - ph, sh, ih, oh);
+              const auto [c0, c1] = ValidRange(b * dw - pw, sw, iw, ow);
+              for (int64_t y = 0; y < oh; ++y) {
+                int8_t* d = dst + y * ow;
+                if (y < r0 || y >= r1) {
+                  std::fill(d, d + ow, pad);
+                  continue;
+                }
+                const uint8_t* src = plane + (y * sh + a * dh - ph) * iw + b * dw - pw;
+                std::fill(d, d + c0, pad);
+                for (int64_t c = c0; c < c1; ++c) d[c] = static_cast<int8_t>(src[c * sw] ^ flip);
+                std::fill(d + c1, d + ow, pad);
+              }
+            }
+          });
+      // pass 2: the column sums, per group.
+      pool.ParallelFor(g.group, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t gi = begin; gi < end; ++gi) {
+          int32_t* cs = col_sum + gi * P;
+          std::fill(cs, cs + P, 0);
+          for (int64_t r = 0; r < kc; ++r) {
+            const int8_t* src = col + (gi * kc + r) * P;
+            for (int64_t p = 0; p < P; ++p) cs[p] += src[p];
+          }
+        }
+      });
+      // pass 3: the product per group, straight into this image's [M, P].
+      int32_t* out = acc + img * g.m * P;
+      INFERD_RETURN_IF_ERROR(plan->primitive->Execute(pool, wt_.data(), col, out, scratch, node_));
+      // pass 4: the correction.
+      pool.ParallelFor(g.m, std::max<int64_t>(1, 16384 / P), [&](int64_t begin, int64_t end) {
+        for (int64_t oc = begin; oc < end; ++oc) {
+          const int64_t gi = oc / g.mg;
+          const uint32_t zw =
+              static_cast<uint32_t>(wzp == nullptr ? 0 : IntegerAt(*wzp, w_per_channel ? oc : 0));
+          const uint32_t fw = cw - zw;
+          const uint32_t base = (bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc])) +
+                                dx * static_cast<uint32_t>(w_sums_[oc]) +
+                                static_cast<uint32_t>(kc) * dx * fw;
+          const auto* cs = reinterpret_cast<const uint32_t*>(col_sum) + gi * P;
+          auto* d = reinterpret_cast<uint32_t*>(out) + oc * P;
+#pragma omp simd
+          for (int64_t p = 0; p < P; ++p) d[p] += fw * cs[p] + base;
+        }
+      });
+    }
+    return absl::OkStatus();
+  }
+
   ConvIntKernel(const KernelInfo& info, WindowAttributes window, int64_t group)
-      : node_(info), window_(std::move(window)), group_(group) {}
+      : node_(info), window_(std::move(window)), group_(group), threads_(info.intra_op_threads()) {}
 
   absl::Status Plan(const Shape& x, const Shape& w, ConvGeometry* g) const {
     if (x.rank() < 3 || w.rank() != x.rank()) {
@@ -626,6 +1056,57 @@ class ConvIntKernel final : public engine::OpKernel {
       g->taps *= g->kernel[d];
     }
     return absl::OkStatus();
+  }
+
+  // The first output index o along a dim with o * stride + offset >= 0, and one past the last
+  // with o * stride + offset < in (clamped to [0, out]).
+  static std::pair<int64_t, int64_t> ValidRange(int64_t offset, int64_t stride, int64_t in,
+                                                int64_t out) {
+    int64_t lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+    int64_t hi = in - offset <= 0 ? 0 : (in - offset - 1) / stride + 1;
+    lo = std::min(lo, out);
+    hi = std::max(lo, std::min(hi, out));
+    return {lo, hi};
+  }
+
+  // 2-D convolutions (the depthwise ones above all): per output plane, each tap adds
+  // w * (a shifted, strided view of the input plane) to the rows it reaches, so the inner loop
+  // runs along an output row with no bounds test. Same wrapping sums as Run.
+  static void Run2D(const ConvGeometry& g, const int16_t* x, const int16_t* w, const int32_t* bias,
+                    int32_t* y, engine::ThreadPool& pool) {
+    const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1];
+    const int64_t kh = g.kernel[0], kw = g.kernel[1];
+    pool.ParallelFor(g.n * g.m, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t plane = begin; plane < end; ++plane) {
+        const int64_t img = plane / g.m, oc = plane % g.m, grp = oc / g.mg;
+        const int16_t* xg = x + (img * g.c + grp * g.cg) * g.in_plane;
+        const int16_t* wf = w + oc * g.cg * g.taps;
+        uint32_t* dst = reinterpret_cast<uint32_t*>(y) + plane * g.out_plane;
+        std::fill(dst, dst + g.out_plane, bias == nullptr ? 0u : static_cast<uint32_t>(bias[oc]));
+        for (int64_t ci = 0; ci < g.cg; ++ci) {
+          const int16_t* xp = xg + ci * g.in_plane;
+          for (int64_t a = 0; a < kh; ++a) {
+            const int64_t row_off = a * g.dilations[0] - g.pad_begin[0];
+            const auto [r0, r1] = ValidRange(row_off, g.strides[0], ih, oh);
+            for (int64_t b = 0; b < kw; ++b) {
+              const int32_t wv = wf[ci * g.taps + a * kw + b];
+              if (wv == 0) continue;
+              const int64_t col_off = b * g.dilations[1] - g.pad_begin[1];
+              const auto [c0, c1] = ValidRange(col_off, g.strides[1], iw, ow);
+              const int64_t sw = g.strides[1];
+              for (int64_t r = r0; r < r1; ++r) {
+                const int16_t* src = xp + (r * g.strides[0] + row_off) * iw + col_off;
+                uint32_t* d = dst + r * ow;
+#pragma omp simd
+                for (int64_t c = c0; c < c1; ++c) {
+                  d[c] += static_cast<uint32_t>(wv * int32_t{src[c * sw]});
+                }
+              }
+            }
+          }
+        }
+      }
+    });
   }
 
   static void Run(const ConvGeometry& g, const int16_t* x, const int16_t* w, const int32_t* bias,
@@ -675,6 +1156,14 @@ class ConvIntKernel final : public engine::OpKernel {
   const NodeLabel node_;
   const WindowAttributes window_;
   const int64_t group_;
+  const int threads_;
+  // Set at creation when the oneDNN path is open (constant 8-bit w, known x type, VNNI): W^T
+  // per group as int8 (uint8 w shifted by -128), the sum of each output channel's w.
+  const Tensor* constant_w_ = nullptr;
+  bool w_u8_ = false, x_signed_ = false;
+  std::vector<int8_t> wt_;
+  std::vector<int32_t> w_sums_;
+  mutable ShapeCache<Int8Plan> cache_;
 };
 
 }  // namespace

@@ -46,16 +46,19 @@ float FloatAt(const Tensor& t, int64_t i) {
 
 void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zero_point,
                        engine::ThreadPool& pool) {
+  // NaN compares false and is skipped, in every lane as in a sequential loop.
   float lo = 0.0f, hi = 0.0f;
+#pragma omp simd reduction(min : lo) reduction(max : hi)
   for (int64_t i = 0; i < n; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
   }
   const float s = hi == lo ? 1.0f : (hi - lo) / 255.0f;
   const float zp = std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - lo / s)));
   *scale = s;
   *zero_point = static_cast<uint8_t>(zp);
   pool.ParallelFor(n, 16384, [&](int64_t begin, int64_t end) {
+#pragma omp simd
     for (int64_t i = begin; i < end; ++i) {
       float v = std::nearbyint(x[i] / s) + zp;
       v = v > 255.0f ? 255.0f : v;

@@ -209,7 +209,10 @@ def conv_reference(x, wv, xzp, wzp, attrs):
     while every partial sum stays below 2^24 (asserted)."""
     assert np.prod(wv.shape[1:]) * 255 * 255 < 2**24
     xd = x.astype(np.float32) - float(numpy_helper.to_array(xzp))
-    wd = wv.astype(np.float32) - numpy_helper.to_array(wzp).astype(np.float32)
+    wz = numpy_helper.to_array(wzp).astype(np.float32)
+    if wz.ndim == 1:  # per output channel
+        wz = wz.reshape((-1,) + (1,) * (wv.ndim - 1))
+    wd = wv.astype(np.float32) - wz
     m = node_model("Conv", [("x", TensorProto.FLOAT, xd.shape)], [("y", TensorProto.FLOAT)],
                    11, [numpy_helper.from_array(wd, "w")], **attrs)
     _, (y,) = CaseWriter.reference(None, m, {"x": xd})
@@ -478,6 +481,146 @@ def model_cases(w):
                 print(f"skipped model_{name}_{variant}: ORT: {str(e)[:120]}")
 
 
+def onednn_cases(w):
+    """The oneDNN int8 paths: MatMulInteger with a constant B (prepacked; uint8 and int8 B;
+    scalar, per-column and absent zero points; a row zero point; batch > 1, a batched B) and
+    ConvInteger with constant weights (per-channel zero point, batch 2) plus the own-code 2-D
+    depthwise path (pads, strides)."""
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    for at, bt in ((U8, S8), (U8, U8), (S8, S8)):
+        tag = f"{'u' if at == U8 else 's'}{'u' if bt == U8 else 's'}"
+        for a_shape, b_shape in (((2, 3, 40), (40, 33)), ((3, 4, 20), (3, 20, 7)),
+                                 ((1, 70), (70, 130))):
+            k, n = b_shape[-2], b_shape[-1]
+            label = "x".join(map(str, a_shape)) + "_" + "x".join(map(str, b_shape))
+            b = numpy_helper.from_array((weights if at == U8 else ints)(bt, b_shape), "B")
+            for zp in ("scalar", "percol", "none", "perrow"):
+                if zp != "scalar" and len(b_shape) != 2:
+                    continue
+                inits = [b]
+                names = ["A", "B"]
+                if zp != "none":
+                    m_rows = a_shape[-2]
+                    azp = ints(at, (m_rows,) if zp == "perrow" else ())
+                    inits.append(numpy_helper.from_array(azp, "azp"))
+                    inits.append(numpy_helper.from_array(ints(bt, (n,) if zp == "percol" else ()),
+                                                         "bzp"))
+                    names += ["azp", "bzp"]
+                node = helper.make_node("MatMulInteger", names, ["Y"])
+                g = helper.make_graph([node], "mmi", [helper.make_tensor_value_info("A", at,
+                                                                                    a_shape)],
+                                      [helper.make_tensor_value_info("Y", TensorProto.INT32,
+                                                                     None)], inits)
+                m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 10)])
+                m.ir_version = 8
+                name = f"onednn_matmulinteger_{tag}_{label}_{zp}"
+                a = ints(at, a_shape)
+                expected = None
+                if zp == "perrow":  # ORT refuses a row zero point: exact int64 sums, wrapped
+                    bv = numpy_helper.to_array(b).astype(np.int64)
+                    ad = a.astype(np.int64) - azp.astype(np.int64).reshape(-1, 1)
+                    bd = bv - numpy_helper.to_array(inits[2]).astype(np.int64)
+                    expected = [(ad @ bd).astype(np.int32)]
+                try:
+                    w.write(name, m, {"A": a}, expected=expected)
+                except Exception as e:  # noqa: BLE001
+                    print(f"skipped {name}: ORT: {str(e)[:120]}")
+    for wt in (U8, S8):
+        tag = "uu" if wt == U8 else "us"
+        for name, xs, ws, attrs, per in (
+                ("perch_batch2", (2, 8, 6, 7), (16, 8, 3, 3), {"pads": [1, 1, 1, 1]}, True),
+                ("1x1", (1, 24, 5, 5), (12, 24, 1, 1), {}, False),
+                ("depthwise", (2, 6, 9, 8), (6, 1, 3, 3),
+                 {"group": 6, "pads": [1, 0, 1, 2], "strides": [2, 1]}, True)):
+            x, wv = ints(U8, xs), weights(wt, ws)
+            xzp = numpy_helper.from_array(np.array(rng.integers(0, 255), np.uint8), "xzp")
+            wzp = numpy_helper.from_array(
+                np.asarray(ints(wt, (ws[0],) if per else ()) // 4, NP[wt]), "wzp")
+            m = node_model("ConvInteger", [("x", U8, xs)], [("y", TensorProto.INT32)], 10,
+                           [numpy_helper.from_array(wv, "w"), xzp, wzp], **attrs)
+            expected = None
+            if wt == S8 or per:  # ORT: uint8 w only, per-tensor zero point only
+                expected = [conv_reference(x, wv, xzp, wzp, attrs)]
+            w.write(f"onednn_convinteger_{tag}_{name}", m, {"x": x}, expected=expected)
+
+
+def qdq_graph(nodes, inits, x_shape, opset=13):
+    g = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                       x_shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def qdq_fusion_cases(w):
+    """Hand-built QDQ groups that inferd fuses at load (engine/rewrites.cc): Q(x) -> DQ, DQ of a
+    constant W -> MatMul / Conv -> Q -> DQ -> y, per-tensor and per-channel W, uint8 and int8 W,
+    batch > 1; MatMul without the trailing Q (float output); Conv with an int32 bias. Tolerance:
+    one step of the output scale (ORT runs them unfused here and requantizes float sums)."""
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    F = numpy_helper.from_array
+    for wt in (S8, U8):
+        wtag = "s8" if wt == S8 else "u8"
+        for per in (False, True):
+            for x_shape, (k, n) in (((2, 3, 16), (16, 24)), ((5, 32), (32, 8))):
+                wq = weights(wt, (k, n))
+                ws = rng.uniform(0.005, 0.02, n if per else ()).astype(np.float32)
+                wzp = (np.zeros(n if per else (), np.int8) if wt == S8 else
+                       np.asarray(ints(wt, (n,) if per else ()) // 4 + 64, np.uint8))
+                for requant in (True, False):
+                    inits = [F(np.array(0.02, np.float32), "xs"), F(np.array(128, np.uint8), "xz"),
+                             F(wq, "wq"), F(ws, "ws"), F(wzp, "wz"),
+                             F(np.array(0.05, np.float32), "ys"), F(np.array(110, np.uint8), "yz")]
+                    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+                             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+                             helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"],
+                                              axis=1)]
+                    if requant:
+                        nodes += [helper.make_node("MatMul", ["xd", "wd"], ["h"]),
+                                  helper.make_node("QuantizeLinear", ["h", "ys", "yz"], ["hq"]),
+                                  helper.make_node("DequantizeLinear", ["hq", "ys", "yz"], ["y"])]
+                        tol = dict(rtol=0.0, atol=1.01 * 0.05)
+                    else:
+                        nodes.append(helper.make_node("MatMul", ["xd", "wd"], ["y"]))
+                        tol = dict(rtol=1e-4, atol=1e-4)
+                    m = qdq_graph(nodes, inits, x_shape)
+                    label = (f"qdq_matmul_{wtag}{'_perch' if per else ''}_"
+                             f"{'x'.join(map(str, x_shape))}{'' if requant else '_float'}")
+                    w.write(label, m, {"x": f32(*x_shape)}, **tol)
+        for per in (False, True):
+            for bias in (False, True):
+                xs_shape, w_shape = (2, 4, 9, 8), (8, 4, 3, 3)
+                mo = w_shape[0]
+                wq = weights(wt, w_shape)
+                ws = rng.uniform(0.005, 0.02, mo if per else ()).astype(np.float32)
+                wzp = (np.zeros(mo if per else (), np.int8) if wt == S8 else
+                       np.asarray(ints(wt, (mo,) if per else ()) // 4 + 64, np.uint8))
+                inits = [F(np.array(0.02, np.float32), "xs"), F(np.array(128, np.uint8), "xz"),
+                         F(wq, "wq"), F(ws, "ws"), F(wzp, "wz"),
+                         F(np.array(0.1, np.float32), "ys"), F(np.array(100, np.uint8), "yz")]
+                nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+                         helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+                         helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"],
+                                          axis=0)]
+                conv_in = ["xd", "wd"]
+                if bias:
+                    bs = (np.float32(0.02) * ws).astype(np.float32)
+                    inits += [F(rng.integers(-3000, 3000, mo).astype(np.int32), "bq"),
+                              F(bs if per else np.array(bs, np.float32), "bs"),
+                              F(np.zeros(mo if per else (), np.int32), "bz")]
+                    nodes.append(helper.make_node("DequantizeLinear", ["bq", "bs", "bz"], ["bd"],
+                                                  axis=0))
+                    conv_in.append("bd")
+                nodes += [helper.make_node("Conv", conv_in, ["h"], pads=[1, 1, 0, 1],
+                                           strides=[1, 2]),
+                          helper.make_node("QuantizeLinear", ["h", "ys", "yz"], ["hq"]),
+                          helper.make_node("DequantizeLinear", ["hq", "ys", "yz"], ["y"])]
+                m = qdq_graph(nodes, inits, xs_shape)
+                label = f"qdq_conv_{wtag}{'_perch' if per else ''}{'_bias' if bias else ''}"
+                w.write(label, m, {"x": f32(*xs_shape)}, rtol=0.0, atol=1.01 * 0.1)
+
+
 if __name__ == "__main__":
     w = CaseWriter.from_args("quant")
     quantize_cases(w)
@@ -485,4 +628,6 @@ if __name__ == "__main__":
     qlinear_cases(w)
     contrib_cases(w)
     model_cases(w)
+    onednn_cases(w)
+    qdq_fusion_cases(w)
     print(f"wrote {w.count} cases")
