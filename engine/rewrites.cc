@@ -428,6 +428,34 @@ absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
   return static_cast<int>(replacements.size());
 }
 
+// pass 0 (before the QDQ fusion, pass 1): Identity of a weight (exporters write them for shared
+// parameters: every bias of a transformers ViT export after the first layer) is dropped and its
+// readers read the weight, so the fusions below see a constant. Not where the copy is a graph
+// output or read inside a subgraph (found there by name). Returns how many.
+int ForwardConstantIdentities(Graph& g) {
+  g.RebuildEdges();
+  std::vector<bool> keep(g.nodes.size(), true);
+  std::vector<bool> implicit(g.values.size(), false);
+  for (const Node& n : g.nodes) {
+    for (int v : n.implicit_inputs) {
+      if (v >= 0) implicit[v] = true;
+    }
+  }
+  int dropped = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!IsOnnxOp(n, "Identity") || n.inputs.size() != 1 || n.outputs.size() != 1) continue;
+    const int in = n.inputs[0], out = n.outputs[0];
+    if (in < 0 || out < 0 || g.values[in].initializer == nullptr) continue;
+    if (g.values[out].is_graph_output || implicit[out]) continue;
+    for (const auto& [reader, slot] : g.values[out].consumers) g.nodes[reader].inputs[slot] = in;
+    keep[i] = false;
+    ++dropped;
+  }
+  if (dropped > 0) g.RemoveNodes(keep);
+  return dropped;
+}
+
 // pass 2: the Conv + BatchNormalization folds, then the pairs (MatMul + Add, Conv + activation).
 absl::StatusOr<int> FusePairs(Graph& g, const KernelRegistry& registry, DerivedWeights& derived) {
   const bool matmul_add = registry.HasOp(kInferdDomain, "FusedMatMul");
@@ -482,6 +510,7 @@ absl::StatusOr<int> FusePairs(Graph& g, const KernelRegistry& registry, DerivedW
 
 absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
                                  DerivedWeights& derived) {
+  ForwardConstantIdentities(g);
   INFERD_ASSIGN_OR_RETURN(const int qdq, FuseQdq(g, registry));
   INFERD_ASSIGN_OR_RETURN(const int pairs, FusePairs(g, registry, derived));
   return qdq + pairs;

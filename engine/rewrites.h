@@ -1,7 +1,8 @@
 // Graph rewrites applied at load, before partitioning. Each fused node is named after the node
 // it replaces with a suffix ("<original name>/MatMulAddFusion"), so name-based partition rules
 // written for the original graph still match it. A rewrite applies only where the registry has
-// a kernel for the fused op.
+// a kernel for the fused op. First, an Identity of a weight (exporters write them for shared
+// parameters) is dropped and its readers read the weight, so that the fusions see a constant.
 //   - Conv + BatchNormalization (inference form, constant float32 weights) -> the Conv (its name
 //     kept) with the BN folded into new weights "<W>/ConvBatchNormFusion", which live in the
 //     session's DerivedWeights

@@ -59,6 +59,29 @@ TEST(RewritesTest, MatMulAddBecomesFusedMatMulNamedAfterTheMatMul) {
   EXPECT_TRUE(m.g->Validate().ok());
 }
 
+// A bias read through Identity (as exporters write shared parameters) still fuses: the Identity
+// of a weight is dropped and the Add reads the weight. An Identity that is a graph output stays.
+TEST(RewritesTest, IdentityOfAWeightIsForwarded) {
+  GraphBuilder b;
+  b.Input("x", {2, 8}).Weight("w", {8, 4}).Weight("bias", {4});
+  b.Node("/m/copy", "Identity", {"bias"}, {"bias_copy"}, {4});
+  b.Node("/m/kept", "Identity", {"w"}, {"w_copy"}, {8, 4});
+  b.Node("/m/mm", "MatMul", {"x", "w"}, {"t"}, {2, 4});
+  b.Node("/m/add", "Add", {"t", "bias_copy"}, {"y"}, {2, 4});
+  b.Output("y").Output("w_copy");
+  Graph& g = b.graph();
+  KernelRegistry registry;
+  ASSERT_TRUE(registry.Register(Def(kInferdDomain, "FusedMatMul")).ok());
+  DerivedWeights derived;
+  ASSERT_EQ(ApplyFusions(g, registry, derived).value_or(-1), 1);
+  ASSERT_EQ(g.nodes.size(), 2u);
+  for (const Node& n : g.nodes) {
+    if (n.op_type == "FusedMatMul") EXPECT_EQ(g.values[n.inputs[2]].name, "bias");
+    if (n.op_type == "Identity") EXPECT_EQ(n.name, "/m/kept");
+  }
+  EXPECT_TRUE(g.Validate().ok());
+}
+
 TEST(RewritesTest, NoFusionWithoutAKernelForTheFusedOp) {
   MatMulAdd m;
   KernelRegistry registry;
