@@ -508,12 +508,99 @@ absl::StatusOr<int> FusePairs(Graph& g, const KernelRegistry& registry, DerivedW
 
 }  // namespace
 
+// A scalar float32 weight within 1e-4 (relative) of `want`.
+bool IsScalarNear(const Graph& g, int value, float want) {
+  const Tensor* t = FloatWeight(g, value, 1);
+  return t != nullptr && std::fabs(t->data<float>()[0] - want) <= 1e-4f * std::fabs(want);
+}
+
+// The other input of two-input node `n` than `value`, or -1 when `value` is not one of them.
+int OtherInput(const Node& n, int value) {
+  if (n.inputs.size() != 2) return -1;
+  if (n.inputs[0] == value) return n.inputs[1];
+  return n.inputs[1] == value ? n.inputs[0] : -1;
+}
+
+// GELU in its erf form as exporters write it, read from `x`:
+//   e = Erf(x / sqrt(2)) (or x * (1 / sqrt(2))); a = e + 1;
+//   y = (x * a) * 0.5   or   y = (x * 0.5) * a
+// with every intermediate read only inside the pattern. Fills `nodes` with its nodes (the last
+// one writes y) and returns true when it matches.
+bool MatchGeluErf(const Graph& g, int x, std::vector<int>& nodes) {
+  const Value& xv = g.values[x];
+  if (xv.is_graph_output || xv.consumers.size() != 2) return false;
+  int scale = -1, mul = -1;
+  for (const auto& [node, slot] : xv.consumers) {
+    const Node& n = g.nodes[node];
+    const int c = OtherInput(n, x);
+    if (c < 0) return false;
+    if ((IsOnnxOp(n, "Div") && slot == 0 && IsScalarNear(g, c, 1.41421356f)) ||
+        (IsOnnxOp(n, "Mul") && IsScalarNear(g, c, 0.70710678f))) {
+      scale = node;
+    } else if (IsOnnxOp(n, "Mul")) {
+      mul = node;
+    }
+  }
+  if (scale < 0 || mul < 0 || scale == mul) return false;
+  const int erf = SoleConsumer(g, g.nodes[scale].outputs[0]);
+  if (erf < 0 || !IsOnnxOp(g.nodes[erf], "Erf")) return false;
+  const int add = SoleConsumer(g, g.nodes[erf].outputs[0]);
+  if (add < 0 || !IsOnnxOp(g.nodes[add], "Add") ||
+      !IsScalarNear(g, OtherInput(g.nodes[add], g.nodes[erf].outputs[0]), 1.0f)) {
+    return false;
+  }
+  const int a = g.nodes[add].outputs[0], m = g.nodes[mul].outputs[0];
+  const int last = SoleConsumer(g, m);
+  if (last < 0 || !IsOnnxOp(g.nodes[last], "Mul")) return false;
+  if (OtherInput(g.nodes[mul], x) == a) {  // (x * a) * 0.5
+    if (!IsScalarNear(g, OtherInput(g.nodes[last], m), 0.5f)) return false;
+  } else if (IsScalarNear(g, OtherInput(g.nodes[mul], x), 0.5f)) {  // (x * 0.5) * a
+    if (OtherInput(g.nodes[last], m) != a || SoleConsumer(g, a) != last) return false;
+  } else {
+    return false;
+  }
+  if (OtherInput(g.nodes[mul], x) == a && SoleConsumer(g, a) != mul) return false;
+  nodes = {scale, erf, add, mul, last};
+  return true;
+}
+
+// pass 3: FusedMatMul -> GELU (erf form) becomes the FusedMatMul with activation "Gelu" (oneDNN's
+// gelu_erf post-op); the FusedMatMul keeps its name and takes the GELU's output. Returns how many.
+absl::StatusOr<int> FuseGelu(Graph& g) {
+  g.RebuildEdges();
+  std::vector<bool> keep(g.nodes.size(), true);
+  int fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& mm = g.nodes[i];
+    if (mm.domain != kInferdDomain || mm.op_type != "FusedMatMul" || mm.outputs.size() != 1 ||
+        mm.outputs[0] < 0 || FindAttribute(mm, "activation") != nullptr) {
+      continue;
+    }
+    std::vector<int> gelu;
+    if (!MatchGeluErf(g, mm.outputs[0], gelu)) continue;
+    bool free = true;
+    for (int n : gelu) free = free && keep[n] && g.nodes[n].device == mm.device;
+    if (!free) continue;
+    mm.outputs = g.nodes[gelu.back()].outputs;
+    onnx::AttributeProto act;
+    act.set_name("activation");
+    act.set_type(onnx::AttributeProto::STRING);
+    act.set_s("Gelu");
+    mm.attributes.push_back(std::move(act));
+    for (int n : gelu) keep[n] = false;
+    ++fused;
+  }
+  if (fused > 0) g.RemoveNodes(keep);
+  return fused;
+}
+
 absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
                                  DerivedWeights& derived) {
   ForwardConstantIdentities(g);
   INFERD_ASSIGN_OR_RETURN(const int qdq, FuseQdq(g, registry));
   INFERD_ASSIGN_OR_RETURN(const int pairs, FusePairs(g, registry, derived));
-  return qdq + pairs;
+  INFERD_ASSIGN_OR_RETURN(const int gelu, FuseGelu(g));
+  return qdq + pairs + gelu;
 }
 
 }  // namespace inferd::engine

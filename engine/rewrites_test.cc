@@ -82,6 +82,51 @@ TEST(RewritesTest, IdentityOfAWeightIsForwarded) {
   EXPECT_TRUE(g.Validate().ok());
 }
 
+// x -> MatMul + Add (a Linear) -> GELU as torch exports it: Div by sqrt(2), Erf, Add 1, Mul by
+// the input, Mul by 0.5. One FusedMatMul with activation "Gelu" remains, writing y.
+TEST(RewritesTest, LinearThenGeluErfBecomesOneFusedMatMul) {
+  for (bool half_first : {false, true}) {
+    SCOPED_TRACE(half_first ? "(x * 0.5) * a" : "(x * a) * 0.5");
+    GraphBuilder b;
+    b.Input("x", {2, 8}).Weight("w", {8, 4}).Weight("bias", {4});
+    for (const char* c : {"sqrt2", "one", "half"}) b.Weight(c, {});
+    b.Node("/m/mm", "MatMul", {"x", "w"}, {"t"}, {2, 4});
+    b.Node("/m/add", "Add", {"t", "bias"}, {"h"}, {2, 4});
+    b.Node("/m/act/Div", "Div", {"h", "sqrt2"}, {"d"}, {2, 4});
+    b.Node("/m/act/Erf", "Erf", {"d"}, {"e"}, {2, 4});
+    b.Node("/m/act/Add", "Add", {"e", "one"}, {"a"}, {2, 4});
+    if (half_first) {
+      b.Node("/m/act/Mul", "Mul", {"h", "half"}, {"m"}, {2, 4});
+      b.Node("/m/act/Mul_1", "Mul", {"m", "a"}, {"y"}, {2, 4});
+    } else {
+      b.Node("/m/act/Mul", "Mul", {"h", "a"}, {"m"}, {2, 4});
+      b.Node("/m/act/Mul_1", "Mul", {"m", "half"}, {"y"}, {2, 4});
+    }
+    b.Output("y");
+    Graph& g = b.graph();
+    const float sqrt2 = 1.4142135f, one = 1.0f, half = 0.5f;
+    std::deque<Tensor> scalars;
+    for (const auto& [name, value] :
+         {std::pair<const char*, const float*>{"sqrt2", &sqrt2}, {"one", &one}, {"half", &half}}) {
+      scalars.push_back(Tensor::Borrowed(DataType::kFloat32, Shape{}, value));
+      g.values[g.FindValue(name)].initializer = &scalars.back();
+    }
+    KernelRegistry registry;
+    ASSERT_TRUE(registry.Register(Def(kInferdDomain, "FusedMatMul")).ok());
+    DerivedWeights derived;
+    ASSERT_EQ(ApplyFusions(g, registry, derived).value_or(-1), 2);
+    ASSERT_EQ(g.nodes.size(), 1u);
+    const Node& f = g.nodes[0];
+    EXPECT_EQ(f.op_type, "FusedMatMul");
+    EXPECT_EQ(f.name, std::string("/m/mm") + kMatMulAddSuffix);
+    EXPECT_EQ(g.values[f.outputs[0]].name, "y");
+    ASSERT_FALSE(f.attributes.empty());
+    EXPECT_EQ(f.attributes.back().name(), "activation");
+    EXPECT_EQ(f.attributes.back().s(), "Gelu");
+    EXPECT_TRUE(g.Validate().ok());
+  }
+}
+
 TEST(RewritesTest, NoFusionWithoutAKernelForTheFusedOp) {
   MatMulAdd m;
   KernelRegistry registry;

@@ -1,6 +1,6 @@
 // Conv (ai.onnx; 1-D, 2-D and 3-D, groups, dilations, strides, pads, auto_pad, optional bias)
 // and FusedConv (com.inferd: the same plus `activation` and `activation_params`, applied as
-// post-ops, see ConvPostOps):
+// post-ops, see ActivationPostOps in onednn_util.h):
 // one oneDNN convolution per set of input shapes (ConvPrimitive: layouts, workspace, constant
 // weights prepacked when the shapes are known at load).
 #include <algorithm>
@@ -32,7 +32,7 @@ using engine::Tensor;
 struct ConvAttributes {
   WindowAttributes window;
   int64_t group = 1;
-  std::vector<ConvPostOp> post_ops;  // FusedConv activation
+  std::vector<EltwisePostOp> post_ops;  // FusedConv activation
 
   static absl::StatusOr<ConvAttributes> Read(const KernelInfo& info) {
     ConvAttributes a;
@@ -40,8 +40,8 @@ struct ConvAttributes {
     a.group = info.GetInt("group", 1);
     if (a.group < 1) return info.Error(absl::StrCat("group ", a.group, " must be >= 1"));
     if (info.domain() == engine::kInferdDomain) {
-      absl::StatusOr<std::vector<ConvPostOp>> ops =
-          ConvPostOps(info.GetString("activation", ""), info.GetFloats("activation_params"));
+      absl::StatusOr<std::vector<EltwisePostOp>> ops =
+          ActivationPostOps(info.GetString("activation", ""), info.GetFloats("activation_params"));
       if (!ops.ok()) return info.Error(ops.status().message());
       a.post_ops = *std::move(ops);
     }
@@ -87,7 +87,7 @@ absl::StatusOr<ConvGeometry> ConvAttributes::Compute(const Shape& x, const Shape
   // oneDNN's GEMM convolution (the plain layout) applies eltwise post-ops other than ReLU one
   // element at a time: a 16->32 1x1 112x112 convolution with HardSwish took 2.9 ms plain and
   // 0.18 ms blocked here (AVX-512, 1 thread, the reorders not counted).
-  const bool only_relu = std::all_of(post_ops.begin(), post_ops.end(), [](const ConvPostOp& op) {
+  const bool only_relu = std::all_of(post_ops.begin(), post_ops.end(), [](const EltwisePostOp& op) {
     return op.alg == dnnl::algorithm::eltwise_relu;
   });
   if (spec.layout == ConvLayout::kPlain && !only_relu) spec.layout = ConvLayout::kBlocked;

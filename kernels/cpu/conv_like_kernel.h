@@ -169,13 +169,13 @@ class ConvLikeKernel final : public engine::OpKernel {
     return shapes;
   }
 
-  static absl::Status FillBias(const engine::Tensor* b, absl::Span<const ConvPostOp> post_ops,
+  static absl::Status FillBias(const engine::Tensor* b, absl::Span<const EltwisePostOp> post_ops,
                                engine::Tensor* y) {
     const engine::Shape& s = y->shape();
     const int64_t n = s[0], m = s[1], inner = s.SizeFrom(2);
     float* out = y->mutable_data<float>();
     for (int64_t i = 0; i < n * m; ++i) {
-      const float v = ApplyConvPostOps(b != nullptr ? b->data<float>()[i % m] : 0.0f, post_ops);
+      const float v = ApplyPostOps(b != nullptr ? b->data<float>()[i % m] : 0.0f, post_ops);
       std::fill(out + i * inner, out + (i + 1) * inner, v);
     }
     return absl::OkStatus();

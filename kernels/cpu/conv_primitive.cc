@@ -116,87 +116,6 @@ ConvSpec WithoutTrailingUnitAxes(ConvSpec spec) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<ConvPostOp>> ConvPostOps(absl::string_view activation,
-                                                    absl::Span<const float> params) {
-  using dnnl::algorithm;
-  struct Known {
-    const char* name;
-    size_t params;
-  };
-  static constexpr Known kKnown[] = {
-      {"", 0},          {"Relu", 0},    {"LeakyRelu", 1}, {"Elu", 1},  {"HardSigmoid", 2},
-      {"HardSwish", 0}, {"Sigmoid", 0}, {"Tanh", 0},      {"Clip", 2}, {"Silu", 0}};
-  const Known* known = nullptr;
-  for (const Known& k : kKnown) {
-    if (activation == k.name) known = &k;
-  }
-  if (known == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "activation '", activation,
-        "' is not supported (Relu, LeakyRelu, Elu, HardSigmoid, HardSwish, Sigmoid, Tanh, Clip, "
-        "Silu)"));
-  }
-  if (params.size() != known->params) {
-    return absl::InvalidArgumentError(absl::StrCat("activation '", activation, "' takes ",
-                                                   known->params, " activation_params, got ",
-                                                   params.size()));
-  }
-  if (activation.empty()) return std::vector<ConvPostOp>{};
-  if (activation == "Relu") return std::vector<ConvPostOp>{{algorithm::eltwise_relu}};
-  if (activation == "LeakyRelu") {
-    return std::vector<ConvPostOp>{{algorithm::eltwise_relu, params[0]}};
-  }
-  if (activation == "Elu") return std::vector<ConvPostOp>{{algorithm::eltwise_elu, params[0]}};
-  if (activation == "HardSigmoid") {
-    return std::vector<ConvPostOp>{{algorithm::eltwise_linear, params[0], params[1]},
-                                   {algorithm::eltwise_clip, 0.0f, 1.0f}};
-  }
-  if (activation == "HardSwish") return std::vector<ConvPostOp>{{algorithm::eltwise_hardswish}};
-  if (activation == "Sigmoid") return std::vector<ConvPostOp>{{algorithm::eltwise_logistic}};
-  if (activation == "Tanh") return std::vector<ConvPostOp>{{algorithm::eltwise_tanh}};
-  if (activation == "Silu") return std::vector<ConvPostOp>{{algorithm::eltwise_swish, 1.0f}};
-  if (!(params[0] <= params[1])) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Clip's min ", params[0], " is above its max ", params[1]));
-  }
-  return std::vector<ConvPostOp>{{algorithm::eltwise_clip, params[0], params[1]}};
-}
-
-float ApplyConvPostOps(float v, absl::Span<const ConvPostOp> ops) {
-  using dnnl::algorithm;
-  for (const ConvPostOp& op : ops) {
-    switch (op.alg) {
-      case algorithm::eltwise_relu:
-        v = v < 0.0f ? op.alpha * v : v;
-        break;
-      case algorithm::eltwise_elu:
-        v = v < 0.0f ? op.alpha * std::expm1(v) : v;
-        break;
-      case algorithm::eltwise_linear:
-        v = op.alpha * v + op.beta;
-        break;
-      case algorithm::eltwise_clip:
-        v = std::min(std::max(v, op.alpha), op.beta);
-        break;
-      case algorithm::eltwise_hardswish:
-        v = v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f;
-        break;
-      case algorithm::eltwise_logistic:
-        v = 1.0f / (1.0f + std::exp(-v));
-        break;
-      case algorithm::eltwise_tanh:
-        v = std::tanh(v);
-        break;
-      case algorithm::eltwise_swish:
-        v = v / (1.0f + std::exp(-op.alpha * v));
-        break;
-      default:
-        break;  // ConvPostOps makes no other
-    }
-  }
-  return v;
-}
-
 ConvLayout ChooseConvLayout(int64_t in_channels, int64_t out_channels, int64_t group,
                             absl::Span<const int64_t> kernel) {
   const bool one_by_one =
@@ -234,7 +153,7 @@ dnnl::primitive_desc ConvPrimitive::ChoosePd(const ConvSpec& spec, const Views& 
   dnnl::primitive_attr attr = UserScratchpadAttr();
   if (!spec.post_ops.empty()) {
     dnnl::post_ops ops;
-    for (const ConvPostOp& op : spec.post_ops) ops.append_eltwise(1.0f, op.alg, op.alpha, op.beta);
+    AppendPostOps(spec.post_ops, ops);
     attr.set_post_ops(ops);
   }
   const dnnl::memory::dims src_dims = views.src.dims(), dst_dims = views.dst.dims(),

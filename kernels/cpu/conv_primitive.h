@@ -49,22 +49,6 @@ enum class ConvLayout {
   kPlain,     // both plain (oneDNN's GEMM convolution): 1x1 convolutions on few channels
 };
 
-// One activation step the convolution applies to its result (bias included) as a oneDNN
-// eltwise post-op: alpha and beta as oneDNN's algorithm reads them.
-struct ConvPostOp {
-  dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
-  float alpha = 0.0f, beta = 0.0f;
-};
-
-// FusedConv's `activation` and `activation_params` (engine/rewrites.h) as post-ops: Relu,
-// LeakyRelu [alpha], Elu [alpha], HardSigmoid [alpha, beta] (linear then clip to [0, 1]),
-// HardSwish, Sigmoid, Tanh, Clip [min, max], Silu (x sigmoid(x)); "" is none. INVALID_ARGUMENT naming what is wrong.
-absl::StatusOr<std::vector<ConvPostOp>> ConvPostOps(absl::string_view activation,
-                                                    absl::Span<const float> params);
-
-// `v` after `ops`, computed as the post-ops define them (for outputs that need no convolution).
-float ApplyConvPostOps(float v, absl::Span<const ConvPostOp> ops);
-
 struct ConvSpec {
   bool transposed = false;  // deconvolution (ConvTranspose)
   // Logical oneDNN dims: weights [O, I, k...] or grouped [G, O/G, I/G, k...]; bias empty when
@@ -74,7 +58,7 @@ struct ConvSpec {
   // [C_in, C_out/G, k...] tensor is the logical [G, O/G, I/G, k...] with permuted strides.
   dnnl::memory::dims weights_strides;
   dnnl::memory::dims strides, dilations, pad_begin, pad_end;  // dilations as oneDNN (d - 1)
-  std::vector<ConvPostOp> post_ops;                           // applied in order
+  std::vector<EltwisePostOp> post_ops;                        // applied in order
   // Preferred layouts; where oneDNN has no optimized implementation for them, kAny is used.
   ConvLayout layout = ConvLayout::kAny;
   const void* constant_weights = nullptr;  // non-null: prepack these

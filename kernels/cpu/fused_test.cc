@@ -80,6 +80,35 @@ TEST(FusedMatMulTest, KZeroIsTheBias) {
   EXPECT_EQ(RunOne(t), (std::vector<float>{1, 2, 3, 1, 2, 3}));
 }
 
+// FusedMatMul with a GELU activation (the fusion of an exported GELU after a Linear) equals
+// MatMul, Add, then ONNX's Gelu (opset 20) in the same form; K == 0 activates the bias.
+TEST(FusedMatMulTest, GeluActivations) {
+  for (const char* form : {"Gelu", "GeluTanh"}) {
+    SCOPED_TRACE(form);
+    for (int threads : {1, 2}) {
+      const Shape as{3, 37, 64}, bs{64, 96}, bias_shape{96};
+      const auto a = RandomFloats(as.NumElements(), 7), b = RandomFloats(bs.NumElements(), 8);
+      const auto bias = RandomFloats(96, 9);
+      KernelTester plain("FusedMatMul", 1, kInferdDomain);
+      plain.Input<float>(as, a).Input<float>(bs, b, true).Input<float>(bias_shape, bias, true);
+      Shape shape;
+      const auto linear = RunOne(plain, &shape);
+      KernelTester gelu("Gelu", 20);
+      gelu.Attr("approximate", std::string(std::string(form) == "Gelu" ? "none" : "tanh"));
+      gelu.Input<float>(shape, linear);
+      const auto expected = RunOne(gelu);
+      KernelTester fused("FusedMatMul", 1, kInferdDomain);
+      fused.Attr("activation", std::string(form)).Threads(threads);
+      fused.Input<float>(as, a).Input<float>(bs, b, true).Input<float>(bias_shape, bias, true);
+      ExpectNear(RunOne(fused), expected, 2e-5f);
+    }
+  }
+  KernelTester empty("FusedMatMul", 1, kInferdDomain);
+  empty.Attr("activation", std::string("Gelu"));
+  empty.Input<float>({1, 0}, {}).Input<float>({0, 2}, {}).Input<float>({2}, {1.0f, -1.0f});
+  ExpectNear(RunOne(empty), {0.841345f, -0.158655f}, 1e-5f);
+}
+
 TEST(FusedMatMulTest, BadBias) {
   KernelTester t("FusedMatMul", 1, kInferdDomain);
   t.Input<float>({2, 4}, std::vector<float>(8))
@@ -204,7 +233,7 @@ TEST(FusedConvTest, BadActivationsAreRefusedAtLoad) {
   };
   EXPECT_EQ(refusal("Softplus", {}),
             "node 'test_FusedConv' (FusedConv): activation 'Softplus' is not supported (Relu, "
-            "LeakyRelu, Elu, HardSigmoid, HardSwish, Sigmoid, Tanh, Clip, Silu)");
+            "LeakyRelu, Elu, HardSigmoid, HardSwish, Sigmoid, Tanh, Clip, Silu, Gelu, GeluTanh)");
   EXPECT_EQ(refusal("LeakyRelu", {}),
             "node 'test_FusedConv' (FusedConv): activation 'LeakyRelu' takes 1 "
             "activation_params, got 0");

@@ -1,5 +1,6 @@
 // MatMul (ai.onnx, numpy semantics) and FusedMatMul (com.inferd: MatMul + bias over the last
-// dimension), both one oneDNN matmul primitive. 1-D operands are promoted (A [K] -> [1,K],
+// dimension, then optionally `activation` / `activation_params` as post-ops, ActivationPostOps in
+// onednn_util.h), both one oneDNN matmul primitive. 1-D operands are promoted (A [K] -> [1,K],
 // B [K] -> [K,1]) and the added dimension removed from the output; batch dimensions broadcast.
 #include <algorithm>
 #include <cstring>
@@ -95,8 +96,19 @@ absl::Status CheckBias(const Shape& bias, int64_t n, const NodeLabel& node) {
                                            " elements)"));
 }
 
-MatMulSpec SpecFor(const MatMulGeometry& g, bool has_bias, const void* constant_weights) {
+// FusedMatMul's activation as post-ops (none for MatMul).
+absl::StatusOr<std::vector<EltwisePostOp>> PostOpsOf(const KernelInfo& info) {
+  if (info.domain() != engine::kInferdDomain) return std::vector<EltwisePostOp>{};
+  absl::StatusOr<std::vector<EltwisePostOp>> ops =
+      ActivationPostOps(info.GetString("activation", ""), info.GetFloats("activation_params"));
+  if (!ops.ok()) return info.Error(ops.status().message());
+  return ops;
+}
+
+MatMulSpec SpecFor(const MatMulGeometry& g, bool has_bias, const void* constant_weights,
+                   const std::vector<EltwisePostOp>& post_ops) {
   MatMulSpec spec;
+  spec.post_ops = post_ops;
   spec.src = PlainDesc(g.src);
   spec.weights = PlainDesc(g.weights);
   spec.dst = PlainDesc(g.dst);
@@ -114,7 +126,8 @@ struct MatMulPlan {
 class MatMulKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<MatMulKernel>> Create(const KernelInfo& info) {
-    auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel(info));
+    INFERD_ASSIGN_OR_RETURN(std::vector<EltwisePostOp> post_ops, PostOpsOf(info));
+    auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel(info, std::move(post_ops)));
     if (k->has_bias_ && !info.input_present(2)) {
       return info.Error("input 2 (bias) is required");
     }
@@ -141,9 +154,10 @@ class MatMulKernel final : public engine::OpKernel {
     if (!a || !b || !bias) return node.InvalidArgument("input shapes are not static");
     INFERD_ASSIGN_OR_RETURN(MatMulGeometry g, ComputeGeometry(*a, *b, node));
     if (g.degenerate) return size_t{0};
+    INFERD_ASSIGN_OR_RETURN(std::vector<EltwisePostOp> post_ops, PostOpsOf(info));
     const Tensor* constant_b = info.input(1).constant;
     return MatMulPrimitive::WorkspaceBytes(
-        SpecFor(g, has_bias, constant_b ? constant_b->raw_data() : nullptr),
+        SpecFor(g, has_bias, constant_b ? constant_b->raw_data() : nullptr, post_ops),
         info.intra_op_threads(), node);
   }
 
@@ -162,11 +176,13 @@ class MatMulKernel final : public engine::OpKernel {
     const MatMulGeometry& g = plan->geometry;
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, g.out));
     if (y->NumElements() == 0) return absl::OkStatus();
-    if (g.degenerate) {  // K == 0: the empty sum, plus the bias
+    if (g.degenerate) {  // K == 0: the empty sum, plus the bias, activated
       float* out = y->mutable_data<float>();
       const int64_t rows = y->NumElements() / g.n;
       for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t j = 0; j < g.n; ++j) out[r * g.n + j] = bias ? bias->data<float>()[j] : 0.0f;
+        for (int64_t j = 0; j < g.n; ++j) {
+          out[r * g.n + j] = ApplyPostOps(bias ? bias->data<float>()[j] : 0.0f, post_ops_);
+        }
       }
       return absl::OkStatus();
     }
@@ -192,10 +208,11 @@ class MatMulKernel final : public engine::OpKernel {
   }
 
  private:
-  explicit MatMulKernel(const KernelInfo& info)
+  MatMulKernel(const KernelInfo& info, std::vector<EltwisePostOp> post_ops)
       : node_(info),
         has_bias_(info.domain() == engine::kInferdDomain),
-        threads_(info.intra_op_threads()) {}
+        threads_(info.intra_op_threads()),
+        post_ops_(std::move(post_ops)) {}
 
   absl::StatusOr<std::shared_ptr<const MatMulPlan>> BuildPlan(const Shape& a, const Shape& b,
                                                               const Shape& bias,
@@ -207,7 +224,8 @@ class MatMulKernel final : public engine::OpKernel {
     if (!plan->geometry.degenerate) {
       INFERD_ASSIGN_OR_RETURN(
           plan->primitive,
-          MatMulPrimitive::Build(SpecFor(plan->geometry, has_bias_, constant_b), threads, node_));
+          MatMulPrimitive::Build(SpecFor(plan->geometry, has_bias_, constant_b, post_ops_), threads,
+                                 node_));
     }
     return std::shared_ptr<const MatMulPlan>(std::move(plan));
   }
@@ -223,6 +241,7 @@ class MatMulKernel final : public engine::OpKernel {
   const NodeLabel node_;
   const bool has_bias_;  // FusedMatMul
   const int threads_;
+  const std::vector<EltwisePostOp> post_ops_;  // FusedMatMul's activation
   mutable ShapeCache<MatMulPlan> cache_;
 };
 

@@ -56,13 +56,15 @@ MatMulSplit ChooseMatMulSplit(const MatMulSpec& spec, int threads) {
   return split;
 }
 
-// The primitive attributes: alpha as the output scale, beta as a sum post-op.
+// The primitive attributes: alpha as the output scale, beta as a sum post-op, then the eltwise
+// post-ops.
 dnnl::primitive_attr MatMulAttr(const MatMulSpec& spec) {
   dnnl::primitive_attr attr = UserScratchpadAttr();
   if (spec.alpha != 1.0f) attr.set_output_scales(0, {spec.alpha});
-  if (spec.beta != 0.0f) {
+  if (spec.beta != 0.0f || !spec.post_ops.empty()) {
     dnnl::post_ops ops;
-    ops.append_sum(spec.beta);
+    if (spec.beta != 0.0f) ops.append_sum(spec.beta);
+    AppendPostOps(spec.post_ops, ops);
     attr.set_post_ops(ops);
   }
   return attr;

@@ -39,6 +39,7 @@ struct MatMulSpec {
   dnnl::memory::desc src, weights, bias, dst;
   float alpha = 1.0f;  // output scale (applied after the bias)
   float beta = 0.0f;   // when != 0: sum post-op, dst holds the addend before execution
+  std::vector<EltwisePostOp> post_ops;  // after the sum (FusedMatMul's activation)
   // Non-null: constant weights to prepack (layout chosen by oneDNN).
   const void* constant_weights = nullptr;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -277,6 +278,100 @@ dnnl::memory ReorderWeights(const dnnl::engine& eng, const dnnl::memory::desc& p
   dnnl::reorder(src, dst).execute(stream, src, dst);
   stream.wait();
   return dst;
+}
+
+absl::StatusOr<std::vector<EltwisePostOp>> ActivationPostOps(absl::string_view activation,
+                                                             absl::Span<const float> params) {
+  using dnnl::algorithm;
+  struct Known {
+    const char* name;
+    size_t params;
+  };
+  static constexpr Known kKnown[] = {{"", 0},        {"Relu", 0},        {"LeakyRelu", 1},
+                                     {"Elu", 1},     {"HardSigmoid", 2}, {"HardSwish", 0},
+                                     {"Sigmoid", 0}, {"Tanh", 0},        {"Clip", 2},
+                                     {"Silu", 0},    {"Gelu", 0},        {"GeluTanh", 0}};
+  const Known* known = nullptr;
+  for (const Known& k : kKnown) {
+    if (activation == k.name) known = &k;
+  }
+  if (known == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "activation '", activation,
+        "' is not supported (Relu, LeakyRelu, Elu, HardSigmoid, HardSwish, Sigmoid, Tanh, Clip, "
+        "Silu, Gelu, GeluTanh)"));
+  }
+  if (params.size() != known->params) {
+    return absl::InvalidArgumentError(absl::StrCat("activation '", activation, "' takes ",
+                                                   known->params, " activation_params, got ",
+                                                   params.size()));
+  }
+  if (activation.empty()) return std::vector<EltwisePostOp>{};
+  if (activation == "Relu") return std::vector<EltwisePostOp>{{algorithm::eltwise_relu}};
+  if (activation == "LeakyRelu") {
+    return std::vector<EltwisePostOp>{{algorithm::eltwise_relu, params[0]}};
+  }
+  if (activation == "Elu") return std::vector<EltwisePostOp>{{algorithm::eltwise_elu, params[0]}};
+  if (activation == "HardSigmoid") {
+    return std::vector<EltwisePostOp>{{algorithm::eltwise_linear, params[0], params[1]},
+                                      {algorithm::eltwise_clip, 0.0f, 1.0f}};
+  }
+  if (activation == "HardSwish") return std::vector<EltwisePostOp>{{algorithm::eltwise_hardswish}};
+  if (activation == "Sigmoid") return std::vector<EltwisePostOp>{{algorithm::eltwise_logistic}};
+  if (activation == "Tanh") return std::vector<EltwisePostOp>{{algorithm::eltwise_tanh}};
+  if (activation == "Silu") return std::vector<EltwisePostOp>{{algorithm::eltwise_swish, 1.0f}};
+  if (activation == "Gelu") return std::vector<EltwisePostOp>{{algorithm::eltwise_gelu_erf}};
+  if (activation == "GeluTanh") return std::vector<EltwisePostOp>{{algorithm::eltwise_gelu_tanh}};
+  if (!(params[0] <= params[1])) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Clip's min ", params[0], " is above its max ", params[1]));
+  }
+  return std::vector<EltwisePostOp>{{algorithm::eltwise_clip, params[0], params[1]}};
+}
+
+float ApplyPostOps(float v, absl::Span<const EltwisePostOp> ops) {
+  using dnnl::algorithm;
+  for (const EltwisePostOp& op : ops) {
+    switch (op.alg) {
+      case algorithm::eltwise_relu:
+        v = v < 0.0f ? op.alpha * v : v;
+        break;
+      case algorithm::eltwise_elu:
+        v = v < 0.0f ? op.alpha * std::expm1(v) : v;
+        break;
+      case algorithm::eltwise_linear:
+        v = op.alpha * v + op.beta;
+        break;
+      case algorithm::eltwise_clip:
+        v = std::min(std::max(v, op.alpha), op.beta);
+        break;
+      case algorithm::eltwise_hardswish:
+        v = v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f;
+        break;
+      case algorithm::eltwise_logistic:
+        v = 1.0f / (1.0f + std::exp(-v));
+        break;
+      case algorithm::eltwise_tanh:
+        v = std::tanh(v);
+        break;
+      case algorithm::eltwise_swish:
+        v = v / (1.0f + std::exp(-op.alpha * v));
+        break;
+      case algorithm::eltwise_gelu_erf:
+        v = 0.5f * v * (1.0f + std::erf(v * 0.70710678f));
+        break;
+      case algorithm::eltwise_gelu_tanh:
+        v = 0.5f * v * (1.0f + std::tanh(0.79788456f * (v + 0.044715f * v * v * v)));
+        break;
+      default:
+        break;  // EltwisePostOps makes no other
+    }
+  }
+  return v;
+}
+
+void AppendPostOps(absl::Span<const EltwisePostOp> ops, dnnl::post_ops& to) {
+  for (const EltwisePostOp& op : ops) to.append_eltwise(1.0f, op.alg, op.alpha, op.beta);
 }
 
 }  // namespace inferd::kernels::cpu

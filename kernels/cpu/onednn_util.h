@@ -209,6 +209,26 @@ absl::StatusOr<void*> ScratchpadFor(engine::KernelContext& ctx, size_t bytes,
 dnnl::memory ReorderWeights(const dnnl::engine& eng, const dnnl::memory::desc& plain,
                             const void* weights, const dnnl::memory::desc& target);
 
+// An activation a oneDNN primitive applies to its result as an eltwise post-op (FusedConv,
+// FusedMatMul): alpha and beta as oneDNN's algorithm reads them.
+struct EltwisePostOp {
+  dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+// The fused ops' `activation` and `activation_params` (engine/rewrites.h) as post-ops: Relu,
+// LeakyRelu [alpha], Elu [alpha], HardSigmoid [alpha, beta] (linear then clip to [0, 1]),
+// HardSwish, Sigmoid, Tanh, Clip [min, max], Silu (x sigmoid(x)), Gelu (erf form), GeluTanh;
+// "" is none. INVALID_ARGUMENT naming what is wrong.
+absl::StatusOr<std::vector<EltwisePostOp>> ActivationPostOps(absl::string_view activation,
+                                                             absl::Span<const float> params);
+
+// `v` after `ops`, computed as the post-ops define them (for outputs that need no primitive).
+float ApplyPostOps(float v, absl::Span<const EltwisePostOp> ops);
+
+// Appends `ops` to `to`, in order.
+void AppendPostOps(absl::Span<const EltwisePostOp> ops, dnnl::post_ops& to);
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_ONEDNN_UTIL_H_

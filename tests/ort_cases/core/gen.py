@@ -152,6 +152,37 @@ def conv_fusion_cases(w):
     w.write("conv_bn_not_fused", m, {"x": x, "hi": hi})
 
 
+def linear_gelu_cases(w):
+    """Linear -> GELU (erf form) as exporters write it; inferd fuses MatMul + Add and then the
+    GELU into one FusedMatMul with oneDNN's gelu_erf post-op (engine/rewrites.h)."""
+    x = rng.standard_normal((2, 17, 48)).astype(np.float32)
+    for form in ["x_a_half", "x_half_a", "mul_rsqrt2"]:
+        wt = rng.standard_normal((48, 80)).astype(np.float32) * 0.2
+        b = rng.standard_normal(80).astype(np.float32)
+        inits = [helper.make_tensor("w", TensorProto.FLOAT, wt.shape, wt.ravel()),
+                 helper.make_tensor("b", TensorProto.FLOAT, [80], b),
+                 helper.make_tensor("sqrt2", TensorProto.FLOAT, [], [1.4142135]),
+                 helper.make_tensor("rsqrt2", TensorProto.FLOAT, [], [0.70710677]),
+                 helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+                 helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])]
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["t"]),
+                 helper.make_node("Add", ["b", "t"], ["h"])]
+        if form == "mul_rsqrt2":
+            nodes.append(helper.make_node("Mul", ["h", "rsqrt2"], ["d"]))
+        else:
+            nodes.append(helper.make_node("Div", ["h", "sqrt2"], ["d"]))
+        nodes += [helper.make_node("Erf", ["d"], ["e"]),
+                  helper.make_node("Add", ["e", "one"], ["a"])]
+        if form == "x_half_a":
+            nodes += [helper.make_node("Mul", ["h", "half"], ["m"]),
+                      helper.make_node("Mul", ["m", "a"], ["y"])]
+        else:
+            nodes += [helper.make_node("Mul", ["h", "a"], ["m"]),
+                      helper.make_node("Mul", ["m", "half"], ["y"])]
+        m = model(nodes, [vi("x", x.shape)], [vi("y", None)], inits)
+        w.write(f"linear_gelu_{form}", m, {"x": x})
+
+
 if __name__ == "__main__":
     w = CaseWriter.from_args("core")
     resize_cases(w)
@@ -159,4 +190,5 @@ if __name__ == "__main__":
     layernorm_cases(w)
     softmax_gather_cases(w)
     conv_fusion_cases(w)
+    linear_gelu_cases(w)
     print(f"wrote {w.count} cases")
