@@ -158,6 +158,7 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
         io.name = val.name;
         io.present = true;
         io.type = val.type;
+        io.kind = val.kind;
         io.shape = val.shape;
         io.constant = val.initializer;
       }
@@ -171,6 +172,7 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
         io.name = val.name;
         io.present = true;
         io.type = val.type;
+        io.kind = val.kind;
         io.shape = val.shape;
       }
       out_types.push_back(io.type);

@@ -26,8 +26,9 @@ class Graph;
 
 struct Value {
   std::string name;
-  DataType type = DataType::kUndefined;
-  ShapeInfo shape;
+  DataType type = DataType::kUndefined;  // a sequence's or optional's: its element type
+  ValueKind kind = ValueKind::kTensor;
+  ShapeInfo shape;    // a sequence's or optional's: unknown
   int producer = -1;  // node index; -1 for graph inputs and initializers
   int producer_slot = -1;
   std::vector<std::pair<int, int>> consumers;  // (node index, input index)

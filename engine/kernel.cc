@@ -92,10 +92,36 @@ absl::Status KernelInfo::Error(absl::string_view message) const {
 }
 
 absl::Status KernelContext::SetOutput(int slot, Tensor value) {
+  if (!value.is_tensor()) {
+    return absl::UnimplementedError("this runtime holds no sequence or optional values");
+  }
   absl::StatusOr<Tensor*> out = MakeOutputTensor(slot, value.dtype(), value.shape());
   if (!out.ok()) return out.status();
   if (value.bytes() > 0) std::memcpy((*out)->raw_mutable_data(), value.raw_data(), value.bytes());
   return absl::OkStatus();
+}
+
+}  // namespace inferd::engine
+
+namespace inferd::engine {
+
+absl::StatusOr<Tensor> CopyValue(KernelContext& ctx, const Tensor& value) {
+  if (value.is_tensor()) {
+    absl::StatusOr<Tensor> copy = ctx.MakeTemporaryTensor(value.dtype(), value.shape());
+    if (!copy.ok()) return copy.status();
+    if (value.bytes() > 0) std::memcpy(copy->raw_mutable_data(), value.raw_data(), value.bytes());
+    return copy;
+  }
+  std::vector<Tensor> items;
+  items.reserve(value.items().size());
+  for (const Tensor& item : value.items()) {
+    absl::StatusOr<Tensor> copy = CopyValue(ctx, item);
+    if (!copy.ok()) return copy.status();
+    items.push_back(std::move(*copy));
+  }
+  if (value.is_sequence()) return Tensor::Sequence(value.dtype(), std::move(items));
+  if (items.empty()) return Tensor::OptionalNone(value.dtype());
+  return Tensor::OptionalOf(std::move(items[0]));
 }
 
 }  // namespace inferd::engine

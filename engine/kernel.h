@@ -60,7 +60,8 @@ struct WorkspaceRequirement {
 struct KernelIoInfo {
   std::string name;  // value name ("" when an optional input/output is absent)
   bool present = false;
-  DataType type = DataType::kUndefined;
+  DataType type = DataType::kUndefined;  // a sequence's or optional's: its element type
+  ValueKind kind = ValueKind::kTensor;
   ShapeInfo shape;  // possibly partial
   // An initializer or folded Constant, else nullptr. Owned by the Model, which outlives every
   // kernel made from it: a kernel may keep the pointer (e.g. to prepack weights later).
@@ -132,8 +133,9 @@ class KernelContext {
                                                   const Shape& shape) = 0;
   // Output `slot` becomes `value` (control flow: a tensor a subgraph made): an execution-arena
   // buffer is handed over when the slot's role is an intermediate; otherwise the runtime makes
-  // the output in the slot's arena and copies the bytes.
-  // (Default: make the output and copy.)
+  // the output in the slot's arena and copies the bytes. A sequence or optional is handed over
+  // the same way, tensor by tensor (docs/sequences.md).
+  // (Default: make the output and copy; a sequence or optional is refused.)
   virtual absl::Status SetOutput(int slot, Tensor value);
   // Scratch memory from the execution side; released when the returned tensor is destroyed.
   virtual absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) = 0;
@@ -144,6 +146,11 @@ class KernelContext {
   // Runs subgraphs of control-flow nodes; nullptr where the runtime has none.
   virtual SubgraphRunner* subgraphs() { return nullptr; }
 };
+
+// A copy of `value` (a tensor, a sequence or an optional) in which every tensor owns a buffer
+// from ctx.MakeTemporaryTensor (the execution side): for a kernel that hands on a value it does
+// not own (SequenceInsert extends a copy of its input; Identity of a sequence).
+absl::StatusOr<Tensor> CopyValue(KernelContext& ctx, const Tensor& value);
 
 class OpKernel {
  public:

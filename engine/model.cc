@@ -495,24 +495,46 @@ Value WeightValue(const std::string& name, const Tensor* w) {
   return v;
 }
 
+// The value kind and element type of an ONNX type: a tensor, a sequence of tensors, or an
+// optional of either (docs/sequences.md). False for what the engine cannot hold (maps, sparse
+// tensors, sequences of sequences).
+bool ValueKindOf(const onnx::TypeProto& t, ValueKind* kind, DataType* type) {
+  if (t.has_tensor_type()) {
+    *kind = ValueKind::kTensor;
+    *type = static_cast<DataType>(t.tensor_type().elem_type());
+    return true;
+  }
+  const onnx::TypeProto* inner = nullptr;
+  if (t.has_sequence_type()) {
+    *kind = ValueKind::kSequence;
+    inner = &t.sequence_type().elem_type();
+  } else if (t.has_optional_type()) {
+    *kind = ValueKind::kOptional;
+    inner = &t.optional_type().elem_type();
+    if (inner->has_sequence_type()) inner = &inner->sequence_type().elem_type();
+  }
+  if (inner == nullptr || !inner->has_tensor_type()) return false;
+  *type = static_cast<DataType>(inner->tensor_type().elem_type());
+  return true;
+}
+
 // Graph inputs the caller feeds (initializers listed as inputs excluded).
 absl::Status AddInputs(const onnx::GraphProto& g, const std::string& where, Graph& graph) {
   std::set<std::string> initializer_names;
   for (const auto& t : g.initializer()) initializer_names.insert(t.name());
   for (const auto& in : g.input()) {
     if (initializer_names.count(in.name())) continue;  // IR < 4 lists weights as inputs too
-    if (!in.type().has_tensor_type()) {
-      return absl::UnimplementedError(
-          absl::StrCat(where, ": input '", in.name(),
-                       "' is not a tensor (sequences and maps are not supported)"));
+    Value v;
+    if (!ValueKindOf(in.type(), &v.kind, &v.type)) {
+      return absl::UnimplementedError(absl::StrCat(
+          where, ": input '", in.name(),
+          "' is not a tensor, a sequence of tensors or an optional (maps are not supported)"));
     }
     if (graph.FindValue(in.name()) >= 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": input '", in.name(), "' is declared twice"));
     }
-    Value v;
     v.name = in.name();
-    v.type = static_cast<DataType>(in.type().tensor_type().elem_type());
     v.shape = ShapeInfoFromType(in.type());
     v.is_graph_input = true;
     graph.inputs.push_back(graph.AddValue(std::move(v)));
@@ -535,6 +557,7 @@ absl::Status AddOuterScopeValues(const onnx::GraphProto& g, const Graph& outer,
     Value v;
     v.name = name;
     v.type = outer.values[pv].type;
+    v.kind = outer.values[pv].kind;
     v.shape = outer.values[pv].shape;
     v.is_graph_input = true;
     v.outer_scope = true;
@@ -572,8 +595,7 @@ absl::Status AddNodeOutputs(const onnx::NodeProto& np,
     Value v;
     v.name = out;
     auto t = types.find(out);
-    if (t != types.end() && t->second->has_tensor_type()) {
-      v.type = static_cast<DataType>(t->second->tensor_type().elem_type());
+    if (t != types.end() && ValueKindOf(*t->second, &v.kind, &v.type)) {
       v.shape = ShapeInfoFromType(*t->second);
     }
     node.outputs.push_back(graph.AddValue(std::move(v)));

@@ -17,6 +17,7 @@ KernelIoInfo IoInfo(const Graph& graph, int value, bool with_constant) {
   io.name = v.name;
   io.present = true;
   io.type = v.type;
+  io.kind = v.kind;
   io.shape = v.shape;
   if (with_constant) io.constant = v.initializer;
   return io;

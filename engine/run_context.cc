@@ -11,6 +11,36 @@
 namespace inferd::engine {
 namespace {
 
+// Whether every tensor of `value` (itself, or a sequence's / optional's items) owns a buffer of
+// an arena of `kind`: such a value may be handed over as it is.
+bool OwnsAll(const Tensor& value, memory::ArenaKind kind) {
+  if (value.is_tensor()) return value.owns_buffer() && value.handle().arena_kind() == kind;
+  for (const Tensor& item : value.items()) {
+    if (!OwnsAll(item, kind)) return false;
+  }
+  return true;
+}
+
+// A deep copy of `value` whose tensors each own a buffer of `arena`.
+template <typename ArenaT>
+absl::StatusOr<Tensor> CopyInto(const Tensor& value, ArenaT& arena) {
+  if (value.is_tensor()) {
+    INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, arena.Allocate(value.bytes()));
+    Tensor copy = Tensor::Owned(value.dtype(), value.shape(), std::move(h));
+    CopyPayload(copy.raw_mutable_data(), value.raw_data(), value.bytes());
+    return copy;
+  }
+  std::vector<Tensor> items;
+  items.reserve(value.items().size());
+  for (const Tensor& item : value.items()) {
+    INFERD_ASSIGN_OR_RETURN(Tensor copy, CopyInto(item, arena));
+    items.push_back(std::move(copy));
+  }
+  if (value.is_sequence()) return Tensor::Sequence(value.dtype(), std::move(items));
+  if (items.empty()) return Tensor::OptionalNone(value.dtype());
+  return Tensor::OptionalOf(std::move(items[0]));
+}
+
 // The context one kernel invocation sees.
 class RunContext final : public KernelContext, public SubgraphRunner {
  public:
@@ -131,7 +161,16 @@ class RunContext final : public KernelContext, public SubgraphRunner {
     const memory::ArenaKind want = plan_.values()[v].role == AllocationRole::kIO
                                        ? memory::ArenaKind::kIO
                                        : memory::ArenaKind::kExecution;
-    if (value.owns_buffer() && value.handle().arena_kind() == want) {
+    if (!value.is_tensor() && !OwnsAll(value, want)) {
+      // A sequence or optional with a tensor of another arena (or borrowed): copied, tensor by
+      // tensor, into the slot's arena.
+      if (want == memory::ArenaKind::kIO) {
+        INFERD_ASSIGN_OR_RETURN(value, CopyInto(value, *device_.io));
+      } else {
+        INFERD_ASSIGN_OR_RETURN(value, CopyInto(value, *device_.execution));
+      }
+    }
+    if (OwnsAll(value, want)) {
       slot_.values[v] = std::move(value);  // handed over
       return absl::OkStatus();
     }
@@ -193,6 +232,21 @@ class RunContext final : public KernelContext, public SubgraphRunner {
             absl::StrCat("subgraph '", attribute, "' input '", declared.name, "' is absent"));
         break;
       }
+      // ONNX treats an optional holding a value and the value itself alike (a Loop body may
+      // take an optional sequence and return the sequence): wrapped or unwrapped as declared.
+      Tensor bound = inputs[i]->View();
+      if (declared.kind == ValueKind::kOptional && !bound.is_optional()) {
+        bound = Tensor::OptionalOf(std::move(bound));
+      } else if (declared.kind != ValueKind::kOptional && bound.has_element()) {
+        Tensor inner = std::move(bound.mutable_items()[0]);
+        bound = std::move(inner);
+      }
+      if (declared.kind != bound.kind()) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "subgraph '", attribute, "' input '", declared.name, "': declared ",
+            ValueKindName(declared.kind), ", given ", ValueKindName(inputs[i]->kind())));
+        break;
+      }
       if (declared.type != DataType::kUndefined && declared.type != inputs[i]->dtype()) {
         status = absl::InvalidArgumentError(absl::StrCat(
             "subgraph '", attribute, "' input '", declared.name, "' is declared ",
@@ -209,7 +263,7 @@ class RunContext final : public KernelContext, public SubgraphRunner {
           break;
         }
       }
-      child->values[g.inputs[i]] = inputs[i]->View();
+      child->values[g.inputs[i]] = std::move(bound);
     }
     if (status.ok()) status = ExecutePlan(env_, *child);
     outputs.clear();
@@ -218,9 +272,17 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       const size_t first =
           std::find(g.outputs.begin(), g.outputs.end(), g.outputs[i]) - g.outputs.begin();
       Tensor& t = first < i ? outputs[first] : child->values[g.outputs[i]];
-      if (first == i && t.owns_buffer() &&
-          t.handle().arena_kind() == memory::ArenaKind::kExecution) {
+      if (first == i && OwnsAll(t, memory::ArenaKind::kExecution)) {
         outputs.push_back(std::move(t));  // computed inside: handed over
+        continue;
+      }
+      if (!t.is_tensor()) {  // a sequence or optional: copied tensor by tensor
+        absl::StatusOr<Tensor> copy = CopyInto(t, *device_.execution);
+        if (!copy.ok()) {
+          status = copy.status();
+          break;
+        }
+        outputs.push_back(std::move(*copy));
         continue;
       }
       // An input, outer value or weight returned as is (or an IO-side alias): copied, so that
@@ -249,8 +311,13 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       const memory::ArenaKind want = plan_.values()[pv].role == AllocationRole::kIO
                                          ? memory::ArenaKind::kIO
                                          : memory::ArenaKind::kExecution;
-      if (t.owns_buffer() && t.handle().arena_kind() == want) {
+      if (OwnsAll(t, want)) {
         slot_.values[pv] = std::move(t);  // made in the right arena: handed over
+        continue;
+      }
+      if (!t.is_tensor()) {  // a sequence or optional of outer values: copied
+        status = SetOutput(static_cast<int>(i), t.View());
+        if (!status.ok()) break;
         continue;
       }
       // An outer value or weight returned as is: copied into the node's output.

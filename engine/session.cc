@@ -291,6 +291,74 @@ void Session::ReleaseSlot(RunSlot* slot) {
   slot_free_.notify_one();
 }
 
+absl::StatusOr<Tensor> Session::InputValue(const InputTensor& in, const Value& val, bool whole) {
+  const ValueKind expected = whole ? val.kind : ValueKind::kTensor;
+  if (in.kind != expected) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", val.name, "': expected ",
+                                                   ValueKindName(expected), ", got ",
+                                                   ValueKindName(in.kind)));
+  }
+  if (in.type != val.type) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", val.name, "': expected ",
+                                                   DataTypeName(val.type), ", got ",
+                                                   DataTypeName(in.type)));
+  }
+  if (in.kind != ValueKind::kTensor) {
+    // A sequence or optional: its tensors are bound like tensor inputs, without the declared
+    // shape (a sequence's tensors may differ in shape).
+    if (in.kind == ValueKind::kOptional && in.items.size() > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", val.name, "': an optional holds at most one value"));
+    }
+    std::vector<Tensor> items;
+    for (const InputTensor& item : in.items) {
+      const bool nested = in.kind == ValueKind::kOptional && item.kind == ValueKind::kSequence;
+      if (item.kind != ValueKind::kTensor && !nested) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input '", val.name, "': a ", ValueKindName(in.kind), " of ",
+                         ValueKindName(item.kind), "s is not supported"));
+      }
+      Value inner = val;
+      inner.kind = item.kind;
+      INFERD_ASSIGN_OR_RETURN(Tensor t, InputValue(item, inner, /*whole=*/nested));
+      items.push_back(std::move(t));
+    }
+    if (in.kind == ValueKind::kSequence) return Tensor::Sequence(in.type, std::move(items));
+    if (items.empty()) return Tensor::OptionalNone(in.type);
+    return Tensor::OptionalOf(std::move(items[0]));
+  }
+  absl::Status bounds = CheckShapeBounds(in.shape.dims(), ElementSize(in.type));
+  if (!bounds.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", val.name, "': shape ",
+                                                   ShapeForMessage(in.shape.dims()), ": ",
+                                                   bounds.message()));
+  }
+  if (whole && val.kind == ValueKind::kTensor && !val.shape.Matches(in.shape)) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", val.name, "': expected shape ",
+                                                   val.shape.ToString(), ", got ",
+                                                   in.shape.ToString()));
+  }
+  std::optional<int64_t> n = CheckedNumElements(in.shape.dims(), ElementSize(in.type));
+  if (!n || static_cast<size_t>(*n) * ElementSize(in.type) != in.bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", val.name, "': shape ", in.shape.ToString(), " of ", DataTypeName(in.type),
+        " needs ", n ? absl::StrCat(*n * ElementSize(in.type)) : "too many", " bytes, got ",
+        in.bytes));
+  }
+  if (in.data == nullptr && in.bytes > 0) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", val.name, "' has no data"));
+  }
+  if (reinterpret_cast<uintptr_t>(in.data) % std::max<size_t>(1, ElementSize(in.type)) == 0) {
+    borrowed_.fetch_add(in.bytes, std::memory_order_relaxed);
+    return Tensor::Borrowed(in.type, in.shape, in.data);
+  }
+  // Misaligned for its element type: staged in the staging arena (the fallback device's).
+  INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, staging_arena().Allocate(in.bytes));
+  CopyPayload(h.data(), in.data, in.bytes);
+  staged_.fetch_add(in.bytes, std::memory_order_relaxed);
+  return Tensor::Owned(in.type, in.shape, std::move(h));
+}
+
 absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& slot) {
   for (const InputTensor& in : inputs) {
     const int v = graph_.FindValue(in.name);
@@ -300,46 +368,10 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown input '", in.name, "'; the model's inputs are: ", absl::StrJoin(names, ", ")));
     }
-    const Value& val = graph_.values[v];
     if (!slot.values[v].empty()) {
       return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "' is given twice"));
     }
-    if (in.type != val.type) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "': expected ",
-                                                     DataTypeName(val.type), ", got ",
-                                                     DataTypeName(in.type)));
-    }
-    absl::Status bounds = CheckShapeBounds(in.shape.dims(), ElementSize(in.type));
-    if (!bounds.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "': shape ",
-                                                     ShapeForMessage(in.shape.dims()), ": ",
-                                                     bounds.message()));
-    }
-    if (!val.shape.Matches(in.shape)) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "': expected shape ",
-                                                     val.shape.ToString(), ", got ",
-                                                     in.shape.ToString()));
-    }
-    std::optional<int64_t> n = CheckedNumElements(in.shape.dims(), ElementSize(in.type));
-    if (!n || static_cast<size_t>(*n) * ElementSize(in.type) != in.bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", in.name, "': shape ", in.shape.ToString(), " of ", DataTypeName(in.type),
-          " needs ", n ? absl::StrCat(*n * ElementSize(in.type)) : "too many", " bytes, got ",
-          in.bytes));
-    }
-    if (in.data == nullptr && in.bytes > 0) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "' has no data"));
-    }
-    if (reinterpret_cast<uintptr_t>(in.data) % std::max<size_t>(1, ElementSize(in.type)) == 0) {
-      slot.values[v] = Tensor::Borrowed(in.type, in.shape, in.data);
-      borrowed_.fetch_add(in.bytes, std::memory_order_relaxed);
-    } else {
-      // Misaligned for its element type: staged in the staging arena (the fallback device's).
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, staging_arena().Allocate(in.bytes));
-      CopyPayload(h.data(), in.data, in.bytes);
-      slot.values[v] = Tensor::Owned(in.type, in.shape, std::move(h));
-      staged_.fetch_add(in.bytes, std::memory_order_relaxed);
-    }
+    INFERD_ASSIGN_OR_RETURN(slot.values[v], InputValue(in, graph_.values[v], /*whole=*/true));
   }
   for (int v : graph_.inputs) {
     if (slot.values[v].empty()) {
@@ -350,6 +382,37 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
   return absl::OkStatus();
 }
 
+namespace {
+
+// A sequence or optional output: each tensor's IOArena buffer handed over, or (a graph input or
+// weight among its tensors) copied into `io`.
+absl::StatusOr<OutputTensor> CollectList(Tensor& value, memory::IOArena& io) {
+  OutputTensor out;
+  out.kind = value.kind();
+  out.type = value.dtype();
+  out.shape = value.shape();
+  for (Tensor& item : value.mutable_items()) {
+    if (!item.is_tensor()) {
+      INFERD_ASSIGN_OR_RETURN(OutputTensor inner, CollectList(item, io));
+      out.items.push_back(std::move(inner));
+      continue;
+    }
+    OutputTensor o;
+    o.type = item.dtype();
+    o.shape = item.shape();
+    if (item.owns_buffer() && item.handle().arena_kind() == memory::ArenaKind::kIO) {
+      o.buffer = item.TakeHandle();
+    } else {
+      INFERD_ASSIGN_OR_RETURN(o.buffer, io.Allocate(item.bytes()));
+      CopyPayload(o.buffer.data(), item.raw_data(), item.bytes());
+    }
+    out.items.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<OutputTensor>> Session::CollectOutputs(RunSlot& slot,
                                                                   absl::Span<const int> outputs) {
   std::vector<OutputTensor> result;
@@ -357,6 +420,12 @@ absl::StatusOr<std::vector<OutputTensor>> Session::CollectOutputs(RunSlot& slot,
   for (int v : outputs) {
     const ValuePlan& vp = plan_->values()[v];
     Tensor& t = slot.values[v];
+    if (!t.is_tensor()) {
+      INFERD_ASSIGN_OR_RETURN(OutputTensor out, CollectList(t, *devices_[vp.device].io));
+      out.name = graph_.values[v].name;
+      result.push_back(std::move(out));
+      continue;
+    }
     OutputTensor out;
     out.name = graph_.values[v].name;
     out.type = t.dtype();

@@ -43,19 +43,29 @@
 
 namespace inferd::engine {
 
+// A graph input. Tensors fill name, type, shape, data and bytes. A sequence or optional graph
+// input (docs/sequences.md; the conformance runner feeds them, the server refuses such models)
+// sets `kind`, `type` to its element type, and `items`: the sequence's tensors, or the optional's
+// one value (a tensor, or a sequence with items of its own), none when it is empty.
 struct InputTensor {
   std::string name;
   DataType type = DataType::kUndefined;
   Shape shape;
   const void* data = nullptr;  // borrowed for the duration of Run
   size_t bytes = 0;
+  ValueKind kind = ValueKind::kTensor;
+  std::vector<InputTensor> items;  // sequences and optionals only (names unused)
 };
 
+// A graph output; a sequence or optional output has `kind`, `type` (element type) and `items` as
+// in InputTensor, each item owning its IOArena buffer, and no buffer of its own.
 struct OutputTensor {
   std::string name;
   DataType type = DataType::kUndefined;
   Shape shape;
   memory::AllocationHandle buffer;  // in the IOArena of the device that made it
+  ValueKind kind = ValueKind::kTensor;
+  std::vector<OutputTensor> items;  // sequences and optionals only
 };
 
 struct SessionStats {
@@ -122,6 +132,9 @@ class Session {
   RunSlot* AcquireSlot(absl::Status* status);
   void ReleaseSlot(RunSlot* slot);
   absl::Status BindInputs(absl::Span<const InputTensor> inputs, RunSlot& slot);
+  // The value bound for `in`, checked against `val` (its declared shape only when `whole`: an
+  // item of a sequence has none).
+  absl::StatusOr<Tensor> InputValue(const InputTensor& in, const Value& val, bool whole);
   absl::StatusOr<std::vector<OutputTensor>> CollectOutputs(RunSlot& slot,
                                                            absl::Span<const int> outputs);
 

@@ -3,6 +3,12 @@
 // static plan's block). Borrowed data is never freed or put on a free list by the tensor.
 // Move-only; thread-compatible.
 //
+// A value slot may also hold a tensor sequence or an optional (ONNX's seq(tensor(T)) and
+// optional(...) types, docs/sequences.md): the same class with kind() kSequence / kOptional, its
+// items() being the sequence's tensors (each owning its own buffer, or borrowed) or the one value
+// an optional holds (a tensor or a sequence; none when it is empty). Such a value has dtype() the
+// element type, shape [0] and no payload of its own, so code written for tensors sees no bytes.
+//
 // Example:
 //   Tensor in = Tensor::Borrowed(DataType::kFloat32, Shape{2, 3}, user_ptr);
 //   const float* x = in.data<float>();
@@ -10,13 +16,30 @@
 #define INFERD_ENGINE_TENSOR_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "engine/data_type.h"
 #include "engine/shape.h"
 #include "memory/allocation_handle.h"
 
 namespace inferd::engine {
+
+// What a value slot holds.
+enum class ValueKind : uint8_t { kTensor, kSequence, kOptional };
+
+// "tensor", "sequence", "optional".
+inline const char* ValueKindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kSequence:
+      return "sequence";
+    case ValueKind::kOptional:
+      return "optional";
+    default:
+      return "tensor";
+  }
+}
 
 class Tensor {
  public:
@@ -42,11 +65,44 @@ class Tensor {
     return t;
   }
 
+  // A sequence of tensors of element type `type` (may be empty).
+  static Tensor Sequence(DataType type, std::vector<Tensor> items) {
+    Tensor t;
+    t.kind_ = ValueKind::kSequence;
+    t.type_ = type;
+    t.shape_ = Shape{0};
+    t.items_ = std::move(items);
+    return t;
+  }
+  // An optional without a value; `type` is the element type it was declared with.
+  static Tensor OptionalNone(DataType type) {
+    Tensor t = Sequence(type, {});
+    t.kind_ = ValueKind::kOptional;
+    return t;
+  }
+  // An optional holding `value` (a tensor or a sequence).
+  static Tensor OptionalOf(Tensor value) {
+    Tensor t = OptionalNone(value.dtype());
+    t.items_.push_back(std::move(value));
+    return t;
+  }
+
+  ValueKind kind() const { return kind_; }
+  bool is_tensor() const { return kind_ == ValueKind::kTensor; }
+  bool is_sequence() const { return kind_ == ValueKind::kSequence; }
+  bool is_optional() const { return kind_ == ValueKind::kOptional; }
+  // Sequence: its tensors. Optional: its value, when it has one.
+  const std::vector<Tensor>& items() const { return items_; }
+  std::vector<Tensor>& mutable_items() { return items_; }
+  bool has_element() const { return kind_ == ValueKind::kOptional && !items_.empty(); }
+
   DataType dtype() const { return type_; }
   const Shape& shape() const { return shape_; }
   int64_t NumElements() const { return shape_.NumElements(); }
   size_t bytes() const { return static_cast<size_t>(NumElements()) * ElementSize(type_); }
-  bool empty() const { return type_ == DataType::kUndefined; }
+  // No value at all (an absent input, a slot not yet made). An empty sequence or optional is not
+  // empty().
+  bool empty() const { return kind_ == ValueKind::kTensor && type_ == DataType::kUndefined; }
 
   const void* raw_data() const { return data_; }
   void* raw_mutable_data() { return data_; }
@@ -60,7 +116,14 @@ class Tensor {
   }
 
   // A borrowed view of the same bytes (the view must not outlive this tensor's storage).
-  Tensor View() const { return Borrowed(type_, shape_, data_); }
+  // A sequence or optional is viewed item by item.
+  Tensor View() const {
+    Tensor t = Borrowed(type_, shape_, data_);
+    t.kind_ = kind_;
+    t.items_.reserve(items_.size());
+    for (const Tensor& item : items_) t.items_.push_back(item.View());
+    return t;
+  }
   // Same storage, another shape of the same byte size (for view ops).
   void Reshape(Shape shape) { shape_ = std::move(shape); }
 
@@ -72,8 +135,10 @@ class Tensor {
   void Reset() { *this = Tensor(); }
 
  private:
+  ValueKind kind_ = ValueKind::kTensor;
   DataType type_ = DataType::kUndefined;
   Shape shape_;
+  std::vector<Tensor> items_;  // sequences and optionals only
   void* data_ = nullptr;
   memory::AllocationHandle handle_;
 };

@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "engine/half_bits.h"
 #include "engine/weights.h"
+#include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 
 namespace inferd::engine {
@@ -88,17 +89,92 @@ absl::StatusOr<NamedData> ReadTensorProtoFile(const std::string& path) {
   return d;
 }
 
-absl::StatusOr<std::vector<TestDataSet>> ReadTestDataSets(const std::string& model_dir) {
+namespace {
+
+absl::StatusOr<NamedData> FromTensorProto(const onnx::TensorProto& proto) {
+  NamedData d;
+  d.name = proto.name();
+  INFERD_ASSIGN_OR_RETURN(d.bytes, TensorProtoBytes(proto, &d.type, &d.shape));
+  return d;
+}
+
+absl::StatusOr<NamedData> FromSequenceProto(const onnx::SequenceProto& proto,
+                                            const std::string& path) {
+  NamedData d;
+  d.name = proto.name();
+  d.kind = ValueKind::kSequence;
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
+      proto.elem_type() != onnx::SequenceProto::UNDEFINED) {
+    return absl::UnimplementedError(
+        absl::StrCat("'", path, "': only sequences of tensors are supported"));
+  }
+  for (const onnx::TensorProto& t : proto.tensor_values()) {
+    INFERD_ASSIGN_OR_RETURN(NamedData item, FromTensorProto(t));
+    if (d.type == DataType::kUndefined) d.type = item.type;
+    d.items.push_back(std::move(item));
+  }
+  return d;
+}
+
+}  // namespace
+
+absl::StatusOr<NamedData> ReadValueProtoFile(const std::string& path, ValueKind kind) {
+  if (kind == ValueKind::kTensor) return ReadTensorProtoFile(path);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  if (kind == ValueKind::kSequence) {
+    onnx::SequenceProto proto;
+    if (!proto.ParseFromString(ss.str())) {
+      return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a SequenceProto"));
+    }
+    return FromSequenceProto(proto, path);
+  }
+  onnx::OptionalProto proto;
+  if (!proto.ParseFromString(ss.str())) {
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not an OptionalProto"));
+  }
+  NamedData d;
+  d.name = proto.name();
+  d.kind = ValueKind::kOptional;
+  if (proto.has_tensor_value()) {
+    INFERD_ASSIGN_OR_RETURN(NamedData item, FromTensorProto(proto.tensor_value()));
+    d.type = item.type;
+    d.items.push_back(std::move(item));
+  } else if (proto.has_sequence_value()) {
+    INFERD_ASSIGN_OR_RETURN(NamedData item, FromSequenceProto(proto.sequence_value(), path));
+    d.type = item.type;
+    d.items.push_back(std::move(item));
+  } else if (proto.elem_type() != onnx::OptionalProto::TENSOR &&
+             proto.elem_type() != onnx::OptionalProto::SEQUENCE &&
+             proto.elem_type() != onnx::OptionalProto::UNDEFINED) {
+    return absl::UnimplementedError(
+        absl::StrCat("'", path, "': only optional tensors and sequences are supported"));
+  }
+  return d;
+}
+
+absl::StatusOr<std::vector<TestDataSet>> ReadTestDataSets(
+    const std::string& model_dir, const std::vector<ValueKind>& input_kinds,
+    const std::vector<ValueKind>& output_kinds) {
+  auto kind_of = [](const std::vector<ValueKind>& kinds, size_t i) {
+    return i < kinds.size() ? kinds[i] : ValueKind::kTensor;
+  };
   std::vector<TestDataSet> sets;
   for (const std::string& name : ListDir(model_dir, "test_data_set_")) {
     TestDataSet set;
     set.dir = absl::StrCat(model_dir, "/", name);
     for (const std::string& f : ListDir(set.dir, "input_")) {
-      INFERD_ASSIGN_OR_RETURN(NamedData d, ReadTensorProtoFile(absl::StrCat(set.dir, "/", f)));
+      INFERD_ASSIGN_OR_RETURN(NamedData d,
+                              ReadValueProtoFile(absl::StrCat(set.dir, "/", f),
+                                                 kind_of(input_kinds, set.inputs.size())));
       set.inputs.push_back(std::move(d));
     }
     for (const std::string& f : ListDir(set.dir, "output_")) {
-      INFERD_ASSIGN_OR_RETURN(NamedData d, ReadTensorProtoFile(absl::StrCat(set.dir, "/", f)));
+      INFERD_ASSIGN_OR_RETURN(NamedData d,
+                              ReadValueProtoFile(absl::StrCat(set.dir, "/", f),
+                                                 kind_of(output_kinds, set.outputs.size())));
       set.outputs.push_back(std::move(d));
     }
     sets.push_back(std::move(set));
@@ -153,6 +229,30 @@ absl::Status CompareData(const NamedData& expected, DataType type, const Shape& 
                                                      ", expected ", e, " (|diff| ",
                                                      std::fabs(a - e), " > tol ", limit, ")"));
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CompareItems(const NamedData& expected, ValueKind kind,
+                          const std::vector<NamedData>& actual, const Tolerance& tol) {
+  const std::string what = absl::StrCat("output '", expected.name, "'");
+  if (kind != expected.kind) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": got ", ValueKindName(kind),
+                                                   ", expected ", ValueKindName(expected.kind)));
+  }
+  if (actual.size() != expected.items.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": got ", actual.size(), " items, expected ", expected.items.size()));
+  }
+  for (size_t i = 0; i < actual.size(); ++i) {
+    NamedData want = expected.items[i];
+    want.name = absl::StrCat(expected.name, "' item '", i);
+    const NamedData& got = actual[i];
+    absl::Status st =
+        got.kind == ValueKind::kTensor && want.kind == ValueKind::kTensor
+            ? CompareData(want, got.type, got.shape, got.bytes.data(), got.bytes.size(), tol)
+            : CompareItems(want, got.kind, got.items, tol);
+    if (!st.ok()) return st;
   }
   return absl::OkStatus();
 }

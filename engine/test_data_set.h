@@ -11,14 +11,20 @@
 #include "absl/status/statusor.h"
 #include "engine/data_type.h"
 #include "engine/shape.h"
+#include "engine/tensor.h"
 
 namespace inferd::engine {
 
+// A tensor, or (kind kSequence / kOptional, from a SequenceProto / OptionalProto file) a sequence
+// of tensors or an optional: then `items` are the sequence's tensors or the optional's one value
+// (none when empty), and `type` is the element type where the data shows it.
 struct NamedData {
   std::string name;  // the TensorProto's name (may be empty in old test data)
   DataType type = DataType::kUndefined;
   Shape shape;
   std::vector<unsigned char> bytes;
+  ValueKind kind = ValueKind::kTensor;
+  std::vector<NamedData> items;
 };
 
 struct TestDataSet {
@@ -29,8 +35,14 @@ struct TestDataSet {
 
 // Reads one serialized TensorProto file.
 absl::StatusOr<NamedData> ReadTensorProtoFile(const std::string& path);
-// Every test_data_set_* directory under `model_dir`, sorted.
-absl::StatusOr<std::vector<TestDataSet>> ReadTestDataSets(const std::string& model_dir);
+// Reads one serialized TensorProto, SequenceProto or OptionalProto file, as `kind` says (the
+// files do not say which they hold: the model's declared input / output types do).
+absl::StatusOr<NamedData> ReadValueProtoFile(const std::string& path, ValueKind kind);
+// Every test_data_set_* directory under `model_dir`, sorted. Input i / output i is read as
+// `input_kinds[i]` / `output_kinds[i]` (a tensor where the list is shorter).
+absl::StatusOr<std::vector<TestDataSet>> ReadTestDataSets(
+    const std::string& model_dir, const std::vector<ValueKind>& input_kinds = {},
+    const std::vector<ValueKind>& output_kinds = {});
 
 struct Tolerance {
   double rtol = 1e-3;
@@ -42,6 +54,10 @@ struct Tolerance {
 // where ("output 'y': element 17: got 0.51, expected 0.5 (|diff| 0.01 > tol 0.0005)").
 absl::Status CompareData(const NamedData& expected, DataType type, const Shape& shape,
                          const void* data, size_t bytes, const Tolerance& tol);
+// The same for a sequence or optional: same kind, same number of items, each item compared as
+// above ("output 'y': tensor 2: ...").
+absl::Status CompareItems(const NamedData& expected, ValueKind kind,
+                          const std::vector<NamedData>& actual, const Tolerance& tol);
 
 }  // namespace inferd::engine
 

@@ -203,6 +203,26 @@ absl::StatusOr<LoadedModel::Ref> LoadedModel::Acquire() {
   return Ref(shared_from_this());
 }
 
+namespace {
+
+// KServe v2 carries tensors only: a model whose graph inputs or outputs are sequences or
+// optionals (the engine runs them, docs/sequences.md) cannot be served.
+absl::Status CheckTensorSignature(const engine::Session& session, const std::string& model) {
+  for (const bool inputs : {true, false}) {
+    for (const engine::Value* v : inputs ? session.inputs() : session.outputs()) {
+      if (v->kind == engine::ValueKind::kTensor) continue;
+      return absl::UnimplementedError(absl::StrCat(
+          "model '", model, "': ", inputs ? "input '" : "output '", v->name, "' is a ",
+          engine::ValueKindName(v->kind),
+          "; the server serves tensor inputs and outputs only (KServe v2 has no sequence or "
+          "optional type)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegistry& registry,
                                const HostMemoryLimit& host) {
   if (config_.generation.has_value()) return LoadGenerative(path, registry, host);
@@ -213,6 +233,7 @@ absl::Status LoadedModel::Load(const std::string& path, const engine::KernelRegi
         engine::Session::Load(path, ToSessionOptions(config_), registry);
     if (!s.ok()) return s.status();
     session = *std::move(s);
+    INFERD_RETURN_IF_ERROR(CheckTensorSignature(*session, config_.name));
     INFERD_RETURN_IF_ERROR(host.Check(*session));
     // Batching as served: config.pbtxt's auto-complete may turn it on (Triton's ONNX Runtime
     // backend does for models whose every input and output has a dynamic first dimension).

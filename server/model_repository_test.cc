@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/test_data_set.h"
+#include "engine/testing/model_builder.h"
 #include "engine/testing/runfiles.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "proto/model_config.pb.h"
@@ -107,6 +108,26 @@ TEST_F(ModelRepositoryTest, StartupLoadsGoodModelsAndReportsTheBrokenOne) {
   EXPECT_EQ(index[2].version, "2");
   EXPECT_THAT(Events(), ::testing::Contains("mlp:READY"));
   EXPECT_THAT(Events(), ::testing::Contains("broken:UNAVAILABLE"));
+}
+
+// KServe v2 has no sequence type: a model with a sequence graph output is refused at load,
+// saying so (the engine itself runs it, docs/sequences.md).
+TEST_F(ModelRepositoryTest, SequenceGraphOutputIsRefused) {
+  engine::testing::ModelBuilder b(17);
+  b.Input("x", engine::DataType::kFloat32, {2});
+  b.Node("SequenceConstruct", {"x"}, {"s"});
+  onnx::ValueInfoProto* out = b.proto().mutable_graph()->add_output();
+  out->set_name("s");
+  out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
+      ->set_elem_type(static_cast<int>(engine::DataType::kFloat32));
+  fs::create_directories(dir_ / "seq");
+  std::ofstream(dir_ / "seq" / "model.onnx", std::ios::binary) << b.Serialize();
+  auto repo = Make("  load_all_models: false\n", "");
+  absl::Status st = repo->Load("seq");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("output 's' is a sequence"));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("KServe v2 has no sequence"));
 }
 
 TEST_F(ModelRepositoryTest, UnloadWaitsForInFlightRequests) {

@@ -100,6 +100,11 @@ const Family kFamilies[] = {
     {"com.microsoft MatMulNBits", MatMulNBitsKernelDefs},
     {"com.microsoft RotaryEmbedding", RotaryEmbeddingKernelDefs},
     {"com.microsoft GroupQueryAttention", GroupQueryAttentionKernelDefs},
+    // Tensor sequences and optionals (docs/sequences.md).
+    {"SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceAt, SequenceErase, "
+     "SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap, Optional, "
+     "OptionalHasElement, OptionalGetElement",
+     SequenceKernelDefs},
     // Quantization (docs/quantization.md).
     {"QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear", QuantizeKernelDefs},
     {"MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv", IntegerMatMulKernelDefs},

@@ -1,6 +1,7 @@
 // Ops that pass their input through: the output is an alias of the input (no copy when the plan
 // allows it; OutputAliases declares it).
-//   Identity  any fixed-size element type (tensors only: sequences and optionals are not served).
+//   Identity  any fixed-size element type; a sequence or optional input is copied (its tensors
+//             into execution-side buffers, docs/sequences.md).
 //   Dropout   inference: output = input; the optional mask output is all true (opsets 10+: bool;
 //             earlier: ones of the input's type). Training (opsets < 7: is_test = 0; 12+: the
 //             training_mode input true) is UNIMPLEMENTED, except with ratio 0, where it is the
@@ -29,16 +30,25 @@ class IdentityKernel final : public engine::OpKernel {
     return std::unique_ptr<IdentityKernel>(new IdentityKernel(info));
   }
 
-  std::vector<std::pair<int, int>> OutputAliases() const override { return {{0, 0}}; }
+  std::vector<std::pair<int, int>> OutputAliases() const override {
+    if (!tensor_) return {};
+    return {{0, 0}};
+  }
 
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
+    if (!x->is_tensor()) {
+      INFERD_ASSIGN_OR_RETURN(Tensor copy, engine::CopyValue(ctx, *x));
+      return ctx.SetOutput(0, std::move(copy));
+    }
     return ctx.MakeOutputAlias(0, 0, x->shape()).status();
   }
 
  private:
-  explicit IdentityKernel(const KernelInfo& info) : node_(info) {}
+  explicit IdentityKernel(const KernelInfo& info)
+      : node_(info), tensor_(info.input(0).kind == engine::ValueKind::kTensor) {}
   const NodeLabel node_;
+  const bool tensor_;  // the input is a tensor (not a sequence or optional): an alias
 };
 
 using DropoutTypes = TypeList<float, double, Float16, BFloat16>;

@@ -87,6 +87,9 @@ std::vector<engine::KernelDef> ReverseSequenceKernelDefs();  // reverse_sequence
 std::vector<engine::KernelDef> DftKernelDefs();              // dft.cc: DFT, STFT
 std::vector<engine::KernelDef> MelWeightMatrixKernelDefs();  // mel_weight_matrix.cc
 
+// :sequence_kernels (tensor sequences and optionals; docs/sequences.md)
+std::vector<engine::KernelDef> SequenceKernelDefs();  // sequence.cc
+
 // :contrib_kernels (ONNX Runtime's transformer contrib ops, com.microsoft; docs/contrib-ops.md)
 std::vector<engine::KernelDef> ContribActivationKernelDefs();  // contrib_activation.cc
 std::vector<engine::KernelDef> ContribNormKernelDefs();        // contrib_norm.cc

@@ -108,6 +108,41 @@ class Watchdog {
   std::thread thread_;
 };
 
+// A sequence or optional of the test data as a session input (items borrow `d`'s bytes).
+engine::InputTensor ListInput(const engine::NamedData& d, engine::DataType type) {
+  engine::InputTensor in;
+  in.kind = d.kind;
+  in.type = type;
+  in.shape = d.shape;
+  for (const engine::NamedData& item : d.items) {
+    if (item.kind != engine::ValueKind::kTensor) {
+      in.items.push_back(ListInput(item, type));
+      continue;
+    }
+    in.items.push_back({"", item.type, item.shape, item.bytes.data(), item.bytes.size()});
+  }
+  return in;
+}
+
+// A sequence or optional output's items as test data, to compare with the expected ones.
+std::vector<engine::NamedData> ListItems(const engine::OutputTensor& t) {
+  std::vector<engine::NamedData> items;
+  for (const engine::OutputTensor& o : t.items) {
+    engine::NamedData d;
+    d.type = o.type;
+    d.shape = o.shape;
+    d.kind = o.kind;
+    if (o.kind == engine::ValueKind::kTensor) {
+      const auto* p = static_cast<const unsigned char*>(o.buffer.data());
+      d.bytes.assign(p, p + o.buffer.size());
+    } else {
+      d.items = ListItems(o);
+    }
+    items.push_back(std::move(d));
+  }
+  return items;
+}
+
 engine::SessionOptions SessionOptionsFor(const ConformanceOptions& options) {
   engine::SessionOptions s;
   s.widen_half_precision = options.widen_half_precision;
@@ -135,7 +170,11 @@ TestResult RunOne(const engine::KernelRegistry& registry, const ConformanceOptio
     r.message = std::string(session.status().message());
     return r;
   }
-  absl::StatusOr<std::vector<engine::TestDataSet>> sets = engine::ReadTestDataSets(dir);
+  std::vector<engine::ValueKind> input_kinds, output_kinds;
+  for (const engine::Value* v : (*session)->inputs()) input_kinds.push_back(v->kind);
+  for (const engine::Value* v : (*session)->outputs()) output_kinds.push_back(v->kind);
+  absl::StatusOr<std::vector<engine::TestDataSet>> sets =
+      engine::ReadTestDataSets(dir, input_kinds, output_kinds);
   if (!sets.ok() || sets->empty()) {
     r.outcome = Outcome::kFailed;
     r.message = sets.ok() ? "no test data sets" : std::string(sets.status().message());
@@ -159,7 +198,15 @@ TestResult RunOne(const engine::KernelRegistry& registry, const ConformanceOptio
           type = engine::DataType::kBFloat16;
         }
       }
-      feed.push_back({input_name, type, d.shape, d.bytes.data(), d.bytes.size()});
+      engine::InputTensor in{input_name, type, d.shape, d.bytes.data(), d.bytes.size()};
+      if (d.kind != engine::ValueKind::kTensor) {
+        // A sequence or optional: the element type is the model's (an empty one shows none).
+        for (const engine::Value* v : inputs) {
+          if (v->name == input_name) in = ListInput(d, v->type);
+        }
+        in.name = input_name;
+      }
+      feed.push_back(std::move(in));
     }
     absl::StatusOr<std::vector<engine::OutputTensor>> out = (*session)->Run(feed);
     if (!out.ok()) {
@@ -181,8 +228,11 @@ TestResult RunOne(const engine::KernelRegistry& registry, const ConformanceOptio
       if (expected.type == engine::DataType::kUint16 && t.type == engine::DataType::kBFloat16) {
         expected.type = engine::DataType::kBFloat16;  // the same bits, see above
       }
-      absl::Status st = engine::CompareData(expected, t.type, t.shape, t.buffer.data(),
-                                            t.buffer.size(), tolerance);
+      absl::Status st =
+          t.kind == engine::ValueKind::kTensor && expected.kind == engine::ValueKind::kTensor
+              ? engine::CompareData(expected, t.type, t.shape, t.buffer.data(), t.buffer.size(),
+                                    tolerance)
+              : engine::CompareItems(expected, t.kind, ListItems(t), tolerance);
       if (!st.ok()) {
         r.outcome = Outcome::kFailed;
         r.message = absl::StrCat(set.dir.substr(dir.size() + 1), ": ", st.message());
