@@ -38,7 +38,7 @@ class GeneratedModelTest : public ::testing::Test {
     EXPECT_TRUE(m.ok()) << m.status();
     model_ = *m;
     engine::Graph g = model_->graph();
-    absl::StatusOr<int> fused = engine::ApplyFusions(g, registry_);
+    absl::StatusOr<int> fused = engine::ApplyFusions(g, registry_, derived_);
     EXPECT_TRUE(fused.ok()) << fused.status();
     fused_ = fused.value_or(0);
     return g;
@@ -47,6 +47,7 @@ class GeneratedModelTest : public ::testing::Test {
   engine::KernelRegistry registry_;
   engine::RegistryWorkspaceEstimator estimator_{registry_};
   std::shared_ptr<const engine::Model> model_;
+  engine::DerivedWeights derived_;  // weights the fusions make, as long as the graphs
   int fused_ = 0;
 };
 
@@ -197,7 +198,7 @@ TEST_F(GeneratedModelTest, RecheckAfterFusionsOnAPrefusionPartition) {
   absl::StatusOr<PartitionResult> r = Partition(g, estimator_, config);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_TRUE(ApplyPartition(*r, g).ok());
-  absl::StatusOr<int> fused = engine::ApplyFusions(g, registry_);
+  absl::StatusOr<int> fused = engine::ApplyFusions(g, registry_, derived_);
   ASSERT_TRUE(fused.ok()) << fused.status();
   ASSERT_GT(*fused, 0);
   ASSERT_TRUE(engine::InsertDeviceCopies(g).ok());
