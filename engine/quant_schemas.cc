@@ -131,6 +131,41 @@ void RegisterAll() {
       .Output(0, "Y", "", "T")
       .Attr("channels_last", "", AttributeProto::INT, static_cast<int64_t>(0));
   family.Add(std::move(pool));
+  // QLinearConcat: Y is the first input's type, its shape the inputs' joined along `axis`.
+  OpSchema concat = Schema("QLinearConcat", [](InferenceContext& ctx) {
+    if (ctx.getNumInputs() < 5 || ctx.getInputType(2) == nullptr) return;
+    onnx::propagateElemTypeFromInputToOutput(ctx, 2, 0);
+    const onnx::AttributeProto* axis_attr = ctx.getAttribute("axis");
+    if (axis_attr == nullptr) fail_shape_inference("attribute 'axis' is required");
+    TensorShapeProto out;
+    for (size_t i = 2; i < ctx.getNumInputs(); i += 3) {
+      if (!onnx::hasInputShape(ctx, i)) return;
+      const TensorShapeProto& s = onnx::getInputShape(ctx, i);
+      const int rank = s.dim_size();
+      const int64_t axis = axis_attr->i() < 0 ? axis_attr->i() + rank : axis_attr->i();
+      if (axis < 0 || axis >= rank) fail_shape_inference("axis is out of range");
+      if (i == 2) {
+        out = s;
+        continue;
+      }
+      if (s.dim_size() != out.dim_size()) fail_shape_inference("inputs differ in rank");
+      auto* d = out.mutable_dim(static_cast<int>(axis));
+      const auto& e = s.dim(static_cast<int>(axis));
+      if (d->has_dim_value() && e.has_dim_value()) {
+        d->set_dim_value(d->dim_value() + e.dim_value());
+      } else {
+        d->Clear();
+      }
+    }
+    onnx::updateOutputShape(ctx, 0, out);
+  });
+  concat.Attr("axis", "", AttributeProto::INT, /*required=*/true)
+      .Input(0, "Y_scale", "", "F")
+      .Input(1, "Y_zero_point", "", "T")
+      .Input(2, "inputs", "", "TV", OpSchema::Variadic, /*is_homogeneous=*/false)
+      .Output(0, "Y", "", "T")
+      .TypeConstraint("TV", {"tensor(uint8)", "tensor(int8)", "tensor(float)"}, "");
+  family.Add(std::move(concat));
   // These two have their own type constraints (not Schema's T and F).
   const char* kOrt = "com.microsoft version 1, as ONNX Runtime defines it";
   OpSchema to_float = family.New("MatMulIntegerToFloat", kMicrosoftDomain, 1, kOrt);

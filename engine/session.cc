@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "engine/copy.h"
 #include "engine/device_copies.h"
+#include "engine/lowerings.h"
 #include "engine/registry_workspace_estimator.h"
 #include "engine/rewrites.h"
 #include "memory/system_allocator.h"
@@ -50,6 +51,7 @@ absl::Status Session::Init(const KernelRegistry& registry) {
     INFERD_ASSIGN_OR_RETURN(half_precision_,
                             WidenHalfPrecision(graph_, registry, derived_weights_));
   }
+  INFERD_RETURN_IF_ERROR(ApplyLowerings(graph_, registry, derived_weights_).status());
   if (options_.enable_fusions) {
     INFERD_ASSIGN_OR_RETURN(fused_nodes_, ApplyFusions(graph_, registry, derived_weights_));
   }
@@ -140,8 +142,10 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
     if (options_.widen_half_precision) {
       INFERD_RETURN_IF_ERROR(WidenHalfPrecision(max_graph, registry, max_derived).status());
     }
-    if (options_.enable_fusions)
+    INFERD_RETURN_IF_ERROR(ApplyLowerings(max_graph, registry, max_derived).status());
+    if (options_.enable_fusions) {
       INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry, max_derived).status());
+    }
     costed = &max_graph;
   }
   const RegistryWorkspaceEstimator estimator(registry);

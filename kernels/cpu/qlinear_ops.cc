@@ -4,7 +4,9 @@
 //
 //   QLinearAdd / QLinearMul: C = q((dq(A) op dq(B))), numpy broadcasting;
 //   QLinearSigmoid / QLinearLeakyRelu (alpha): Y = q(f(dq(X))), through a 256-entry table;
-//   QLinearGlobalAveragePool (channels_last): Y = q(mean over the spatial dims of dq(X)).
+//   QLinearGlobalAveragePool (channels_last): Y = q(mean over the spatial dims of dq(X));
+//   QLinearConcat (axis): Y = concat of q_Y(dq_i(X_i)), each input through a 256-entry table
+//     (copied as it is where its scale and zero point are Y's).
 //
 // where dq(v) = (v - zero_point) * scale and q(f) = saturate(round_half_even(f / scale) +
 // zero_point), in float32. ONNX Runtime computes QLinearAdd / QLinearMul with fixed-point
@@ -15,9 +17,11 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "engine/domain.h"
 #include "engine/kernel.h"
@@ -260,6 +264,108 @@ class QLinearGlobalAveragePoolKernel final : public engine::OpKernel {
   const bool channels_last_;
 };
 
+// QLinearConcat: inputs Y_scale, Y_zero_point, then (X_i, X_i_scale, X_i_zero_point) per input.
+class QLinearConcatKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<QLinearConcatKernel>> Create(const KernelInfo& info) {
+    if (!info.HasAttribute("axis")) return info.Error("attribute 'axis' is required");
+    if (info.num_inputs() < 5 || (info.num_inputs() - 2) % 3 != 0) {
+      return info.Error(
+          absl::StrCat("takes Y_scale, Y_zero_point and then (X, X_scale, "
+                       "X_zero_point) per input: 2 + 3n inputs, got ",
+                       info.num_inputs()));
+    }
+    return std::unique_ptr<QLinearConcatKernel>(
+        new QLinearConcatKernel(info, info.GetInt("axis", 0)));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    const int n = (ctx.num_inputs() - 2) / 3;
+    INFERD_ASSIGN_OR_RETURN(const Tensor* first, RequiredInput(ctx, 2, node_));
+    INFERD_RETURN_IF_ERROR(CheckQuantized(*first, 2, node_));
+    const DataType type = first->dtype();
+    const size_t rank = first->shape().rank();
+    if (rank == 0) return node_.InvalidArgument("inputs must have rank >= 1");
+    const int64_t r = static_cast<int64_t>(rank);
+    if (axis_ < -r || axis_ >= r) {
+      return node_.InvalidArgument(absl::StrCat("axis ", axis_, " is out of range for rank ", r));
+    }
+    const size_t axis = static_cast<size_t>(axis_ < 0 ? axis_ + r : axis_);
+    Dims out(first->shape().dims().begin(), first->shape().dims().end());
+    out[axis] = 0;
+    for (int i = 0; i < n; ++i) {
+      INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 2 + 3 * i, node_));
+      if (x->dtype() != type) {
+        return node_.InvalidArgument(
+            absl::StrCat("input ", 2 + 3 * i, " is ", engine::DataTypeName(x->dtype()),
+                         " but the first is ", engine::DataTypeName(type)));
+      }
+      const Shape& s = x->shape();
+      bool same = s.rank() == rank;
+      for (size_t d = 0; same && d < rank; ++d) same = d == axis || s[d] == out[d];
+      if (!same) {
+        return node_.InvalidArgument(absl::StrCat("input ", 2 + 3 * i, " has shape ", s.ToString(),
+                                                  "; it must match ", first->shape().ToString(),
+                                                  " except along axis ", axis));
+      }
+      std::optional<int64_t> sum = CheckedAdd<int64_t>(out[axis], s[axis]);
+      if (!sum) return node_.InvalidArgument("the concatenated axis overflows");
+      out[axis] = *sum;
+    }
+    INFERD_ASSIGN_OR_RETURN(QParam py, QParam::Read(ctx, 0, 1, type, node_));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, type, Shape(out)));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    int64_t outer = 1;
+    for (size_t d = 0; d < axis; ++d) outer *= out[d];
+    const int64_t row = y->NumElements() / outer;  // output elements per outer index
+    return Dispatch(Quantized8{}, type, node_, [&](auto tag) -> absl::Status {
+      using T = typename decltype(tag)::type;
+      T* dst = y->mutable_data<T>();
+      int64_t offset = 0;  // of input i's block within an output row
+      for (int i = 0; i < n; ++i) {
+        const Tensor* x = ctx.input(2 + 3 * i);
+        INFERD_ASSIGN_OR_RETURN(QParam px, QParam::Read(ctx, 3 + 3 * i, 4 + 3 * i, type, node_));
+        const int64_t block = outer > 0 ? x->NumElements() / outer : 0;
+        const bool copy = px.scale == py.scale && px.zero_point == py.zero_point;
+        T table[256];
+        for (int v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v) {
+          table[static_cast<uint8_t>(v)] = py.Quantize<T>(px.Dequantize(v));
+        }
+        const T* src = x->data<T>();
+        ctx.threads().ParallelFor(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, block)),
+                                  [&](int64_t begin, int64_t end) {
+                                    for (int64_t o = begin; o < end; ++o) {
+                                      const T* in = src + o * block;
+                                      T* to = dst + o * row + offset;
+                                      if (copy) {
+                                        std::copy(in, in + block, to);
+                                      } else {
+                                        for (int64_t k = 0; k < block; ++k)
+                                          to[k] = table[static_cast<uint8_t>(in[k])];
+                                      }
+                                    }
+                                  });
+        offset += block;
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  QLinearConcatKernel(const KernelInfo& info, int64_t axis) : node_(info), axis_(axis) {}
+
+  const NodeLabel node_;
+  const int64_t axis_;
+};
+
+// QLinearConcat's input 0 is Y's float scale: the def is keyed on its output's type.
+engine::KernelDef ConcatDef(const std::vector<DataType>& types) {
+  engine::KernelDef def = CpuDef(engine::kMicrosoftDomain, "QLinearConcat", 1, 1, types,
+                                 FactoryOf<QLinearConcatKernel>());
+  def.type_input = -1;
+  return def;
+}
+
 }  // namespace
 
 std::vector<engine::KernelDef> QLinearContribKernelDefs() {
@@ -272,6 +378,7 @@ std::vector<engine::KernelDef> QLinearContribKernelDefs() {
       CpuDef(ms, "QLinearLeakyRelu", 1, 1, types, FactoryOf<QLinearUnaryKernel>()),
       CpuDef(ms, "QLinearGlobalAveragePool", 1, 1, types,
              FactoryOf<QLinearGlobalAveragePoolKernel>()),
+      ConcatDef(types),
   };
 }
 

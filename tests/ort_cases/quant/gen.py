@@ -347,6 +347,20 @@ def contrib_cases(w):
                              TensorProto.FLOAT, order=["a", "b", "bs", "bz", "bias"])
                 w.write(f"dynamicquantizematmul{'_percol' if per else ''}", m,
                         {"a": f32(5, 8, scale=2.0)})
+        # QLinearConcat: inputs with their own scales and zero points (one equal to Y's: copied).
+        for axis, shapes in ((1, [(2, 3, 4), (2, 5, 4), (2, 1, 4)]), (-1, [(3, 2), (3, 6)])):
+            y_zp = 120 if qt == U8 else -4
+            inits = [sc("ys", 0.04), zp("yz", y_zp)]
+            order, inputs, feeds = ["ys", "yz"], [], {}
+            for i, shape in enumerate(shapes):
+                same = i == 0
+                inits += [sc(f"s{i}", 0.04 if same else 0.015 * (i + 1)),
+                          zp(f"z{i}", y_zp if same else (90 + 20 * i if qt == U8 else 3 * i))]
+                order += [f"x{i}", f"s{i}", f"z{i}"]
+                inputs.append((f"x{i}", qt, shape))
+                feeds[f"x{i}"] = ints(qt, shape)
+            m = ms_model("QLinearConcat", inputs, inits, qt, order=order, axis=axis)
+            w.write(f"qlinearconcat_{tag}_axis{axis}", m, feeds, rtol=0, atol=1)
         for last, shape in ((0, (2, 3, 5, 4)), (1, (2, 5, 4, 3))):
             inits = [sc("xs", 0.05), zp("xz", 100 if qt == U8 else -7), sc("ys", 0.02),
                      zp("yz", 110 if qt == U8 else 3)]
@@ -621,6 +635,36 @@ def qdq_fusion_cases(w):
                 w.write(label, m, {"x": f32(*xs_shape)}, rtol=0.0, atol=1.01 * 0.1)
 
 
+def lstm_cases(w):
+    """quantize_dynamic of an LSTM writes com.microsoft DynamicQuantizeLSTM (int8 W and R, one
+    scale and zero point per direction). inferd lowers it to a float LSTM with the weights
+    dequantized at load (engine/lowerings.h); ONNX Runtime also quantizes X and H at every step,
+    so the outputs agree within that quantization error (2% of the output's range here)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    tmp = tempfile.mkdtemp()
+    for direction, d in (("forward", 1), ("bidirectional", 2)):
+        hidden, inp, steps, batch = 16, 12, 7, 3
+        inits = [numpy_helper.from_array(f32(d, 4 * hidden, inp, scale=0.3), "W"),
+                 numpy_helper.from_array(f32(d, 4 * hidden, hidden, scale=0.3), "R"),
+                 numpy_helper.from_array(f32(d, 8 * hidden, scale=0.1), "B")]
+        node = helper.make_node("LSTM", ["x", "W", "R", "B"], ["y", "yh", "yc"],
+                                hidden_size=hidden, direction=direction)
+        g = helper.make_graph([node], "lstm",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                             (steps, batch, inp))],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+                               for n in ("y", "yh", "yc")], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+        m.ir_version = 8
+        src, dst = os.path.join(tmp, "lstm.onnx"), os.path.join(tmp, f"lstm_{direction}_q.onnx")
+        onnx.save(m, src)
+        quantize_dynamic(src, dst, weight_type=QuantType.QInt8, op_types_to_quantize=["LSTM"])
+        q = onnx.load(dst)
+        assert any(n.op_type == "DynamicQuantizeLSTM" for n in q.graph.node), "not quantized"
+        w.write(f"dynamicquantizelstm_{direction}", q, {"x": f32(steps, batch, inp)}, rtol=0,
+                atol=2e-2)
+
+
 if __name__ == "__main__":
     w = CaseWriter.from_args("quant")
     quantize_cases(w)
@@ -630,4 +674,5 @@ if __name__ == "__main__":
     model_cases(w)
     onednn_cases(w)
     qdq_fusion_cases(w)
+    lstm_cases(w)
     print(f"wrote {w.count} cases")
