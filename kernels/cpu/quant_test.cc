@@ -475,5 +475,56 @@ TEST(MatMulToFloatTest, IntegerToFloatAndDynamic) {
   for (int i = 0; i < 2; ++i) EXPECT_NEAR(y[i], want[i], 1e-6f);
 }
 
+// QLinearConcat: an input with Y's scale and zero point is copied, another requantized; bad
+// shapes and input counts are refused with a message.
+TEST(QLinearContribTest, ConcatRequantizesAndRefusesBadInputs) {
+  KernelTester t("QLinearConcat", 1, "com.microsoft");
+  t.OutputType(0, DataType::kUint8)
+      .Attr("axis", int64_t{1})
+      .Input<float>({}, {0.5f})
+      .Input<uint8_t>({}, {10})
+      .Input<uint8_t>({2, 1}, {12, 200})  // Y's parameters: copied
+      .Input<float>({}, {0.5f})
+      .Input<uint8_t>({}, {10})
+      .Input<uint8_t>({2, 2}, {0, 4, 8, 255})  // (v - 0) * 0.25 / 0.5 + 10
+      .Input<float>({}, {0.25f})
+      .Input<uint8_t>({}, {0});
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), Shape({2, 3}));
+  // 4 * 0.5 = 2 + 10; 8 * 0.5 = 4 + 10; 255 * 0.5 = 127.5 -> 128 (half to even) + 10.
+  EXPECT_EQ(Values<uint8_t>((*out)[0]), (std::vector<uint8_t>{12, 10, 12, 200, 14, 138}));
+
+  KernelTester bad("QLinearConcat", 1, "com.microsoft");
+  bad.OutputType(0, DataType::kUint8)
+      .Attr("axis", int64_t{1})
+      .Input<float>({}, {0.5f})
+      .Input<uint8_t>({}, {10})
+      .Input<uint8_t>({2, 1}, {1, 2})
+      .Input<float>({}, {0.5f})
+      .Input<uint8_t>({}, {10})
+      .Input<uint8_t>({3, 1}, {1, 2, 3})
+      .Input<float>({}, {0.5f})
+      .Input<uint8_t>({}, {10});
+  auto refused = bad.Run(CpuRegistry());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("has shape [3,1]; it must match [2,1] except along "
+                                            "axis 1"),
+            std::string::npos)
+      << refused.status();
+
+  KernelTester count("QLinearConcat", 1, "com.microsoft");
+  count.OutputType(0, DataType::kUint8)
+      .Attr("axis", int64_t{0})
+      .Input<float>({}, {0.5f})
+      .Input<uint8_t>({}, {10})
+      .Input<uint8_t>({1}, {1})
+      .Input<float>({}, {0.5f});
+  auto wrong = count.Run(CpuRegistry());
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("2 + 3n inputs, got 4"), std::string::npos)
+      << wrong.status();
+}
+
 }  // namespace
 }  // namespace inferd::kernels::cpu
