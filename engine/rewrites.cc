@@ -483,13 +483,19 @@ absl::StatusOr<int> FusePairs(Graph& g, const KernelRegistry& registry, DerivedW
     const Node& second = g.nodes[next];
     if (matmul_add && IsOnnxOp(first, "MatMul") && IsOnnxOp(second, "Add") &&
         first.inputs.size() == 2 && second.inputs.size() == 2) {
+      // The product's last dim: from its inferred shape, else from constant B's (libonnx's
+      // shape inference gives up on some exported encoders, leaving every shape unknown).
       const Value& mid = g.values[first.outputs[0]];
-      if (mid.type != DataType::kFloat32 || !mid.shape.rank_known || mid.shape.dims.size() < 2) {
-        continue;
+      if (mid.type != DataType::kFloat32) continue;
+      int64_t n = -1;
+      if (mid.shape.rank_known && mid.shape.dims.size() >= 2 && mid.shape.dims.back().known()) {
+        n = mid.shape.dims.back().value;
+      } else if (const Tensor* b = g.values[first.inputs[1]].initializer;
+                 b != nullptr && b->shape().rank() >= 2) {
+        n = b->shape()[b->shape().rank() - 1];
       }
-      const DimInfo& last = mid.shape.dims.back();
       const int bias = second.inputs[0] == first.outputs[0] ? second.inputs[1] : second.inputs[0];
-      if (!last.known() || bias < 0 || !IsLastDimBias(g.values[bias], last.value)) continue;
+      if (n < 0 || bias < 0 || !IsLastDimBias(g.values[bias], n)) continue;
       Node f = Fused(first, second, "FusedMatMul", kMatMulAddSuffix);
       f.inputs = {first.inputs[0], first.inputs[1], bias};
       replacements.emplace_back(i, std::move(f));

@@ -72,7 +72,9 @@ TEST(FastMathTest, SpecialValues) {
   EXPECT_EQ(FastExp(-inf), 0.0f);
   EXPECT_EQ(FastExp(89.0f), inf);
   EXPECT_EQ(FastExp(0.0f), 1.0f);
-  EXPECT_GT(FastExp(-100.0f), 0.0f);  // subnormal, not flushed this far
+  EXPECT_EQ(FastExp(-100.0f), 0.0f);  // subnormal: flushed
+  EXPECT_EQ(FastExp(-87.4f), 0.0f);
+  EXPECT_GE(FastExp(-87.3f), 1.17549435e-38f);  // the smallest normal results stay
   EXPECT_EQ(FastTanh(inf), 1.0f);
   EXPECT_EQ(FastTanh(-inf), -1.0f);
   EXPECT_EQ(FastErf(inf), 1.0f);
