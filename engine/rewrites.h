@@ -3,6 +3,8 @@
 // written for the original graph still match it. A rewrite applies only where the registry has
 // a kernel for the fused op. First, an Identity of a weight (exporters write them for shared
 // parameters) is dropped and its readers read the weight, so that the fusions see a constant.
+//   - Pad (constant 0, spatial dims, constant pads) + Conv -> the Conv (its name kept) with the
+//     pads added to its own
 //   - Conv + BatchNormalization (inference form, constant float32 weights) -> the Conv (its name
 //     kept) with the BN folded into new weights "<W>/ConvBatchNormFusion", which live in the
 //     session's DerivedWeights

@@ -127,6 +127,41 @@ TEST(RewritesTest, LinearThenGeluErfBecomesOneFusedMatMul) {
   }
 }
 
+// x -> Pad(constant 0, pads over H and W) -> Conv(pads 1,0,0,1): the Pad folds into the Conv,
+// which reads x and keeps its name; without Conv's kernel registered nothing else changes.
+TEST(RewritesTest, ZeroPadFoldsIntoTheConvsPads) {
+  GraphBuilder b;
+  b.Input("x", {1, 2, 5, 5}).Weight("w", {3, 2, 3, 3}).Weight("pads", {8});
+  b.Node("/m/pad", "Pad", {"x", "pads"}, {"p"}, {1, 2, 7, 8});
+  const int conv = b.Node("/m/conv", "Conv", {"p", "w"}, {"y"}, {1, 3, 5, 6});
+  b.Output("y");
+  Graph& g = b.graph();
+  const int64_t pads[] = {0, 0, 1, 2, 0, 0, 1, 1};
+  Tensor pads_tensor = Tensor::Borrowed(DataType::kInt64, Shape{8}, pads);
+  g.values[g.FindValue("pads")].initializer = &pads_tensor;
+  g.values[g.FindValue("pads")].type = DataType::kInt64;
+  onnx::AttributeProto own;
+  own.set_name("pads");
+  own.set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : {1, 0, 0, 1}) own.add_ints(v);
+  g.nodes[conv].attributes.push_back(own);
+  KernelRegistry registry;
+  DerivedWeights derived;
+  ASSERT_EQ(ApplyFusions(g, registry, derived).value_or(-1), 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const Node& c = g.nodes[0];
+  EXPECT_EQ(c.name, "/m/conv");
+  EXPECT_EQ(g.values[c.inputs[0]].name, "x");
+  const onnx::AttributeProto* merged = nullptr;
+  for (const onnx::AttributeProto& a : c.attributes) {
+    if (a.name() == "pads") merged = &a;
+  }
+  ASSERT_NE(merged, nullptr);
+  EXPECT_EQ(std::vector<int64_t>(merged->ints().begin(), merged->ints().end()),
+            (std::vector<int64_t>{2, 2, 1, 2}));  // H begin, W begin, H end, W end
+  EXPECT_TRUE(g.Validate().ok());
+}
+
 TEST(RewritesTest, NoFusionWithoutAKernelForTheFusedOp) {
   MatMulAdd m;
   KernelRegistry registry;

@@ -152,6 +152,32 @@ def conv_fusion_cases(w):
     w.write("conv_bn_not_fused", m, {"x": x, "hi": hi})
 
 
+def pad_conv_cases(w):
+    """An explicit zero Pad before a Conv (TF-style "same" padding as exporters write it) folds
+    into the Conv's pads (engine/rewrites.h); a Pad with another value or mode, or one over the
+    channels, stays a node of its own."""
+    x = rng.standard_normal((1, 6, 11, 9)).astype(np.float32)
+    wt = rng.standard_normal((8, 6, 3, 3)).astype(np.float32) * 0.3
+    for label, pads, value, mode, conv_pads in (
+            ("same", [0, 0, 1, 1, 0, 0, 1, 1], 0.0, "constant", None),
+            ("asym_plus_own", [0, 0, 0, 2, 0, 0, 1, 0], 0.0, "constant", [1, 1, 1, 1]),
+            ("value", [0, 0, 1, 1, 0, 0, 1, 1], 0.5, "constant", None),
+            ("reflect", [0, 0, 1, 1, 0, 0, 1, 1], 0.0, "reflect", None),
+            ("channels", [0, 1, 1, 1, 0, 1, 1, 1], 0.0, "constant", None)):
+        c_in = 6 + (2 if label == "channels" else 0)
+        wl = wt if c_in == 6 else rng.standard_normal((8, c_in, 3, 3)).astype(np.float32) * 0.3
+        inits = [helper.make_tensor("w", TensorProto.FLOAT, wl.shape, wl.ravel()),
+                 helper.make_tensor("pads", TensorProto.INT64, [8], pads),
+                 helper.make_tensor("v", TensorProto.FLOAT, [], [value])]
+        attrs = {"strides": [2, 2]}
+        if conv_pads:
+            attrs["pads"] = conv_pads
+        nodes = [helper.make_node("Pad", ["x", "pads", "v"], ["p"], mode=mode),
+                 helper.make_node("Conv", ["p", "w"], ["y"], **attrs)]
+        m = model(nodes, [vi("x", x.shape)], [vi("y", None)], inits)
+        w.write(f"pad_conv_{label}", m, {"x": x})
+
+
 def linear_gelu_cases(w):
     """Linear -> GELU (erf form) as exporters write it; inferd fuses MatMul + Add and then the
     GELU into one FusedMatMul with oneDNN's gelu_erf post-op (engine/rewrites.h)."""
@@ -191,4 +217,5 @@ if __name__ == "__main__":
     softmax_gather_cases(w)
     conv_fusion_cases(w)
     linear_gelu_cases(w)
+    pad_conv_cases(w)
     print(f"wrote {w.count} cases")
