@@ -536,6 +536,13 @@ int ForwardConstantIdentities(Graph& g) {
   return dropped;
 }
 
+// The other input of two-input node `n` than `value`, or -1 when `value` is not one of them.
+int OtherInput(const Node& n, int value) {
+  if (n.inputs.size() != 2) return -1;
+  if (n.inputs[0] == value) return n.inputs[1];
+  return n.inputs[1] == value ? n.inputs[0] : -1;
+}
+
 // pass 2: the Conv + BatchNormalization folds, then the pairs (MatMul + Add, Conv + activation).
 absl::StatusOr<int> FusePairs(Graph& g, const KernelRegistry& registry, DerivedWeights& derived) {
   const bool matmul_add = registry.HasOp(kInferdDomain, "FusedMatMul");
@@ -582,6 +589,27 @@ absl::StatusOr<int> FusePairs(Graph& g, const KernelRegistry& registry, DerivedW
       f.inputs = {first.inputs[0], first.inputs[1], bias};
       replacements.emplace_back(i, std::move(f));
       keep[i] = keep[next] = false;
+    } else if (matmul_add && IsOnnxOp(first, "MatMul") && first.inputs.size() == 2 &&
+               (IsOnnxOp(second, "Mul") || IsOnnxOp(second, "Div")) &&
+               g.values[first.outputs[0]].type == DataType::kFloat32) {
+      // MatMul times (or over) a scalar constant: the product's output scale (attention scores
+      // scaled by 1/sqrt(d), as exporters write them after Q K^T).
+      const int other = OtherInput(second, first.outputs[0]);
+      const bool divides = IsOnnxOp(second, "Div");
+      if (other < 0 || (divides && second.inputs[0] != first.outputs[0])) continue;
+      const Tensor* c = FloatWeight(g, other, 1);
+      if (c == nullptr || c->data<float>()[0] == 0.0f) continue;
+      const float scale = divides ? 1.0f / c->data<float>()[0] : c->data<float>()[0];
+      if (!std::isfinite(scale)) continue;
+      Node f = Fused(first, second, "FusedMatMul", kMatMulScaleSuffix);
+      f.inputs = {first.inputs[0], first.inputs[1]};
+      onnx::AttributeProto alpha;
+      alpha.set_name("alpha");
+      alpha.set_type(onnx::AttributeProto::FLOAT);
+      alpha.set_f(scale);
+      f.attributes.push_back(std::move(alpha));
+      replacements.emplace_back(i, std::move(f));
+      keep[i] = keep[next] = false;
     } else if (conv_act && IsOnnxOp(first, "Conv") &&
                g.values[first.outputs[0]].type == DataType::kFloat32) {
       std::optional<Activation> act = ConvActivation(g, second);
@@ -600,13 +628,6 @@ absl::StatusOr<int> FusePairs(Graph& g, const KernelRegistry& registry, DerivedW
 bool IsScalarNear(const Graph& g, int value, float want) {
   const Tensor* t = FloatWeight(g, value, 1);
   return t != nullptr && std::fabs(t->data<float>()[0] - want) <= 1e-4f * std::fabs(want);
-}
-
-// The other input of two-input node `n` than `value`, or -1 when `value` is not one of them.
-int OtherInput(const Node& n, int value) {
-  if (n.inputs.size() != 2) return -1;
-  if (n.inputs[0] == value) return n.inputs[1];
-  return n.inputs[1] == value ? n.inputs[0] : -1;
 }
 
 // GELU in its erf form as exporters write it, read from `x`:

@@ -9,8 +9,9 @@
 //     kept) with the BN folded into new weights "<W>/ConvBatchNormFusion", which live in the
 //     session's DerivedWeights
 //   - MatMul + Add(bias over the last dim, a weight) -> com.inferd::FusedMatMul(A, B, bias);
-//     then FusedMatMul + GELU in its erf form (Div or Mul by sqrt 2, Erf, Add 1, two Muls) ->
-//     the FusedMatMul with activation "Gelu" (its name kept)
+//     MatMul + Mul or Div by a scalar constant -> FusedMatMul(A, B) with `alpha`
+//     ("/MatMulScaleFusion"); then FusedMatMul + GELU in its erf form (Div or Mul by sqrt 2, Erf,
+//     Add 1, two Muls) -> the FusedMatMul with activation "Gelu" (its name kept)
 //   - Conv + an activation -> com.inferd::FusedConv(..., activation, activation_params), applied
 //     by the convolution as a post-op: Relu ("/ConvReluFusion"); LeakyRelu [alpha], Elu [alpha],
 //     HardSigmoid [alpha, beta], HardSwish, Sigmoid, Tanh, Clip [min, max] with constant bounds,
@@ -32,6 +33,7 @@
 namespace inferd::engine {
 
 inline constexpr char kMatMulAddSuffix[] = "/MatMulAddFusion";
+inline constexpr char kMatMulScaleSuffix[] = "/MatMulScaleFusion";
 inline constexpr char kConvReluSuffix[] = "/ConvReluFusion";
 inline constexpr char kConvActivationSuffix[] = "/ConvActivationFusion";
 inline constexpr char kConvBatchNormSuffix[] = "/ConvBatchNormFusion";

@@ -1,6 +1,7 @@
-// MatMul (ai.onnx, numpy semantics) and FusedMatMul (com.inferd: MatMul + bias over the last
-// dimension, then optionally `activation` / `activation_params` as post-ops, ActivationPostOps in
-// onednn_util.h), both one oneDNN matmul primitive. 1-D operands are promoted (A [K] -> [1,K],
+// MatMul (ai.onnx, numpy semantics) and FusedMatMul (com.inferd: MatMul times `alpha` (default
+// 1), plus an optional bias over the last dimension, then optionally `activation` /
+// `activation_params` as post-ops, ActivationPostOps in onednn_util.h), both one oneDNN matmul
+// primitive. 1-D operands are promoted (A [K] -> [1,K],
 // B [K] -> [K,1]) and the added dimension removed from the output; batch dimensions broadcast.
 #include <algorithm>
 #include <cstring>
@@ -105,9 +106,15 @@ absl::StatusOr<std::vector<EltwisePostOp>> PostOpsOf(const KernelInfo& info) {
   return ops;
 }
 
+// FusedMatMul's bias is input 2 when present.
+bool HasBias(const KernelInfo& info) {
+  return info.domain() == engine::kInferdDomain && info.input_present(2);
+}
+
 MatMulSpec SpecFor(const MatMulGeometry& g, bool has_bias, const void* constant_weights,
-                   const std::vector<EltwisePostOp>& post_ops) {
+                   const std::vector<EltwisePostOp>& post_ops, float alpha) {
   MatMulSpec spec;
+  spec.alpha = alpha;
   spec.post_ops = post_ops;
   spec.src = PlainDesc(g.src);
   spec.weights = PlainDesc(g.weights);
@@ -128,9 +135,8 @@ class MatMulKernel final : public engine::OpKernel {
   static absl::StatusOr<std::unique_ptr<MatMulKernel>> Create(const KernelInfo& info) {
     INFERD_ASSIGN_OR_RETURN(std::vector<EltwisePostOp> post_ops, PostOpsOf(info));
     auto k = std::unique_ptr<MatMulKernel>(new MatMulKernel(info, std::move(post_ops)));
-    if (k->has_bias_ && !info.input_present(2)) {
-      return info.Error("input 2 (bias) is required");
-    }
+    // oneDNN does not say whether its output scale applies before or after the bias.
+    if (k->has_bias_ && k->alpha_ != 1.0f) return info.Error("alpha with a bias is not supported");
     // Known shapes: build now, prepacking constant weights.
     std::optional<Shape> a = StaticInputShape(info, 0), b = StaticInputShape(info, 1);
     std::optional<Shape> bias = k->has_bias_ ? StaticInputShape(info, 2) : Shape();
@@ -148,7 +154,7 @@ class MatMulKernel final : public engine::OpKernel {
   // Workspace estimate without a kernel: the same primitive descriptor Create builds.
   static absl::StatusOr<size_t> EstimateWorkspace(const KernelInfo& info) {
     NodeLabel node(info);
-    const bool has_bias = info.domain() == engine::kInferdDomain;
+    const bool has_bias = HasBias(info);
     std::optional<Shape> a = StaticInputShape(info, 0), b = StaticInputShape(info, 1);
     std::optional<Shape> bias = has_bias ? StaticInputShape(info, 2) : Shape();
     if (!a || !b || !bias) return node.InvalidArgument("input shapes are not static");
@@ -157,7 +163,8 @@ class MatMulKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(std::vector<EltwisePostOp> post_ops, PostOpsOf(info));
     const Tensor* constant_b = info.input(1).constant;
     return MatMulPrimitive::WorkspaceBytes(
-        SpecFor(g, has_bias, constant_b ? constant_b->raw_data() : nullptr, post_ops),
+        SpecFor(g, has_bias, constant_b ? constant_b->raw_data() : nullptr, post_ops,
+                info.GetFloat("alpha", 1.0f)),
         info.intra_op_threads(), node);
   }
 
@@ -210,7 +217,8 @@ class MatMulKernel final : public engine::OpKernel {
  private:
   MatMulKernel(const KernelInfo& info, std::vector<EltwisePostOp> post_ops)
       : node_(info),
-        has_bias_(info.domain() == engine::kInferdDomain),
+        has_bias_(HasBias(info)),
+        alpha_(info.GetFloat("alpha", 1.0f)),
         threads_(info.intra_op_threads()),
         post_ops_(std::move(post_ops)) {}
 
@@ -224,8 +232,8 @@ class MatMulKernel final : public engine::OpKernel {
     if (!plan->geometry.degenerate) {
       INFERD_ASSIGN_OR_RETURN(
           plan->primitive,
-          MatMulPrimitive::Build(SpecFor(plan->geometry, has_bias_, constant_b, post_ops_), threads,
-                                 node_));
+          MatMulPrimitive::Build(SpecFor(plan->geometry, has_bias_, constant_b, post_ops_, alpha_),
+                                 threads, node_));
     }
     return std::shared_ptr<const MatMulPlan>(std::move(plan));
   }
@@ -239,7 +247,8 @@ class MatMulKernel final : public engine::OpKernel {
   }
 
   const NodeLabel node_;
-  const bool has_bias_;  // FusedMatMul
+  const bool has_bias_;  // FusedMatMul with input 2
+  const float alpha_;    // FusedMatMul's output scale
   const int threads_;
   const std::vector<EltwisePostOp> post_ops_;  // FusedMatMul's activation
   mutable ShapeCache<MatMulPlan> cache_;

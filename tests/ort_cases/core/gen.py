@@ -178,6 +178,19 @@ def pad_conv_cases(w):
         w.write(f"pad_conv_{label}", m, {"x": x})
 
 
+def scaled_matmul_cases(w):
+    """Attention scores as exporters write them: Q K^T, then Mul by (or Div by) a scalar constant;
+    inferd folds the scalar into the product's output scale (FusedMatMul alpha)."""
+    q = rng.standard_normal((2, 4, 19, 16)).astype(np.float32)
+    k = rng.standard_normal((2, 4, 16, 19)).astype(np.float32)
+    for op, c in (("Mul", 0.25), ("Div", 4.0)):
+        inits = [helper.make_tensor("c", TensorProto.FLOAT, [], [c])]
+        nodes = [helper.make_node("MatMul", ["q", "k"], ["s"]),
+                 helper.make_node(op, ["s", "c"], ["y"])]
+        m = model(nodes, [vi("q", q.shape), vi("k", k.shape)], [vi("y", None)], inits)
+        w.write(f"matmul_{op.lower()}_scalar", m, {"q": q, "k": k})
+
+
 def linear_gelu_cases(w):
     """Linear -> GELU (erf form) as exporters write it; inferd fuses MatMul + Add and then the
     GELU into one FusedMatMul with oneDNN's gelu_erf post-op (engine/rewrites.h)."""
@@ -218,4 +231,5 @@ if __name__ == "__main__":
     conv_fusion_cases(w)
     linear_gelu_cases(w)
     pad_conv_cases(w)
+    scaled_matmul_cases(w)
     print(f"wrote {w.count} cases")
