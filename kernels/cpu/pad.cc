@@ -188,6 +188,11 @@ class PadKernel final : public engine::OpKernel {
     const int64_t in_len = in[k], out_len = in_len + pads[k] + pads[rank + k];
     const int64_t before = pads[k];
     const Shape& out = y->shape();
+    if (mode_ == PadMode::kConstant && in_len * static_cast<int64_t>(block) < kShortRowBytes &&
+        std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p >= 0; })) {
+      FillThenPlace(x, pads, k, block, value, elem, y, pool);
+      return;
+    }
     const Dims in_strides = StridesOf(in);  // elements
     int64_t rows = 1;
     for (size_t d = 0; d < k; ++d) rows *= out[d];
@@ -233,6 +238,48 @@ class PadKernel final : public engine::OpKernel {
                          }
                        }
                      });
+  }
+
+  // Constant mode without cropping, short rows: the output filled with the value in one pass, then
+  // each input row along dim k (in_len blocks) copied into its place. Per output row, as below, a
+  // short row costs a memcpy and two fills; for long rows writing the output twice costs more.
+  static constexpr int64_t kShortRowBytes = 256;
+  void FillThenPlace(const Tensor& x, const Dims& pads, size_t k, size_t block,
+                     const unsigned char* value, size_t elem, Tensor* y,
+                     engine::ThreadPool& pool) const {
+    const Shape& in = x.shape();
+    const Shape& out = y->shape();
+    auto* dst = static_cast<unsigned char*>(y->raw_mutable_data());
+    const auto* src = static_cast<const unsigned char*>(x.raw_data());
+    const int64_t total = y->NumElements();
+    const int64_t chunk = std::max<int64_t>(1, kMoveGrainBytes / static_cast<int64_t>(elem));
+    pool.ParallelFor(total, chunk, [&](int64_t begin, int64_t end) {
+      Fill(dst + begin * static_cast<int64_t>(elem), end - begin, value, elem);
+    });
+    int64_t in_rows = 1;
+    for (size_t d = 0; d < k; ++d) in_rows *= in[d];
+    if (in_rows == 0 || in[k] == 0 || block == 0) return;
+    const Dims out_strides = StridesOf(out);  // elements
+    const int64_t row_bytes = in[k] * static_cast<int64_t>(block);
+    pool.ParallelFor(
+        in_rows, std::max<int64_t>(1, kMoveGrainBytes / std::max<int64_t>(row_bytes, 1)),
+        [&](int64_t begin, int64_t end) {
+          Dims index(k, 0);
+          int64_t rest = begin;
+          for (size_t d = k; d-- > 0;) {
+            index[d] = rest % in[d];
+            rest /= in[d];
+          }
+          for (int64_t r = begin; r < end; ++r) {
+            int64_t off = pads[k] * out_strides[k];
+            for (size_t d = 0; d < k; ++d) off += (index[d] + pads[d]) * out_strides[d];
+            std::memcpy(dst + off * static_cast<int64_t>(elem), src + r * row_bytes, row_bytes);
+            for (size_t d = k; d-- > 0;) {  // odometer over the input's dims < k
+              if (++index[d] < in[d]) break;
+              index[d] = 0;
+            }
+          }
+        });
   }
 
   // One output row of out_len blocks from an input row of in_len blocks starting `before`
