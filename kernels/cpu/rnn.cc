@@ -38,13 +38,23 @@ constexpr int kMaxInputs = 8;  // LSTM's; GRU and RNN have 6
 int NumInputs(RnnOp op) { return op == RnnOp::kLstm ? 8 : 6; }
 int NumOutputs(RnnOp op) { return op == RnnOp::kLstm ? 3 : 2; }
 
+// LSTM inputs wider than this, over long sequences of small batches, take the own code
+// (UsesOneDnn).
+constexpr int64_t kOneDnnMaxInput = 128;
+
 class RnnKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<RnnKernel>> Create(RnnOp op, const KernelInfo& info) {
     INFERD_ASSIGN_OR_RETURN(RnnAttributes attrs, ReadRnnAttributes(op, info));
     auto k = std::unique_ptr<RnnKernel>(new RnnKernel(info, std::move(attrs)));
-    // Own code with constant weights multiplies by copies of W^T and R^T made here, once.
-    if (k->constant_[kW] && k->constant_[kR] && (!k->onednn_ || k->present_[kSequenceLens])) {
+    // Own code with constant weights multiplies by copies of W^T and R^T made here, once: where
+    // it may run (no oneDNN, uneven sequence lengths, or inputs wide enough for UsesOneDnn to
+    // send long sequences to it).
+    const Tensor* w = info.input(kW).constant;
+    const bool wide = op == RnnOp::kLstm && w != nullptr && w->shape().rank() == 3 &&
+                      w->shape()[2] > kOneDnnMaxInput;
+    if (k->constant_[kW] && k->constant_[kR] &&
+        (!k->onednn_ || k->present_[kSequenceLens] || wide)) {
       Transpose(*info.input(kW).constant, k->w_t_);
       Transpose(*info.input(kR).constant, k->r_t_);
     }
@@ -184,9 +194,15 @@ class RnnKernel final : public engine::OpKernel {
     }
   }
 
-  // Whether runs with this geometry take oneDNN's path when their sequences are full.
+  // Whether runs with this geometry take oneDNN's path when their sequences are full. Not for an
+  // LSTM over long sequences of a few wide inputs: oneDNN 2.6's LSTM reads the input weights at
+  // every step rather than projecting the whole sequence at once, which the own code does. T100
+  // N1 C256, 1 thread: input 80 oneDNN 1.6 ms / own 2.2; 256: 4.2 / 2.3; 512: 10.2 / 2.6. (Its
+  // GRU with linear_before_reset does not: input 512, 1.5 ms oneDNN, 1.9 own.)
   bool UsesOneDnn(const RnnGeometry& g) const {
-    return onednn_ && g.seq > 0 && g.batch > 0 && g.input > 0;
+    const bool wide_long =
+        attrs_.op == RnnOp::kLstm && g.seq >= 8 && g.input > kOneDnnMaxInput && g.batch <= 4;
+    return onednn_ && g.seq > 0 && g.batch > 0 && g.input > 0 && !wide_long;
   }
   // Whether some run with this geometry takes our own code.
   bool MayUseOwnCode(const RnnGeometry& g) const {

@@ -232,10 +232,22 @@ def lstm_in_if(w):
                 {"cond": np.array(flag), "X": x, "h0": h0, "c0": c0}, rtol=RTOL, atol=ATOL)
 
 
+def wide_input_cases(w):
+    """An LSTM over a long sequence of wide inputs (more than 128, batch <= 4) takes the own code
+    even with constant weights (oneDNN 2.6 reads its input weights at every step); a GRU does
+    not. Both directions, with and without initial states."""
+    for op in ["LSTM", "GRU"]:
+        for direction in ["forward", "bidirectional"]:
+            for init in [False, True]:
+                name = f"{op.lower()}_wide_{direction}" + ("_init" if init else "")
+                Case(op, t=12, n=2, i=160, c=8, direction=direction, init=init).write(w, name)
+
+
 if __name__ == "__main__":
     w = CaseWriter.from_args("rnn")
     path_sweep(w)
     activation_cases(w)
     option_cases(w)
     lstm_in_if(w)
+    wide_input_cases(w)
     print(f"wrote {w.count} cases")
