@@ -118,7 +118,10 @@ TEST_F(ModelRepositoryTest, SequenceGraphOutputIsRefused) {
   b.Node("SequenceConstruct", {"x"}, {"s"});
   onnx::ValueInfoProto* out = b.proto().mutable_graph()->add_output();
   out->set_name("s");
-  out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
+  out->mutable_type()
+      ->mutable_sequence_type()
+      ->mutable_elem_type()
+      ->mutable_tensor_type()
       ->set_elem_type(static_cast<int>(engine::DataType::kFloat32));
   fs::create_directories(dir_ / "seq");
   std::ofstream(dir_ / "seq" / "model.onnx", std::ios::binary) << b.Serialize();
