@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/domain.h"
+#include "engine/rewrite_util.h"
 
 namespace inferd::engine {
 namespace {
@@ -75,15 +76,7 @@ absl::StatusOr<bool> LowerDynamicQuantizeLstm(Graph& g, Node& n, DerivedWeights&
     return false;  // the float copies stay unused; the node is refused as before
   }
   auto add_weight = [&](int quantized, const Tensor* t) {
-    Value v;
-    v.name = absl::StrCat(g.values[quantized].name, "/dequantized");
-    for (int k = 1; g.FindValue(v.name) >= 0; ++k) {
-      v.name = absl::StrCat(g.values[quantized].name, "/dequantized_", k);
-    }
-    v.type = DataType::kFloat32;
-    v.shape = ShapeInfo::FromShape(t->shape());
-    v.initializer = t;
-    return g.AddValue(std::move(v));
+    return rewrite::AddWeight(g, absl::StrCat(g.values[quantized].name, "/dequantized"), t);
   };
   std::vector<int> inputs = {in(0), add_weight(in(1), w_float), add_weight(in(2), r_float)};
   for (size_t i = 3; i < 8; ++i) inputs.push_back(in(i));

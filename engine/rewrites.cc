@@ -9,18 +9,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "engine/qdq_fusion.h"
+#include "engine/rewrite_util.h"
 
 namespace inferd::engine {
 namespace {
 
-// The single node reading `value`, or -1 (none, several, or a graph output).
-int SoleConsumer(const Graph& g, int value) {
-  const Value& v = g.values[value];
-  if (v.is_graph_output || v.consumers.size() != 1) return -1;
-  return v.consumers[0].first;
-}
-
-bool IsOnnxOp(const Node& n, absl::string_view op) { return n.domain.empty() && n.op_type == op; }
+using rewrite::FindAttribute;
+using rewrite::FloatAttribute;
+using rewrite::FloatWeight;
+using rewrite::Fused;
+using rewrite::IsOnnxOp;
+using rewrite::OtherInput;
+using rewrite::Replace;
+using rewrite::SoleConsumer;
 
 // True if `bias` is a weight whose elements all lie along the last dim and number `n`.
 bool IsLastDimBias(const Value& bias, int64_t n) {
@@ -28,57 +30,6 @@ bool IsLastDimBias(const Value& bias, int64_t n) {
   const Shape& s = bias.initializer->shape();
   if (s.rank() == 0 || s[s.rank() - 1] != n) return false;
   return s.NumElements() == n;
-}
-
-Node Fused(const Node& first, const Node& second, absl::string_view op, absl::string_view suffix) {
-  Node f;
-  f.name = FusedNodeName(first.name, suffix);
-  f.op_type = std::string(op);
-  f.domain = kInferdDomain;
-  f.opset = 1;
-  f.outputs = second.outputs;
-  f.metadata = first.metadata;
-  f.device = first.device;
-  return f;
-}
-
-// Drops the nodes with keep[i] false and puts each replacement (position, fused node) where its
-// first node was; then re-sorts and checks the graph.
-absl::Status Replace(Graph& g, const std::vector<bool>& keep,
-                     std::vector<std::pair<size_t, Node>>& replacements) {
-  if (replacements.empty()) return absl::OkStatus();
-  std::vector<Node> nodes;
-  size_t r = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (r < replacements.size() && replacements[r].first == i) {
-      nodes.push_back(std::move(replacements[r++].second));
-    }
-    if (keep[i]) nodes.push_back(std::move(g.nodes[i]));
-  }
-  g.nodes = std::move(nodes);
-  INFERD_RETURN_IF_ERROR(g.TopologicalSort());
-  return g.Validate();
-}
-
-// The attribute `name` of `n`, or nullptr.
-const onnx::AttributeProto* FindAttribute(const Node& n, absl::string_view name) {
-  for (const onnx::AttributeProto& a : n.attributes) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
-float FloatAttribute(const Node& n, absl::string_view name, float fallback) {
-  const onnx::AttributeProto* a = FindAttribute(n, name);
-  return a != nullptr && a->type() == onnx::AttributeProto::FLOAT ? a->f() : fallback;
-}
-
-// A float32 weight of exactly `n` elements, or nullptr.
-const Tensor* FloatWeight(const Graph& g, int value, int64_t n) {
-  if (value < 0) return nullptr;
-  const Tensor* t = g.values[value].initializer;
-  if (t == nullptr || t->dtype() != DataType::kFloat32 || t->NumElements() != n) return nullptr;
-  return t;
 }
 
 // Pad (constant mode, value 0, spatial dims only, constant pads) -> Conv becomes the Conv with
@@ -214,21 +165,11 @@ absl::StatusOr<int> FoldBatchNorms(Graph& g, DerivedWeights& derived) {
       const double bias = b != nullptr ? b->data<float>()[o] : 0.0;
       b_data[o] = static_cast<float>((bias - mean->data<float>()[o]) * f + shift->data<float>()[o]);
     }
-    auto add_weight = [&](const std::string& base, const Tensor* t) {
-      Value v;
-      v.name = FusedNodeName(base, kConvBatchNormSuffix);
-      for (int k = 1; g.FindValue(v.name) >= 0; ++k) {
-        v.name = absl::StrCat(FusedNodeName(base, kConvBatchNormSuffix), "_", k);
-      }
-      v.type = DataType::kFloat32;
-      v.shape = ShapeInfo::FromShape(t->shape());
-      v.initializer = t;
-      return g.AddValue(std::move(v));
-    };
     const std::string w_name = g.values[conv.inputs[1]].name;
     conv.inputs.resize(3);
-    conv.inputs[1] = add_weight(w_name, new_w);
-    conv.inputs[2] = add_weight(absl::StrCat(w_name, "/bias"), new_b);
+    conv.inputs[1] = rewrite::AddWeight(g, FusedNodeName(w_name, kConvBatchNormSuffix), new_w);
+    conv.inputs[2] = rewrite::AddWeight(
+        g, FusedNodeName(absl::StrCat(w_name, "/bias"), kConvBatchNormSuffix), new_b);
     conv.outputs = bn.outputs;
     conv.outputs.resize(1);
     keep[next] = false;
@@ -318,196 +259,6 @@ Node FusedConvNode(const Node& conv, const Node& last, const Activation& act) {
   return f;
 }
 
-// ---- The QDQ fusion ----
-
-// The node producing `value` if it is an ONNX `op` on `device`, else -1.
-int ProducerOp(const Graph& g, int value, absl::string_view op, const std::string& device) {
-  if (value < 0) return -1;
-  const int p = g.values[value].producer;
-  if (p < 0 || !IsOnnxOp(g.nodes[p], op) || g.nodes[p].device != device) return -1;
-  return p;
-}
-
-int64_t IntAttr(const Node& n, absl::string_view name, int64_t dflt) {
-  for (const onnx::AttributeProto& a : n.attributes) {
-    if (a.name() == name) return a.i();
-  }
-  return dflt;
-}
-
-bool HasAttr(const Node& n, absl::string_view name) {
-  for (const onnx::AttributeProto& a : n.attributes) {
-    if (a.name() == name) return true;
-  }
-  return false;
-}
-
-bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
-
-// Input `i` of `n` as a constant (initializer), or nullptr (absent or not constant).
-const Tensor* ConstantInput(const Graph& g, const Node& n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
-  return g.values[n.inputs[i]].initializer;
-}
-
-bool Present(const Node& n, size_t i) { return i < n.inputs.size() && n.inputs[i] >= 0; }
-
-// A Quantize/DequantizeLinear whose scale and zero point (when present) are constants of
-// `params` elements (1: per tensor), float32 scale, 8-bit data, no blocking.
-bool QdqParamsOk(const Graph& g, const Node& n, int64_t params) {
-  if (n.inputs.size() < 2 || IntAttr(n, "block_size", 0) != 0) return false;
-  const Tensor* scale = ConstantInput(g, n, 1);
-  if (scale == nullptr || scale->dtype() != DataType::kFloat32) return false;
-  if (scale->NumElements() != params || scale->shape().rank() > 1) return false;
-  if (Present(n, 2)) {
-    const Tensor* zp = ConstantInput(g, n, 2);
-    if (zp == nullptr || !Is8Bit(zp->dtype()) || zp->NumElements() != params) return false;
-    if (zp->shape().rank() > 1) return false;
-  }
-  return true;
-}
-
-// The per-channel axis of a DequantizeLinear of a rank-`rank` tensor, normalized.
-int64_t DqAxis(const Node& dq, size_t rank) {
-  int64_t axis = IntAttr(dq, "axis", 1);
-  if (axis < 0) axis += static_cast<int64_t>(rank);
-  return axis;
-}
-
-// Where a QDQ group around MatMul / Conv is; -1 where absent.
-struct QdqGroup {
-  int dq_x = -1, dq_w = -1, dq_bias = -1, q = -1;
-};
-
-// Matches DQ(x) and DQ(constant W) [and DQ(constant int32 bias)] into node `i` (MatMul or Conv),
-// optionally followed by QuantizeLinear; false where the group cannot be one int8 node.
-bool MatchQdq(const Graph& g, int i, QdqGroup* m) {
-  const Node& op = g.nodes[i];
-  const bool conv = IsOnnxOp(op, "Conv");
-  if (op.inputs.size() < 2 || op.outputs.size() != 1 || op.outputs[0] < 0) return false;
-  m->dq_x = ProducerOp(g, op.inputs[0], "DequantizeLinear", op.device);
-  m->dq_w = ProducerOp(g, op.inputs[1], "DequantizeLinear", op.device);
-  if (m->dq_x < 0 || m->dq_w < 0 || m->dq_x == m->dq_w) return false;
-  const Node& dx = g.nodes[m->dq_x];
-  const Node& dw = g.nodes[m->dq_w];
-  // x: per tensor, 8-bit.
-  if (!QdqParamsOk(g, dx, 1) || !Is8Bit(g.values[dx.inputs[0]].type)) return false;
-  // W: a constant, per tensor or per output channel (MatMul: axis 1 of [K, N]; Conv: axis 0).
-  const Tensor* w = ConstantInput(g, dw, 0);
-  if (w == nullptr || !Is8Bit(w->dtype())) return false;
-  const size_t rank = w->shape().rank();
-  if (conv ? rank < 3 : rank != 2) return false;
-  const int64_t channels = conv ? w->shape()[0] : w->shape()[1];
-  if (conv) {
-    // Only where the int8 Conv is the fast one: at least 2 outputs per group and 8 products
-    // per output (depthwise convolutions stay on the float oneDNN Conv).
-    const int64_t group = IntAttr(op, "group", 1);
-    if (group < 1 || channels % group != 0 || channels / group < 2) return false;
-    if (w->NumElements() / channels < 8) return false;
-  }
-  const Tensor* ws = ConstantInput(g, dw, 1);
-  if (ws == nullptr) return false;
-  if (ws->NumElements() != 1) {
-    if (DqAxis(dw, rank) != (conv ? 0 : 1) || !QdqParamsOk(g, dw, channels)) return false;
-  } else if (!QdqParamsOk(g, dw, 1)) {
-    return false;
-  }
-  // Conv's bias: DequantizeLinear of a constant int32 [M] with scale x_scale * w_scale.
-  if (conv && Present(op, 2)) {
-    m->dq_bias = ProducerOp(g, op.inputs[2], "DequantizeLinear", op.device);
-    if (m->dq_bias < 0) return false;
-    const Node& db = g.nodes[m->dq_bias];
-    const Tensor* b = ConstantInput(g, db, 0);
-    const Tensor* bs = ConstantInput(g, db, 1);
-    if (b == nullptr || b->dtype() != DataType::kInt32 || b->NumElements() != channels ||
-        bs == nullptr || bs->dtype() != DataType::kFloat32) {
-      return false;
-    }
-    if (Present(db, 2)) {  // a zero point, if any, is int32 zeros
-      const Tensor* bz = ConstantInput(g, db, 2);
-      if (bz == nullptr || bz->dtype() != DataType::kInt32) return false;
-      for (int64_t e = 0; e < bz->NumElements(); ++e) {
-        if (bz->data<int32_t>()[e] != 0) return false;
-      }
-    }
-    const float xs = ConstantInput(g, dx, 1)->data<float>()[0];
-    for (int64_t c = 0; c < channels; ++c) {
-      const float want = xs * ws->data<float>()[ws->NumElements() == 1 ? 0 : c];
-      const float got = bs->data<float>()[bs->NumElements() == 1 ? 0 : c];
-      if (bs->NumElements() != 1 && bs->NumElements() != channels) return false;
-      if (std::fabs(got - want) > 1e-6f * std::fabs(want)) return false;
-    }
-  }
-  // The QuantizeLinear after it, if it is the output's only reader.
-  const int next = SoleConsumer(g, op.outputs[0]);
-  if (next >= 0 && IsOnnxOp(g.nodes[next], "QuantizeLinear") && g.nodes[next].device == op.device &&
-      g.nodes[next].outputs.size() == 1 && !HasAttr(g.nodes[next], "output_dtype") &&
-      QdqParamsOk(g, g.nodes[next], 1) && Is8Bit(g.values[g.nodes[next].outputs[0]].type)) {
-    m->q = next;
-  }
-  return m->q >= 0 || !conv;  // a float-output Conv has no int8 node to become
-}
-
-// pass 1 of ApplyFusions: QDQ groups into QLinearMatMul / QLinearConv (requantized output) or
-// com.microsoft MatMulIntegerToFloat (MatMul without the trailing QuantizeLinear). The
-// DequantizeLinear nodes go with the group when it is their only reader.
-absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
-  const bool qmatmul = registry.HasOp(kOnnxDomain, "QLinearMatMul");
-  const bool qconv = registry.HasOp(kOnnxDomain, "QLinearConv");
-  const bool to_float = registry.HasOp(kMicrosoftDomain, "MatMulIntegerToFloat");
-  if (!qmatmul && !qconv && !to_float) return 0;
-  g.RebuildEdges();
-  std::vector<bool> keep(g.nodes.size(), true);
-  std::vector<std::pair<size_t, Node>> replacements;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& op = g.nodes[i];
-    const bool conv = IsOnnxOp(op, "Conv");
-    if (!keep[i] || (!conv && !IsOnnxOp(op, "MatMul"))) continue;
-    QdqGroup m;
-    if (!MatchQdq(g, static_cast<int>(i), &m)) continue;
-    const bool requant = m.q >= 0;
-    if (conv ? !qconv : (requant ? !qmatmul : !to_float)) continue;
-    const int dqs[] = {m.dq_x, m.dq_w, m.dq_bias, m.q};
-    bool free = true;
-    for (int d : dqs) free = free && (d < 0 || keep[d]);
-    if (!free) continue;
-    const Node& dx = g.nodes[m.dq_x];
-    const Node& dw = g.nodes[m.dq_w];
-    auto input = [](const Node& n, size_t k) { return k < n.inputs.size() ? n.inputs[k] : -1; };
-    Node f;
-    f.name = FusedNodeName(op.name, kQdqSuffix);
-    f.metadata = op.metadata;
-    f.device = op.device;
-    if (requant) {
-      const Node& q = g.nodes[m.q];
-      f.op_type = conv ? "QLinearConv" : "QLinearMatMul";
-      f.domain = kOnnxDomain;
-      f.opset = op.opset;
-      f.inputs = {input(dx, 0), input(dx, 1), input(dx, 2), input(dw, 0),
-                  input(dw, 1), input(dw, 2), input(q, 1),  input(q, 2)};
-      if (conv && m.dq_bias >= 0) f.inputs.push_back(g.nodes[m.dq_bias].inputs[0]);
-      if (conv) f.attributes = op.attributes;
-      f.outputs = q.outputs;
-    } else {
-      f.op_type = "MatMulIntegerToFloat";
-      f.domain = kMicrosoftDomain;
-      f.opset = 1;
-      f.inputs = {input(dx, 0), input(dw, 0), input(dx, 1),
-                  input(dw, 1), input(dx, 2), input(dw, 2)};
-      f.outputs = op.outputs;
-    }
-    replacements.emplace_back(i, std::move(f));
-    keep[i] = false;
-    if (requant) keep[m.q] = false;
-    // A DequantizeLinear read only by this group goes with it.
-    for (int d : {m.dq_x, m.dq_w, m.dq_bias}) {
-      if (d >= 0 && SoleConsumer(g, g.nodes[d].outputs[0]) == static_cast<int>(i)) keep[d] = false;
-    }
-  }
-  INFERD_RETURN_IF_ERROR(Replace(g, keep, replacements));
-  return static_cast<int>(replacements.size());
-}
-
 // pass 0 (before the QDQ fusion, pass 1): Identity of a weight (exporters write them for shared
 // parameters: every bias of a transformers ViT export after the first layer) is dropped and its
 // readers read the weight, so the fusions below see a constant. Not where the copy is a graph
@@ -534,13 +285,6 @@ int ForwardConstantIdentities(Graph& g) {
   }
   if (dropped > 0) g.RemoveNodes(keep);
   return dropped;
-}
-
-// The other input of two-input node `n` than `value`, or -1 when `value` is not one of them.
-int OtherInput(const Node& n, int value) {
-  if (n.inputs.size() != 2) return -1;
-  if (n.inputs[0] == value) return n.inputs[1];
-  return n.inputs[1] == value ? n.inputs[0] : -1;
 }
 
 // pass 2: the Conv + BatchNormalization folds, then the pairs (MatMul + Add, Conv + activation).
@@ -622,8 +366,6 @@ absl::StatusOr<int> FusePairs(Graph& g, const KernelRegistry& registry, DerivedW
   return folded + static_cast<int>(replacements.size());
 }
 
-}  // namespace
-
 // A scalar float32 weight within 1e-4 (relative) of `want`.
 bool IsScalarNear(const Graph& g, int value, float want) {
   const Tensor* t = FloatWeight(g, value, 1);
@@ -702,6 +444,8 @@ absl::StatusOr<int> FuseGelu(Graph& g) {
   if (fused > 0) g.RemoveNodes(keep);
   return fused;
 }
+
+}  // namespace
 
 absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
                                  DerivedWeights& derived) {

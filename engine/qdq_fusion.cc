@@ -1,0 +1,196 @@
+#include "engine/qdq_fusion.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status_macros.h"
+#include "engine/domain.h"
+#include "engine/rewrite_util.h"
+#include "engine/rewrites.h"
+
+namespace inferd::engine {
+namespace {
+
+using rewrite::FindAttribute;
+using rewrite::IntAttribute;
+using rewrite::IsOnnxOp;
+using rewrite::Replace;
+using rewrite::SoleConsumer;
+
+// The node producing `value` if it is an ONNX `op` on `device`, else -1.
+int ProducerOp(const Graph& g, int value, absl::string_view op, const std::string& device) {
+  if (value < 0) return -1;
+  const int p = g.values[value].producer;
+  if (p < 0 || !IsOnnxOp(g.nodes[p], op) || g.nodes[p].device != device) return -1;
+  return p;
+}
+
+bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
+
+// Input `i` of `n` as a constant (initializer), or nullptr (absent or not constant).
+const Tensor* ConstantInput(const Graph& g, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+  return g.values[n.inputs[i]].initializer;
+}
+
+bool Present(const Node& n, size_t i) { return i < n.inputs.size() && n.inputs[i] >= 0; }
+
+// A Quantize/DequantizeLinear whose scale and zero point (when present) are constants of
+// `params` elements (1: per tensor), float32 scale, 8-bit data, no blocking.
+bool QdqParamsOk(const Graph& g, const Node& n, int64_t params) {
+  if (n.inputs.size() < 2 || IntAttribute(n, "block_size", 0) != 0) return false;
+  const Tensor* scale = ConstantInput(g, n, 1);
+  if (scale == nullptr || scale->dtype() != DataType::kFloat32) return false;
+  if (scale->NumElements() != params || scale->shape().rank() > 1) return false;
+  if (Present(n, 2)) {
+    const Tensor* zp = ConstantInput(g, n, 2);
+    if (zp == nullptr || !Is8Bit(zp->dtype()) || zp->NumElements() != params) return false;
+    if (zp->shape().rank() > 1) return false;
+  }
+  return true;
+}
+
+// The per-channel axis of a DequantizeLinear of a rank-`rank` tensor, normalized.
+int64_t DqAxis(const Node& dq, size_t rank) {
+  int64_t axis = IntAttribute(dq, "axis", 1);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  return axis;
+}
+
+// Where a QDQ group around MatMul / Conv is; -1 where absent.
+struct QdqGroup {
+  int dq_x = -1, dq_w = -1, dq_bias = -1, q = -1;
+};
+
+// Matches DQ(x) and DQ(constant W) [and DQ(constant int32 bias)] into node `i` (MatMul or Conv),
+// optionally followed by QuantizeLinear; false where the group cannot be one int8 node.
+bool MatchQdq(const Graph& g, int i, QdqGroup* m) {
+  const Node& op = g.nodes[i];
+  const bool conv = IsOnnxOp(op, "Conv");
+  if (op.inputs.size() < 2 || op.outputs.size() != 1 || op.outputs[0] < 0) return false;
+  m->dq_x = ProducerOp(g, op.inputs[0], "DequantizeLinear", op.device);
+  m->dq_w = ProducerOp(g, op.inputs[1], "DequantizeLinear", op.device);
+  if (m->dq_x < 0 || m->dq_w < 0 || m->dq_x == m->dq_w) return false;
+  const Node& dx = g.nodes[m->dq_x];
+  const Node& dw = g.nodes[m->dq_w];
+  // x: per tensor, 8-bit.
+  if (!QdqParamsOk(g, dx, 1) || !Is8Bit(g.values[dx.inputs[0]].type)) return false;
+  // W: a constant, per tensor or per output channel (MatMul: axis 1 of [K, N]; Conv: axis 0).
+  const Tensor* w = ConstantInput(g, dw, 0);
+  if (w == nullptr || !Is8Bit(w->dtype())) return false;
+  const size_t rank = w->shape().rank();
+  if (conv ? rank < 3 : rank != 2) return false;
+  const int64_t channels = conv ? w->shape()[0] : w->shape()[1];
+  if (conv) {
+    // Only where the int8 Conv is the fast one: at least 2 outputs per group and 8 products
+    // per output (depthwise convolutions stay on the float oneDNN Conv).
+    const int64_t group = IntAttribute(op, "group", 1);
+    if (group < 1 || channels % group != 0 || channels / group < 2) return false;
+    if (w->NumElements() / channels < 8) return false;
+  }
+  const Tensor* ws = ConstantInput(g, dw, 1);
+  if (ws == nullptr) return false;
+  if (ws->NumElements() != 1) {
+    if (DqAxis(dw, rank) != (conv ? 0 : 1) || !QdqParamsOk(g, dw, channels)) return false;
+  } else if (!QdqParamsOk(g, dw, 1)) {
+    return false;
+  }
+  // Conv's bias: DequantizeLinear of a constant int32 [M] with scale x_scale * w_scale.
+  if (conv && Present(op, 2)) {
+    m->dq_bias = ProducerOp(g, op.inputs[2], "DequantizeLinear", op.device);
+    if (m->dq_bias < 0) return false;
+    const Node& db = g.nodes[m->dq_bias];
+    const Tensor* b = ConstantInput(g, db, 0);
+    const Tensor* bs = ConstantInput(g, db, 1);
+    if (b == nullptr || b->dtype() != DataType::kInt32 || b->NumElements() != channels ||
+        bs == nullptr || bs->dtype() != DataType::kFloat32) {
+      return false;
+    }
+    if (Present(db, 2)) {  // a zero point, if any, is int32 zeros
+      const Tensor* bz = ConstantInput(g, db, 2);
+      if (bz == nullptr || bz->dtype() != DataType::kInt32) return false;
+      for (int64_t e = 0; e < bz->NumElements(); ++e) {
+        if (bz->data<int32_t>()[e] != 0) return false;
+      }
+    }
+    const float xs = ConstantInput(g, dx, 1)->data<float>()[0];
+    for (int64_t c = 0; c < channels; ++c) {
+      const float want = xs * ws->data<float>()[ws->NumElements() == 1 ? 0 : c];
+      const float got = bs->data<float>()[bs->NumElements() == 1 ? 0 : c];
+      if (bs->NumElements() != 1 && bs->NumElements() != channels) return false;
+      if (std::fabs(got - want) > 1e-6f * std::fabs(want)) return false;
+    }
+  }
+  // The QuantizeLinear after it, if it is the output's only reader.
+  const int next = SoleConsumer(g, op.outputs[0]);
+  if (next >= 0 && IsOnnxOp(g.nodes[next], "QuantizeLinear") && g.nodes[next].device == op.device &&
+      g.nodes[next].outputs.size() == 1 &&
+      FindAttribute(g.nodes[next], "output_dtype") == nullptr && QdqParamsOk(g, g.nodes[next], 1) &&
+      Is8Bit(g.values[g.nodes[next].outputs[0]].type)) {
+    m->q = next;
+  }
+  return m->q >= 0 || !conv;  // a float-output Conv has no int8 node to become
+}
+
+}  // namespace
+
+absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
+  const bool qmatmul = registry.HasOp(kOnnxDomain, "QLinearMatMul");
+  const bool qconv = registry.HasOp(kOnnxDomain, "QLinearConv");
+  const bool to_float = registry.HasOp(kMicrosoftDomain, "MatMulIntegerToFloat");
+  if (!qmatmul && !qconv && !to_float) return 0;
+  g.RebuildEdges();
+  std::vector<bool> keep(g.nodes.size(), true);
+  std::vector<std::pair<size_t, Node>> replacements;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& op = g.nodes[i];
+    const bool conv = IsOnnxOp(op, "Conv");
+    if (!keep[i] || (!conv && !IsOnnxOp(op, "MatMul"))) continue;
+    QdqGroup m;
+    if (!MatchQdq(g, static_cast<int>(i), &m)) continue;
+    const bool requant = m.q >= 0;
+    if (conv ? !qconv : (requant ? !qmatmul : !to_float)) continue;
+    const int dqs[] = {m.dq_x, m.dq_w, m.dq_bias, m.q};
+    bool free = true;
+    for (int d : dqs) free = free && (d < 0 || keep[d]);
+    if (!free) continue;
+    const Node& dx = g.nodes[m.dq_x];
+    const Node& dw = g.nodes[m.dq_w];
+    auto input = [](const Node& n, size_t k) { return k < n.inputs.size() ? n.inputs[k] : -1; };
+    Node f;
+    f.name = FusedNodeName(op.name, kQdqSuffix);
+    f.metadata = op.metadata;
+    f.device = op.device;
+    if (requant) {
+      const Node& q = g.nodes[m.q];
+      f.op_type = conv ? "QLinearConv" : "QLinearMatMul";
+      f.domain = kOnnxDomain;
+      f.opset = op.opset;
+      f.inputs = {input(dx, 0), input(dx, 1), input(dx, 2), input(dw, 0),
+                  input(dw, 1), input(dw, 2), input(q, 1),  input(q, 2)};
+      if (conv && m.dq_bias >= 0) f.inputs.push_back(g.nodes[m.dq_bias].inputs[0]);
+      if (conv) f.attributes = op.attributes;
+      f.outputs = q.outputs;
+    } else {
+      f.op_type = "MatMulIntegerToFloat";
+      f.domain = kMicrosoftDomain;
+      f.opset = 1;
+      f.inputs = {input(dx, 0), input(dw, 0), input(dx, 1),
+                  input(dw, 1), input(dx, 2), input(dw, 2)};
+      f.outputs = op.outputs;
+    }
+    replacements.emplace_back(i, std::move(f));
+    keep[i] = false;
+    if (requant) keep[m.q] = false;
+    // A DequantizeLinear read only by this group goes with it.
+    for (int d : {m.dq_x, m.dq_w, m.dq_bias}) {
+      if (d >= 0 && SoleConsumer(g, g.nodes[d].outputs[0]) == static_cast<int>(i)) keep[d] = false;
+    }
+  }
+  INFERD_RETURN_IF_ERROR(Replace(g, keep, replacements));
+  return static_cast<int>(replacements.size());
+}
+
+}  // namespace inferd::engine

@@ -1,0 +1,21 @@
+// The QDQ fusion, pass 1 of ApplyFusions (engine/rewrites.h): DequantizeLinear(x) and
+// DequantizeLinear(constant W) into MatMul / Conv, then QuantizeLinear, become QLinearMatMul /
+// QLinearConv (a Conv bias from DequantizeLinear of an int32 constant becomes its B); a MatMul
+// without the QuantizeLinear becomes com.microsoft MatMulIntegerToFloat. x per tensor, W per
+// tensor or per output channel; the DequantizeLinear nodes go with the group when it is their
+// only reader. Fused nodes are named "<op>/QdqFusion". Internal to //engine.
+#ifndef INFERD_ENGINE_QDQ_FUSION_H_
+#define INFERD_ENGINE_QDQ_FUSION_H_
+
+#include "absl/status/statusor.h"
+#include "engine/graph.h"
+#include "engine/kernel_registry.h"
+
+namespace inferd::engine {
+
+// Returns how many groups were fused; only where the registry has the fused op's kernel.
+absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry);
+
+}  // namespace inferd::engine
+
+#endif  // INFERD_ENGINE_QDQ_FUSION_H_
