@@ -62,9 +62,9 @@ inline float FastExp(float x) {
   p = p * r * r + r + 1.0f;
   const int32_t n1 = n / 2;  // n in [-150, 128]: both halves stay in the normal exponent range
   const float y = p * in::Pow2(n1) * in::Pow2(n - n1);
-  // Below ln(FLT_MIN) the result would be subnormal: 0 instead. A subnormal is within 1.2e-38 of
-  // 0, and arithmetic on one is slow on x86: BERT's masked attention probabilities (e^-104 where
-  // the mask is) made oneDNN's attention-times-V product 50x slower (2.8 ms instead of 0.05).
+  // Below ln(FLT_MIN) the result would be subnormal: 0 instead, as vec_math.h's exp does. A
+  // subnormal is within 1.2e-38 of 0, and arithmetic on one is slow on x86 (vec_math.h says what
+  // that cost).
   return nan ? x : (xc < -87.3365448f ? 0.0f : y);
 }
 

@@ -27,7 +27,8 @@ namespace inferd::kernels::cpu::vec {
 // exp of 8 floats.
 // Below ln(FLT_MIN) the result is 0, not FLT_MIN: a softmax row divides by its sum, which would
 // turn FLT_MIN into a subnormal, and arithmetic on subnormals is slow on x86 (BERT's masked
-// attention probabilities made the attention-times-V product 50x slower).
+// attention probabilities made oneDNN's attention-times-V product take 2.8 ms per layer instead of
+// about 0.06).
 inline __m256 Exp8(__m256 x) {
   const __m256 hi = _mm256_set1_ps(88.3762626647949f);
   const __m256 lo = _mm256_set1_ps(-87.3365478515625f);
