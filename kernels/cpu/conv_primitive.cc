@@ -117,10 +117,14 @@ ConvSpec WithoutTrailingUnitAxes(ConvSpec spec) {
 }  // namespace
 
 ConvLayout ChooseConvLayout(int64_t in_channels, int64_t out_channels, int64_t group,
-                            absl::Span<const int64_t> kernel) {
+                            absl::Span<const int64_t> kernel,
+                            absl::Span<const EltwisePostOp> post_ops) {
   const bool one_by_one =
       std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; });
-  if (group == 1 && one_by_one && in_channels < 256) return ConvLayout::kPlain;
+  const bool only_relu = std::all_of(post_ops.begin(), post_ops.end(), [](const EltwisePostOp& op) {
+    return op.alg == dnnl::algorithm::eltwise_relu;
+  });
+  if (group == 1 && one_by_one && in_channels < 256 && only_relu) return ConvLayout::kPlain;
   if (group == 1 && in_channels < ChannelBlock()) return ConvLayout::kPlainSrc;
   if (group == 1 && !one_by_one && in_channels >= 128 && out_channels >= 128) {
     return ConvLayout::kAny;

@@ -73,9 +73,13 @@ struct ConvSpec {
 // oneDNN's own choice (brgconv on channels-last) computes as fast or faster, but its reorders
 // to and from plain NCHW cost 3-4x those of the channel-blocked layouts. 1x1 convolutions on
 // fewer than 256 channels are a plain GEMM already: 64->256 56x56 0.42 plain vs 0.53 blocked;
-// from 256 channels blocked wins (512->2048 7x7: 0.61 plain vs 0.43).
+// from 256 channels blocked wins (512->2048 7x7: 0.61 plain vs 0.43). But the GEMM convolution
+// applies eltwise post-ops other than ReLU one element at a time: a 16->32 1x1 112x112
+// convolution with HardSwish took 2.9 ms plain and 0.18 ms blocked (the reorders not counted),
+// so with such `post_ops` a 1x1 runs blocked.
 ConvLayout ChooseConvLayout(int64_t in_channels, int64_t out_channels, int64_t group,
-                            absl::Span<const int64_t> kernel);
+                            absl::Span<const int64_t> kernel,
+                            absl::Span<const EltwisePostOp> post_ops = {});
 
 class ConvPrimitive {
  public:
