@@ -16,6 +16,7 @@
 #include "base/status_macros.h"
 #include "engine/model.h"
 #include "engine/registry_workspace_estimator.h"
+#include "engine/lowerings.h"
 #include "engine/rewrites.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "partition/partitioner.h"
@@ -107,7 +108,11 @@ absl::StatusOr<std::string> MakePlan(const PlanArgs& args) {
   if (absl::Status st = kernels::cpu::RegisterCpuKernels(registry); !st.ok()) return st;
   engine::Graph graph = (*model)->graph();
   int fused = 0;
-  engine::DerivedWeights derived;  // folded weights, as long as `graph`
+  engine::DerivedWeights derived;  // lowered and folded weights, as long as `graph`
+  // As the session does: the lowerings always, the fusions unless turned off.
+  if (absl::Status st = engine::ApplyLowerings(graph, registry, derived).status(); !st.ok()) {
+    return st;
+  }
   if (args.fusions) {
     absl::StatusOr<int> n = engine::ApplyFusions(graph, registry, derived);
     if (!n.ok()) return n.status();
