@@ -168,11 +168,54 @@ void GroupQueryAttention() {
   family.Add(std::move(s));
 }
 
+// Output: indices' shape followed by data's dims after the gather axis (0), the last one
+// unpacked (two 4-bit values a byte).
+void GatherBlockQuantized() {
+  OpSchema s = Schema("GatherBlockQuantized", kMicrosoftDomain, 1);
+  s.Input(0, "data", "", "T1")
+      .Input(1, "indices", "", "Tind")
+      .Input(2, "scales", "", "T2")
+      .Input(3, "zero_points", "", "T1", OpSchema::Optional)
+      .Output(0, "output", "", "T2")
+      .Attr("gather_axis", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("quantize_axis", "", AttributeProto::INT, static_cast<int64_t>(1))
+      .Attr("block_size", "", AttributeProto::INT, static_cast<int64_t>(128))
+      .Attr("bits", "", AttributeProto::INT, static_cast<int64_t>(4))
+      .TypeConstraint("T1", {"tensor(uint8)"}, "")
+      .TypeConstraint("T2", kOrtFloats, "")
+      .TypeConstraint("Tind", {"tensor(int32)", "tensor(int64)"}, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+        onnx::propagateElemTypeFromInputToOutput(ctx, 2, 0);
+        const TensorShapeProto* data = KnownShape(ctx, 0);
+        const TensorShapeProto* indices = KnownShape(ctx, 1);
+        const auto* axis = ctx.getAttribute("gather_axis");
+        if (data == nullptr || indices == nullptr || data->dim_size() < 2 ||
+            (axis != nullptr && axis->i() != 0)) {
+          return;
+        }
+        const auto* bits = ctx.getAttribute("bits");
+        const int64_t per_byte = bits == nullptr || bits->i() == 4 ? 2 : 1;
+        TensorShapeProto out = *indices;
+        for (int d = 1; d < data->dim_size(); ++d) {
+          auto* dim = out.add_dim();
+          const auto& src = data->dim(d);
+          if (d + 1 < data->dim_size()) {
+            *dim = src;
+          } else if (src.has_dim_value()) {
+            dim->set_dim_value(src.dim_value() * per_byte);
+          }
+        }
+        onnx::updateOutputShape(ctx, 0, out);
+      });
+  family.Add(std::move(s));
+}
+
 void RegisterAll() {
   SchemaFamily::EnsureMicrosoftDomain();
   MatMulNBits();
   RotaryEmbedding();
   GroupQueryAttention();
+  GatherBlockQuantized();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "engine/kv_cache_rewrite.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -268,10 +269,86 @@ class Builder {
   std::map<int, int> shape_of_;
 };
 
+// GroupQueryAttention's inputs and outputs (com.microsoft, ONNX Runtime's contrib op).
+constexpr int kGqaPastKey = 3, kGqaPastValue = 4, kGqaPresentKey = 1, kGqaPresentValue = 2;
+
+bool IsGqa(const Node& n) {
+  return n.domain == kMicrosoftDomain && n.op_type == "GroupQueryAttention";
+}
+
+// The GroupQueryAttention form (see the header): binds each (past input, present output) pair of
+// every GroupQueryAttention node. NOT_FOUND when the graph has no such node.
+absl::StatusOr<KvCacheRewrite> BindGqaCaches(Graph& g) {
+  struct Pair {
+    int node, past, present;
+  };
+  std::vector<Pair> pairs;
+  std::set<int> pasts;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!IsGqa(n)) continue;
+    for (auto [in, out] :
+         {std::pair{kGqaPastKey, kGqaPresentKey}, std::pair{kGqaPastValue, kGqaPresentValue}}) {
+      const int past = in < static_cast<int>(n.inputs.size()) ? n.inputs[in] : -1;
+      const int present = out < static_cast<int>(n.outputs.size()) ? n.outputs[out] : -1;
+      if (past < 0 || present < 0) return Refuse(n, "has no past or present key / value");
+      const Value& pv = g.values[past];
+      const Value& qv = g.values[present];
+      if (!pv.is_graph_input || !qv.is_graph_output) {
+        return Refuse(n,
+                      "reads a past that is not a graph input or writes a present that is "
+                      "not a graph output");
+      }
+      if (!pasts.insert(past).second || g.values[past].consumers.size() != 1) {
+        return Refuse(n, absl::StrCat("past '", pv.name, "' has other readers"));
+      }
+      if (!qv.consumers.empty()) {
+        return Refuse(n, absl::StrCat("present '", qv.name, "' is read inside the graph"));
+      }
+      if (!pv.shape.rank_known || pv.shape.dims.size() != 4) {
+        return Refuse(n, absl::StrCat("past '", pv.name, "' is not 4-D"));
+      }
+      pairs.push_back({static_cast<int>(i), past, present});
+    }
+  }
+  if (pairs.empty()) return absl::NotFoundError("no GroupQueryAttention node");
+  KvCacheRewrite result;
+  result.past_length_input = false;
+  result.form = "GroupQueryAttention";
+  for (const Pair& p : pairs) {
+    Node& node = g.nodes[p.node];
+    if (FindAttr(node, kSharedKvBufferAttribute) == nullptr) {
+      node.attributes.push_back(IntAttr(kSharedKvBufferAttribute, 1));
+    }
+    Value& past = g.values[p.past];
+    Value& present = g.values[p.present];
+    past.shape.dims[2] = DimInfo{-1, "kv_capacity"};
+    if (present.shape.rank_known && present.shape.dims.size() == 4) {
+      present.shape.dims[2] = DimInfo{-1, "kv_capacity"};
+    }
+    present.is_graph_output = false;
+    g.outputs.erase(std::remove(g.outputs.begin(), g.outputs.end(), p.present), g.outputs.end());
+    result.blocks.push_back({past.name, present.name, g.nodes[p.node].name});
+  }
+  // In graph input order, as the Concat form reports them.
+  std::vector<KvCacheRewrite::Block> ordered;
+  for (int v : g.inputs) {
+    for (const KvCacheRewrite::Block& b : result.blocks) {
+      if (b.input == g.values[v].name) ordered.push_back(b);
+    }
+  }
+  result.blocks = std::move(ordered);
+  INFERD_RETURN_IF_ERROR(g.Validate());
+  return result;
+}
+
 }  // namespace
 
 absl::StatusOr<KvCacheRewrite> RewriteKvCacheInPlace(Graph& g) {
   g.RebuildEdges();
+  for (const Node& n : g.nodes) {
+    if (IsGqa(n)) return BindGqaCaches(g);
+  }
   // pass 1: plan every Concat of a past input along the sequence axis; refuse before changing
   // anything.
   std::vector<CachePlan> plans;
@@ -309,6 +386,7 @@ absl::StatusOr<KvCacheRewrite> RewriteKvCacheInPlace(Graph& g) {
   const int past_length = g.AddValue(std::move(len));
   g.inputs.push_back(past_length);
   KvCacheRewrite result;
+  result.form = "KvCacheAppend";
   Builder builder(g, past_length);
   std::vector<Node> added;
   std::vector<bool> remove(g.nodes.size(), false);

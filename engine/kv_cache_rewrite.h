@@ -18,6 +18,15 @@
 // partition rules still match. All or nothing: when one Concat's readers are anything else,
 // FAILED_PRECONDITION names the node and the graph is left unchanged (the caller then runs the
 // export as it is, copying past into present each step).
+//
+// ONNX Runtime GenAI exports (com.microsoft GroupQueryAttention reading past_key / past_value
+// graph inputs and writing present_key / present_value graph outputs) need no new nodes: the
+// attention kernel appends in place when present has past's shape (the builder's shared
+// buffer). For them the rewrite only binds: each past input becomes the block (dim 2 symbolic,
+// "kv_capacity"), its present leaves the graph's outputs, so the plan lets present be the block
+// itself (GroupQueryAttention's output alias) and each step writes its new positions into it.
+// The positions held come from attention_mask (the builder's graph derives seqlens_k and
+// total_sequence_length from it), so no past-length input is added.
 #ifndef INFERD_ENGINE_KV_CACHE_REWRITE_H_
 #define INFERD_ENGINE_KV_CACHE_REWRITE_H_
 
@@ -40,10 +49,16 @@ struct KvCacheRewrite {
   struct Block {
     std::string input;
     std::string present;
-    std::string append_node;  // the KvCacheAppend writing it (its device holds the block)
+    std::string append_node;  // the node writing it (KvCacheAppend or GroupQueryAttention);
+                              // its device holds the block
   };
   std::vector<Block> blocks;
   int matmuls = 0;  // attention MatMuls now reading a block
+  // Concat form: the graph input kKvPastLengthInput was added and must be fed. GroupQueryAttention
+  // form: false.
+  bool past_length_input = true;
+  // "KvCacheAppend" or "GroupQueryAttention": which form was bound (for reports).
+  std::string form;
 };
 
 absl::StatusOr<KvCacheRewrite> RewriteKvCacheInPlace(Graph& graph);

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/graph.h"
+#include "engine/onnx_schemas.h"
 #include "engine/weights.h"
 #include "onnx/onnx_pb.h"
 
@@ -34,9 +35,10 @@ struct ModelLoadOptions {
   // every shape can become known at load (and the static memory plan applies).
   std::map<std::string, std::vector<int64_t>> fixed_input_shapes;
   // Accepted opsets of the default ONNX domain: libonnx 1.12 knows up to 17, inferd registers
-  // the schemas of 18 to 21 (engine/onnx_schemas.h). Each node needs a kernel for its version.
+  // the schemas of 18 to 21 (engine/onnx_schemas.h); 22 only added bfloat16 to operators' types.
+  // Each node needs a kernel for its version.
   int min_opset = 1;
-  int max_opset = 21;
+  int max_opset = kMaxOnnxOpset;
 };
 
 class Model {

@@ -99,8 +99,8 @@ TEST(Model, MalformedFilesGiveClearErrors) {
   }
 }
 
-TEST(Model, LoadsOpsetsUpTo21AndRefusesLater) {
-  for (int opset : {18, 21}) {
+TEST(Model, LoadsOpsetsUpTo22AndRefusesLater) {
+  for (int opset : {18, 21, 22}) {
     ModelBuilder b(opset);
     b.Input("x", DataType::kFloat32, {2});
     b.Node("Relu", {"x"}, {"y"}, "r");
@@ -108,14 +108,14 @@ TEST(Model, LoadsOpsetsUpTo21AndRefusesLater) {
     auto m = Model::Parse(b.Serialize(), "");
     EXPECT_TRUE(m.ok()) << opset << ": " << m.status();
   }
-  ModelBuilder b(/*opset=*/22);
+  ModelBuilder b(/*opset=*/23);
   b.Input("x", DataType::kFloat32, {2});
   b.Node("Relu", {"x"}, {"y"}, "r");
   b.Output("y", DataType::kFloat32, {2});
   auto m = Model::Parse(b.Serialize(), "");
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("opset 22"), std::string::npos) << m.status();
-  EXPECT_NE(m.status().message().find("1 to 21"), std::string::npos) << m.status();
+  EXPECT_NE(m.status().message().find("opset 23"), std::string::npos) << m.status();
+  EXPECT_NE(m.status().message().find("1 to 22"), std::string::npos) << m.status();
   EXPECT_EQ(m.status().code(), absl::StatusCode::kUnimplemented);
 }
 

@@ -19,7 +19,7 @@
 namespace inferd::engine {
 
 // The newest opset of the default ONNX domain that models may import.
-inline constexpr int kMaxOnnxOpset = 21;
+inline constexpr int kMaxOnnxOpset = 22;
 
 // Registers the schemas (once per process) and raises libonnx's version range of the default
 // domain to kMaxOnnxOpset. engine/schemas.h registers it with the others.

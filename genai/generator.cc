@@ -55,6 +55,10 @@ absl::StatusOr<std::unique_ptr<GenerativeModel>> GenerativeModel::Load(
   INFERD_ASSIGN_OR_RETURN(m->session_,
                           engine::Session::Load(dir + "/" + m->config_.model_file, so, registry));
   m->in_place_ = rewrite->ok();
+  if (m->in_place_) {
+    m->kv_form_ = (*rewrite)->form;
+    m->past_length_input_ = (*rewrite)->past_length_input;
+  }
   INFERD_RETURN_IF_ERROR(m->FindCaches(m->in_place_ ? &**rewrite : nullptr));
   // Maximum length: asked for, else the model's, capped.
   int model_max = m->config_.max_length.value_or(m->config_.max_position_embeddings);
@@ -96,14 +100,19 @@ absl::Status GenerativeModel::FindCaches(const engine::KvCacheRewrite* rewrite) 
                  const std::string& device) -> absl::Status {
     const int v = g.FindValue(input);
     const engine::ShapeInfo& s = g.values[v].shape;
-    if (!s.rank_known || s.dims.size() != 4 || !s.dims[1].known() || !s.dims[3].known()) {
+    // Known dims, else genai_config.json's (the builder leaves head_size symbolic).
+    auto dim = [&](size_t d, int configured) -> int64_t {
+      return s.dims[d].known() ? s.dims[d].value : configured;
+    };
+    if (!s.rank_known || s.dims.size() != 4 || dim(1, config_.kv_heads) <= 0 ||
+        dim(3, config_.head_size) <= 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("cache input '", input,
                        "' is not [batch, kv_heads, past, head_dim] with known heads "
-                       "and head_dim: ",
+                       "and head_dim (in the graph or genai_config.json): ",
                        s.ToString()));
     }
-    CacheInput c{input, present, 0, s.dims[1].value, s.dims[3].value};
+    CacheInput c{input, present, 0, dim(1, config_.kv_heads), dim(3, config_.head_size)};
     for (size_t d = 0; d < session_->devices().size(); ++d) {
       if (session_->devices()[d].device == device) c.device = d;
     }
@@ -184,7 +193,7 @@ absl::StatusOr<std::unique_ptr<Sequence>> Sequence::Start(const GenerativeModel&
     }
     s->inputs_.push_back(std::move(in));
   }
-  if (model.kv_in_place()) {
+  if (model.past_length_input_) {
     s->inputs_.push_back({engine::kKvPastLengthInput, engine::DataType::kInt64, engine::Shape{},
                           &s->past_length_, sizeof(int64_t)});
   }

@@ -74,6 +74,10 @@ class GenerativeModel {
   engine::Session& session() const { return *session_; }
   int max_length() const { return max_length_; }
   bool kv_in_place() const { return in_place_; }
+  // How the in-place cache is bound (engine/kv_cache_rewrite.h): "KvCacheAppend" (a Concat-based
+  // Hugging Face export, rewritten), "GroupQueryAttention" (an ONNX Runtime GenAI export's shared
+  // buffer), or "copy" (neither: each step's presents are fed back as pasts).
+  const std::string& kv_form() const { return kv_form_; }
   const std::vector<CacheInput>& caches() const { return caches_; }
   // Bytes of one sequence's KV blocks at max_length, and for `positions` positions.
   uint64_t kv_bytes_per_sequence() const { return kv_bytes_for(max_length_); }
@@ -90,6 +94,8 @@ class GenerativeModel {
   std::vector<CacheInput> caches_;
   int max_length_ = 0;
   bool in_place_ = false;
+  std::string kv_form_ = "copy";
+  bool past_length_input_ = false;  // feed engine::kKvPastLengthInput
   bool has_mask_ = false, has_positions_ = false;
   int32_t vocab_size_ = 0;
   friend class Sequence;

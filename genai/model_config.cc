@@ -100,6 +100,11 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
       if (file != m["decoder"].MemberEnd() && file->value.IsString()) {
         c.model_file = file->value.GetString();
       }
+      if (auto v = Int(m["decoder"], "head_size")) c.head_size = static_cast<int>(*v);
+      if (auto v = Int(m["decoder"], "num_key_value_heads")) c.kv_heads = static_cast<int>(*v);
+    }
+    if (genai.HasMember("search") && genai["search"].IsObject() && !c.max_length) {
+      if (auto v = Int(genai["search"], "max_length")) c.max_length = static_cast<int>(*v);
     }
   }
   rapidjson::Document tok;

@@ -31,6 +31,10 @@ struct ModelConfig {
   ChatTemplate chat_template = ChatTemplate::kPlain;
   // generation_config.json defaults (the command line overrides them).
   std::optional<int> max_length;
+  // genai_config.json's decoder head_size and num_key_value_heads (0: not given): the builder's
+  // past inputs leave head_size symbolic.
+  int head_size = 0;
+  int kv_heads = 0;
 };
 
 absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir);

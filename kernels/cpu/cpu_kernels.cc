@@ -100,6 +100,7 @@ const Family kFamilies[] = {
     {"com.microsoft MatMulNBits", MatMulNBitsKernelDefs},
     {"com.microsoft RotaryEmbedding", RotaryEmbeddingKernelDefs},
     {"com.microsoft GroupQueryAttention", GroupQueryAttentionKernelDefs},
+    {"com.microsoft GatherBlockQuantized", GatherBlockQuantizedKernelDefs},
     // Tensor sequences and optionals (docs/sequences.md).
     {"SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceAt, SequenceErase, "
      "SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap, Optional, "

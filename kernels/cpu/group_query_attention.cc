@@ -12,12 +12,14 @@
 // [past_b, past_b + S) of present; the past's first past_b positions are carried over. When
 // present has past's shape (ORT's past_present_share_buffer: one buffer of the maximum length),
 // present is made as an alias of past, so the cache is updated in place without a copy where the
-// plan lets the buffers be one. Query s (position past_b + s) attends keys [start, past_b + s],
-// start = past_b + s - local_window_size when local_window_size > 0 (else 0). Scores are
-// q.k * scale (default 1/sqrt(H)), then softcap * tanh(x / softcap) when softcap > 0; softmax
-// (smooth_softmax adds an exp(0) term to the denominator, a zero logit "sink"); then the mix of
-// values. Head h reads KV head h / (N / KV). First-prompt rows past a sequence's total length
-// (right padding) are written as zeros.
+// plan lets the buffers be one: only on a node the generation loop's binding marked
+// (engine::kSharedKvBufferAttribute, engine/kv_cache_rewrite.h); elsewhere the runtime copies past
+// into a present of its own, so a caller's past input is never written to. Query s (position past_b
+// + s) attends keys [start, past_b + s], start = past_b + s - local_window_size when
+// local_window_size > 0 (else 0). Scores are q.k * scale (default 1/sqrt(H)), then softcap * tanh(x
+// / softcap) when softcap > 0; softmax (smooth_softmax adds an exp(0) term to the denominator, a
+// zero logit "sink"); then the mix of values. Head h reads KV head h / (N / KV). First-prompt rows
+// past a sequence's total length (right padding) are written as zeros.
 //
 // Refused: position_ids, attention_bias, head_sink inputs; qk_output; types other than float32.
 // Work is split over (batch, head, query) by the intra-op pool; each thread's rotated query
@@ -97,7 +99,16 @@ class GroupQueryAttentionKernel final : public engine::OpKernel {
     k->interleaved_ = info.GetInt("rotary_interleaved", 0) != 0;
     k->smooth_ = info.GetInt("smooth_softmax", -1) == 1;
     k->threads_ = std::max(1, info.intra_op_threads());
+    k->shared_buffer_ = info.GetInt(engine::kSharedKvBufferAttribute, 0) != 0;
     return k;
+  }
+
+  // The generation loop's binding (engine/kv_cache_rewrite.h) marks the node: past is the
+  // sequence's KV block, so present may be written into it. Unmarked, present never shares
+  // past's buffer (a caller's input is not written to); the runtime copies past over instead.
+  std::vector<std::pair<int, int>> OutputAliases() const override {
+    if (!shared_buffer_) return {};
+    return {{1, kPastKey}, {2, kPastValue}};
   }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
@@ -327,6 +338,7 @@ class GroupQueryAttentionKernel final : public engine::OpKernel {
   int64_t heads_ = 0, kv_heads_ = 0, window_ = -1;
   float scale_ = 0, softcap_ = 0;
   bool rotary_ = false, interleaved_ = false, smooth_ = false;
+  bool shared_buffer_ = false;  // kSharedKvBufferAttribute: present may be past's buffer
   int threads_ = 1;
 };
 

@@ -25,7 +25,9 @@ namespace inferd::kernels::cpu {
 // kMaxOpset claims every later version of its operator: operators whose semantics changed in
 // opsets 18-21 (Reduce*, Split, Pad, Resize, ScatterElements/ScatterND, AveragePool, ...) end
 // their older definitions at the version before the change and register the newer forms.
-inline constexpr int kMaxOpset = 21;
+// Opset 22 changed no operator's semantics (it added bfloat16 to the types of Conv, pooling, the
+// RNNs, the trigonometric ops and others), so the opset-21 forms run it.
+inline constexpr int kMaxOpset = 22;
 
 // Every element type with a fixed size: what pure data-movement kernels accept.
 const std::vector<engine::DataType>& FixedSizeTypes();

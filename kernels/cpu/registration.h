@@ -99,6 +99,7 @@ std::vector<engine::KernelDef> ContribAttentionKernelDefs();   // contrib_attent
 std::vector<engine::KernelDef> MatMulNBitsKernelDefs();          // matmul_nbits.cc
 std::vector<engine::KernelDef> RotaryEmbeddingKernelDefs();      // rotary_embedding.cc
 std::vector<engine::KernelDef> GroupQueryAttentionKernelDefs();  // group_query_attention.cc
+std::vector<engine::KernelDef> GatherBlockQuantizedKernelDefs();  // gather_block_quantized.cc
 
 // :quant_kernels
 std::vector<engine::KernelDef> QuantizeKernelDefs();        // quantize.cc

@@ -81,6 +81,10 @@ TEST_P(GenerationTest, InPlaceCacheMatchesOnnxRuntimeAndCopiesNothing) {
   auto model = Load(GeneratorOptions{});
   ASSERT_NE(model, nullptr);
   EXPECT_TRUE(model->kv_in_place());
+  // The Hugging Face exports are rewritten to append in place; the GenAI export's
+  // GroupQueryAttention writes into its shared buffer, bound to the sequence's block.
+  EXPECT_EQ(model->kv_form(),
+            GetParam() == "llama_genai" ? "GroupQueryAttention" : "KvCacheAppend");
   EXPECT_EQ(model->caches().size(), 4u);  // 2 layers x key, value
   for (const engine::Value* out : model->session().outputs()) {
     EXPECT_EQ(out->name, "logits");  // the presents left the outputs: the blocks hold them
@@ -92,6 +96,10 @@ TEST_P(GenerationTest, InPlaceCacheMatchesOnnxRuntimeAndCopiesNothing) {
   EXPECT_EQ(r.stop_reason, "max_new_tokens");
   EXPECT_EQ(streamed, r.text);
   EXPECT_GT(r.decode_tokens_per_second, 0.0);
+  // A second sequence of the same length: the arenas already hold what every step needs.
+  const GenerateResult again = Greedy(*model);
+  EXPECT_EQ(again.token_ids, expected_.greedy_ids);
+  EXPECT_EQ(again.system_allocations_after_first_token, 0u);
 }
 
 TEST_P(GenerationTest, CopyingExportGivesTheSameTokensAndCountsItsCopies) {
@@ -174,7 +182,7 @@ TEST_P(GenerationTest, LengthsAreCheckedWithClearErrors) {
   EXPECT_FALSE(GenerativeModel::Load(Dir(GetParam()), options, registry_).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Styles, GenerationTest, ::testing::Values("llama", "gpt2"));
+INSTANTIATE_TEST_SUITE_P(Styles, GenerationTest, ::testing::Values("llama", "gpt2", "llama_genai"));
 
 }  // namespace
 }  // namespace inferd::genai

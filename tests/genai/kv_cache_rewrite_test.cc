@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "engine/domain.h"
 #include "engine/model.h"
 #include "engine/testing/model_builder.h"
 #include "engine/testing/runfiles.h"
@@ -23,8 +24,7 @@ int Count(const Graph& g, absl::string_view op) {
 class RealExportTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RealExportTest, EveryCacheAppendsInPlaceAndIsReadWithoutACopy) {
-  auto model = Model::Load(
-      testing::Runfile("genai/testdata/models/" + GetParam() + "/model.onnx"));
+  auto model = Model::Load(testing::Runfile("genai/testdata/models/" + GetParam() + "/model.onnx"));
   ASSERT_TRUE(model.ok()) << model.status();
   Graph g = (*model)->graph();
   const int concats_before = Count(g, "Concat"), expands_before = Count(g, "Expand");
@@ -54,8 +54,7 @@ TEST_P(RealExportTest, EveryCacheAppendsInPlaceAndIsReadWithoutACopy) {
   // Fused nodes keep their layer in the name (name-based partition rules still match).
   for (const Node& n : g.nodes) {
     if (n.op_type == "KvCacheMatMul") {
-      EXPECT_TRUE(absl::StrContains(n.name, GetParam() == "llama" ? "layers." : "h."))
-          << n.name;
+      EXPECT_TRUE(absl::StrContains(n.name, GetParam() == "llama" ? "layers." : "h.")) << n.name;
     }
   }
   EXPECT_TRUE(g.Validate().ok());
@@ -86,6 +85,58 @@ TEST(KvCacheRewriteTest, RefusesAReaderItDoesNotKnowAndChangesNothing) {
   EXPECT_TRUE(absl::StrContains(r.status().message(), "/layers.0/attn/Relu")) << r.status();
   EXPECT_EQ(g.nodes.size(), nodes);
   EXPECT_EQ(g.values.size(), values);
+}
+
+// The onnxruntime-genai builder's export: nothing is added; each GroupQueryAttention is marked to
+// write into its past (the block) and the presents leave the outputs.
+TEST(KvCacheRewriteTest, GroupQueryAttentionExportIsBoundToTheBlocks) {
+  auto model = Model::Load(testing::Runfile("genai/testdata/models/llama_genai/model.onnx"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  Graph g = (*model)->graph();
+  const size_t nodes = g.nodes.size();
+  auto r = RewriteKvCacheInPlace(g);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->form, "GroupQueryAttention");
+  EXPECT_FALSE(r->past_length_input);
+  EXPECT_LT(g.FindValue(kKvPastLengthInput), 0);
+  EXPECT_EQ(g.nodes.size(), nodes);
+  ASSERT_EQ(r->blocks.size(), 4u);
+  EXPECT_EQ(r->blocks[0].input, "past_key_values.0.key");
+  EXPECT_EQ(r->blocks[0].present, "present.0.key");
+  EXPECT_EQ(r->blocks[0].append_node, "/model/layers.0/attn/GroupQueryAttention");
+  for (const KvCacheRewrite::Block& b : r->blocks) {
+    EXPECT_EQ(g.values[g.FindValue(b.input)].shape.dims[2].symbol, "kv_capacity");
+  }
+  int marked = 0;
+  for (const Node& n : g.nodes) {
+    for (const auto& a : n.attributes) marked += a.name() == kSharedKvBufferAttribute && a.i() == 1;
+  }
+  EXPECT_EQ(marked, 2);  // one GroupQueryAttention per layer
+  for (int v : g.outputs) EXPECT_EQ(g.values[v].name, "logits");
+}
+
+// A past read by another node too: writing into it would change what that node reads.
+TEST(KvCacheRewriteTest, RefusesAGroupQueryAttentionPastWithAnotherReader) {
+  auto model = Model::Load(testing::Runfile("genai/testdata/models/llama_genai/model.onnx"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  Graph g = (*model)->graph();
+  Node extra;
+  extra.name = "peek";
+  extra.op_type = "Identity";
+  extra.inputs = {g.FindValue("past_key_values.1.value")};
+  Value out;
+  out.name = "peeked";
+  out.type = DataType::kFloat32;
+  out.is_graph_output = true;
+  extra.outputs = {g.AddValue(std::move(out))};
+  g.outputs.push_back(extra.outputs[0]);
+  g.nodes.push_back(std::move(extra));
+  const size_t outputs = g.outputs.size();
+  auto r = RewriteKvCacheInPlace(g);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "past_key_values.1.value")) << r.status();
+  EXPECT_EQ(g.outputs.size(), outputs);
 }
 
 TEST(KvCacheRewriteTest, AGraphWithoutACacheIsNotFound) {

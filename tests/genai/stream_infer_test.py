@@ -1,7 +1,8 @@
 """ModelStreamInfer end to end with tritonclient's streaming gRPC API.
 
-A repository holding a generative model (genai/testdata/models/llama and a config.yaml with
-`generation` settings) is served by `inferd --model-repository`. Then with tritonclient.grpc:
+A repository holding a generative model (a folder of genai/testdata/models: a Hugging Face
+export, or llama_genai, onnxruntime-genai's builder layout; and a config.yaml with `generation`
+settings) is served by `inferd --model-repository`. Then with tritonclient.grpc:
   - ModelConfig says decoupled; ModelInfer on the model is refused (use the stream);
   - one streamed request: one response per token (text_output, token_id,
     triton_final_response false), then a final one flagged true; the ids equal ONNX Runtime's
@@ -28,26 +29,41 @@ import time
 import urllib.request
 
 import numpy as np
+import onnx
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-# KV bytes per position of the tiny Llama: 2 layers x (k, v) x 2 kv heads x head_dim 4 x 4 B.
-PER_POSITION = 2 * 2 * 2 * 4 * 4
 CONFIG = """generation:
   max_length: 128
   max_sequences: 2
   kv_cache_budget: %d
-""" % (PER_POSITION * 120)
+"""
+
+
+def kv_bytes_per_position(model_dir):
+    """Sum over the cache inputs of kv_heads x head_dim x 4 bytes (float32)."""
+    genai = os.path.join(model_dir, "genai_config.json")
+    if os.path.exists(genai):
+        dec = json.load(open(genai))["model"]["decoder"]
+        return dec["num_hidden_layers"] * 2 * dec["num_key_value_heads"] * dec["head_size"] * 4
+    m = onnx.load(os.path.join(model_dir, "model.onnx"), load_external_data=False)
+    total = 0
+    for i in m.graph.input:
+        if i.name.startswith("past_key_values."):
+            dims = i.type.tensor_type.shape.dim
+            total += dims[1].dim_value * dims[3].dim_value * 4
+    return total
 
 
 def start(inferd, work, model_dir):
     repo = os.path.join(work, "models")
     os.makedirs(os.path.join(repo, "tiny"))
-    for f in ("model.onnx", "config.json", "generation_config.json", "tokenizer.json",
-              "tokenizer_config.json"):
-        shutil.copy(os.path.join(model_dir, f), os.path.join(repo, "tiny", f))
+    for f in os.listdir(model_dir):
+        if f != "expected.json":
+            shutil.copy(os.path.join(model_dir, f), os.path.join(repo, "tiny", f))
     with open(os.path.join(repo, "tiny", "config.yaml"), "w") as f:
-        f.write(CONFIG)
+        # Budget: 120 positions.
+        f.write(CONFIG % (kv_bytes_per_position(model_dir) * 120))
     port_file = os.path.join(work, "port")
     log_path = os.path.join(work, "inferd.log")
     with socket.socket() as s:  # a free port for the metrics (inferd has no metrics port file)

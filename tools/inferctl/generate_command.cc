@@ -95,7 +95,8 @@ std::string FiguresText(const genai::GenerativeModel& model, const genai::Genera
                         "kv cache: %s per sequence (%d positions, %s), %d bytes copied per "
                         "token; system allocations after the first token: %d\n",
                         Mib(model.kv_bytes_per_sequence()), model.max_length(),
-                        model.kv_in_place() ? "in place" : "copied each step",
+                        model.kv_in_place() ? absl::StrCat("in place, ", model.kv_form())
+                                            : std::string("copied each step"),
                         r.kv_bytes_copied_per_token, r.system_allocations_after_first_token);
   for (const engine::DeviceArenas& d : model.session().devices()) {
     const memory::ArenaStats e = d.execution->Stats(), io = d.io->Stats();
@@ -201,6 +202,8 @@ int GenerateCommand(const std::vector<std::string>& args) {
   w.Uint64((*seq)->kv_bytes());
   w.Key("kv_cache_in_place");
   w.Bool(model.kv_in_place());
+  w.Key("kv_cache_form");
+  w.String(model.kv_form().c_str());
   w.Key("max_length");
   w.Int(model.max_length());
   w.Key("system_allocations_after_first_token");

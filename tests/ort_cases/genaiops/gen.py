@@ -1,7 +1,8 @@
 """The onnxruntime-genai model builder's operators against ONNX Runtime on seeded random inputs:
 com.microsoft MatMulNBits (block sizes 16..256, K not a multiple of the block, zero points
 absent / packed uint8 / float, bias, M = 1 and larger), RotaryEmbedding (3-D and 4-D input,
-interleaved, partial rotary dim, position ids and offset), SimplifiedLayerNormalization (axis,
+interleaved, partial rotary dim, position ids and offset), GatherBlockQuantized (int4 and int8 tables,
+zero points, int32 / int64 / negative indices), SimplifiedLayerNormalization (axis,
 inv_std_var), SkipSimplifiedLayerNormalization (bias, input_skip_bias_sum; ORT leaves its
 inv_std_var unset), and
 GroupQueryAttention (prefill, decode into a longer buffer, a second prompt chunk, rotary,
@@ -86,6 +87,29 @@ def matmul_nbits(w, name, m, k, n, block, zp="none", bias=False, lead=None):
     out_shape = shape[:-1] + [n]
     w.write(name, model([node], [vi("A", a)], [vi("Y", F, out_shape)], inits), {"A": a},
             rtol=1e-4, atol=1e-4)
+
+
+def gather_block_quantized(w, name, lead, cols, block, bits=4, zp=False, indices=(2, 3),
+                           index_type=np.int64, negative=False):
+    """An int4 / int8 table (uint8 data, rows first, quantized along the last axis)."""
+    per_byte = 2 if bits == 4 else 1
+    blocks = (cols + block - 1) // block
+    data = rng.integers(0, 256, size=tuple(lead) + (cols // per_byte,), dtype=np.uint8)
+    scales = rng.uniform(0.01, 0.2, size=tuple(lead) + (blocks,)).astype(np.float32)
+    inits = [numpy_helper.from_array(data, "data"), numpy_helper.from_array(scales, "scales")]
+    names = ["data", "idx", "scales"]
+    if zp:
+        z = rng.integers(0, 256, size=tuple(lead) + ((blocks + per_byte - 1) // per_byte,),
+                         dtype=np.uint8)
+        inits.append(numpy_helper.from_array(z, "zp"))
+        names.append("zp")
+    rows = lead[0]
+    idx = rng.integers(-rows if negative else 0, rows, size=indices).astype(index_type)
+    node = helper.make_node("GatherBlockQuantized", names, ["Y"], domain=MS, bits=bits,
+                            block_size=block, gather_axis=0, quantize_axis=len(lead))
+    out_shape = list(indices) + list(lead[1:]) + [cols]
+    w.write(name, model([node], [vi("idx", idx)], [vi("Y", F, out_shape)], inits), {"idx": idx},
+            rtol=1e-6, atol=1e-6)
 
 
 def rotary(w, name, four_d, interleaved, rotary_dim=0, offset=False, b=2, s=3, heads=2,
@@ -191,6 +215,14 @@ def main():
     matmul_nbits(w, "mnb_m17_prefill", 17, 256, 160, 32, zp="packed", bias=True)
     matmul_nbits(w, "mnb_m9_float_zp", 9, 200, 33, 64, zp="float")
     matmul_nbits(w, "mnb_batched_3d", 0, 128, 24, 32, zp="packed", lead=[2, 5])
+    # GatherBlockQuantized: the builder's int4 token embeddings (tied to lm_head).
+    gather_block_quantized(w, "gbq_int4_b32", [40], 64, 32)
+    gather_block_quantized(w, "gbq_int4_b16_zp_int32_idx", [24], 96, 16, zp=True,
+                           index_type=np.int32)
+    gather_block_quantized(w, "gbq_int4_col_tail_negative", [30], 80, 32, zp=True,
+                           negative=True, indices=(5,))
+    gather_block_quantized(w, "gbq_int8_b64", [20], 128, 64, bits=8, indices=(1, 4))
+    gather_block_quantized(w, "gbq_int8_zp_3d", [6, 3], 48, 16, bits=8, zp=True)
     # RotaryEmbedding.
     rotary(w, "rope_3d", False, False)
     rotary(w, "rope_3d_interleaved", False, True)

@@ -1,9 +1,11 @@
 #!/opt/inferd/models-venv/bin/python
 """Decode tokens/s and prefill ms: inferd against onnxruntime-genai, same model, prompt, threads.
 
-The model is a Hugging Face layout folder (export_hf.py). onnxruntime-genai runs the same
+The model is a Hugging Face layout folder (export_hf.py) or an ONNX Runtime GenAI folder
+(export_genai.py, the model builder's). For the first, onnxruntime-genai runs the same
 model.onnx through a genai_config.json written here (Concat-based past/present, no shared
-buffer: the layout as exported), fed the prompt ids inferd's tokenizer gave, greedy, for the same
+buffer: the layout as exported); for the second, the folder's own genai_config.json with the
+thread count set. Both engines get the prompt ids inferd's tokenizer gave, greedy, for the same
 number of new tokens. inferd runs `inferctl generate --json`. The two alternate, `--rounds`
 times; the table shows medians.
 
@@ -22,8 +24,25 @@ import onnx
 import onnxruntime_genai as og
 
 
+def own_genai_folder(model_dir, threads):
+    """A GenAI folder's files linked, its genai_config.json copied with `threads` set."""
+    out = tempfile.mkdtemp()
+    for f in os.listdir(model_dir):
+        if f != "genai_config.json":
+            os.symlink(os.path.abspath(os.path.join(model_dir, f)), os.path.join(out, f))
+    with open(os.path.join(model_dir, "genai_config.json")) as f:
+        config = json.load(f)
+    config["model"]["decoder"]["session_options"].update(
+        {"intra_op_num_threads": threads, "inter_op_num_threads": 1})
+    with open(os.path.join(out, "genai_config.json"), "w") as f:
+        json.dump(config, f, indent=1)
+    return out
+
+
 def genai_folder(model_dir, threads):
     """A folder onnxruntime-genai can load: the model file linked, genai_config.json written."""
+    if os.path.exists(os.path.join(model_dir, "genai_config.json")):
+        return own_genai_folder(model_dir, threads)
     m = onnx.load(os.path.join(model_dir, "model.onnx"), load_external_data=False)
     inputs = {i.name: i for i in m.graph.input}
     pasts = sorted(n for n in inputs if n.startswith("past_key_values.") and n.endswith(".key"))

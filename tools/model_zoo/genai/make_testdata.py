@@ -6,7 +6,11 @@ initializer; about 300 KB each) with export_hf.py, keeps model.onnx and the JSON
 checkpoint), and writes expected.json: the prompt, its ids (Hugging Face tokenizers) and the
 greedy ids of ONNX Runtime driving the decode loop (ort_greedy.py's loop) for 40 new tokens.
 
-Usage: tools/model_zoo/genai/make_testdata.py genai/testdata/models
+llama_genai is the ONNX Runtime GenAI layout (export_genai.py: onnxruntime-genai's model builder,
+int4 with accuracy_level 1, hidden 64, 2 layers): its expected.json also holds the greedy ids of onnxruntime-genai's own
+generator, which must equal the ORT loop's.
+
+Usage: tools/model_zoo/genai/make_testdata.py genai/testdata/models [llama,gpt2,llama_genai]
 """
 import json
 import os
@@ -15,6 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export_genai  # noqa: E402
 import export_hf  # noqa: E402
 import ort_greedy  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
@@ -23,10 +28,59 @@ PROMPT = "The Free Software Foundation may publish revised versions"
 NEW_TOKENS = 40
 
 
+def ortgenai_greedy(model_dir, ids, new_tokens):
+    """onnxruntime-genai's generator, greedy, on the same prompt ids (EOS excluded)."""
+    import onnxruntime_genai as og
+    model = og.Model(model_dir)
+    params = og.GeneratorParams(model)
+    params.set_search_options(max_length=len(ids) + new_tokens, do_sample=False)
+    gen = og.Generator(model, params)
+    gen.append_tokens(ids)
+    out = []
+    while not gen.is_done() and len(out) < new_tokens:
+        gen.generate_next_token()
+        out.append(int(gen.get_next_tokens()[0]))
+    with open(os.path.join(model_dir, "genai_config.json")) as f:
+        eos = json.load(f)["model"]["eos_token_id"]
+    eos = set(eos if isinstance(eos, list) else [eos])
+    return [t for t in out if t not in eos][:len(out)] if not eos & set(out) else \
+        out[:min(out.index(e) for e in eos & set(out))]
+
+
+def make_genai(out):
+    dst = os.path.join(out, "llama_genai")
+    if os.path.isdir(dst):
+        shutil.rmtree(dst)
+    export_genai.export("llama", dst, hidden=64, layers=2, seed=0, init_range=0.3,
+                        accuracy_level=1)
+    tok = Tokenizer.from_file(os.path.join(dst, "tokenizer.json"))
+    ids = tok.encode(PROMPT, add_special_tokens=True).ids
+    with open(os.path.join(dst, "genai_config.json")) as f:
+        cfg = json.load(f)
+    # A short buffer keeps the test's KV blocks small; the ORT loop binds the same length.
+    cfg["search"]["max_length"] = 128
+    with open(os.path.join(dst, "genai_config.json"), "w") as f:
+        json.dump(cfg, f, indent=4)
+    eos = cfg["model"]["eos_token_id"]
+    eos = set(eos if isinstance(eos, list) else [eos])
+    want = ort_greedy.greedy(dst, ids, NEW_TOKENS, eos)
+    og_ids = ortgenai_greedy(dst, ids, NEW_TOKENS)
+    if og_ids != want:
+        raise SystemExit("onnxruntime-genai %s != ORT loop %s" % (og_ids, want))
+    with open(os.path.join(dst, "expected.json"), "w") as f:
+        json.dump({"prompt": PROMPT, "prompt_ids": ids, "greedy_ids": want,
+                   "reference": "onnxruntime greedy loop (ort_greedy.py, shared buffer) and "
+                                "onnxruntime-genai 0.18's generator (equal)"}, f)
+    print("llama_genai", len(want), "tokens", sorted(os.listdir(dst)))
+
+
 def main():
     out = sys.argv[1]
+    only = sys.argv[2].split(",") if len(sys.argv) > 2 else ["llama", "gpt2", "llama_genai"]
     tmp = tempfile.mkdtemp()
-    for style in ("llama", "gpt2"):
+    if "llama_genai" in only:
+        make_genai(out)
+    for style in [s for s in ("llama", "gpt2") if s in only]:
         export_hf.export(style, os.path.join(tmp, style), hidden=16, layers=2, opset=17, seed=0,
                          init_range=0.3)
         dst = os.path.join(out, style)
