@@ -1,5 +1,7 @@
 #include "engine/derived_weights.h"
 
+#include <cstring>
+#include <new>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -9,20 +11,39 @@
 
 namespace inferd::engine {
 
-absl::StatusOr<const Tensor*> DerivedWeights::NewFloat32(const Shape& shape, float** data) {
-  const int64_t n = shape.NumElements();
-  const std::optional<uint64_t> bytes =
-      n < 0 ? std::nullopt : CheckedMul<uint64_t>(static_cast<uint64_t>(n), sizeof(float));
-  if (!bytes) {
+namespace {
+constexpr std::align_val_t kAlignment{64};
+}  // namespace
+
+void DerivedWeights::AlignedFree::operator()(void* p) const { ::operator delete(p, kAlignment); }
+
+absl::StatusOr<const Tensor*> DerivedWeights::NewTensor(DataType type, const Shape& shape,
+                                                        void** data) {
+  const size_t element = ElementSize(type);
+  if (element == 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("a derived weight of shape ", shape.ToString(), " is too large"));
+        absl::StrCat("a derived weight cannot hold ", DataTypeName(type), " elements"));
   }
-  auto buffer = std::make_unique<float[]>(n > 0 ? static_cast<size_t>(n) : 1);  // zeroed
-  *data = buffer.get();
-  tensors_.push_back(Tensor::Borrowed(DataType::kFloat32, shape, buffer.get()));
-  buffers_.push_back(std::move(buffer));
-  bytes_ = SaturatingAdd<uint64_t>(bytes_, *bytes);
+  const std::optional<int64_t> n = CheckedNumElements(shape.dims(), element);
+  if (!n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a derived weight of shape ", ShapeForMessage(shape.dims()), " is too large"));
+  }
+  const size_t bytes = static_cast<size_t>(*n) * element;  // fits: CheckedNumElements
+  void* buffer = ::operator new(bytes > 0 ? bytes : 1, kAlignment);
+  std::memset(buffer, 0, bytes > 0 ? bytes : 1);
+  buffers_.emplace_back(buffer);
+  *data = buffer;
+  tensors_.push_back(Tensor::Borrowed(type, shape, buffer));
+  bytes_ = SaturatingAdd<uint64_t>(bytes_, bytes);
   return &tensors_.back();
+}
+
+absl::StatusOr<const Tensor*> DerivedWeights::NewFloat32(const Shape& shape, float** data) {
+  void* raw = nullptr;
+  INFERD_ASSIGN_OR_RETURN(const Tensor* t, NewTensor(DataType::kFloat32, shape, &raw));
+  *data = static_cast<float*>(raw);
+  return t;
 }
 
 absl::StatusOr<const Tensor*> DerivedWeights::Widen(const Tensor& half) {

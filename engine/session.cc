@@ -9,6 +9,7 @@
 #include "base/checked_math.h"
 #include "base/device_name.h"
 #include "base/status_macros.h"
+#include "engine/constant_folding.h"
 #include "engine/copy.h"
 #include "engine/device_copies.h"
 #include "engine/lowerings.h"
@@ -52,6 +53,7 @@ absl::Status Session::Init(const KernelRegistry& registry) {
                             WidenHalfPrecision(graph_, registry, derived_weights_));
   }
   INFERD_RETURN_IF_ERROR(ApplyLowerings(graph_, registry, derived_weights_).status());
+  INFERD_RETURN_IF_ERROR(FoldConstants(graph_, registry, derived_weights_).status());
   if (options_.enable_fusions) {
     INFERD_ASSIGN_OR_RETURN(fused_nodes_, ApplyFusions(graph_, registry, derived_weights_));
   }
@@ -143,6 +145,7 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
       INFERD_RETURN_IF_ERROR(WidenHalfPrecision(max_graph, registry, max_derived).status());
     }
     INFERD_RETURN_IF_ERROR(ApplyLowerings(max_graph, registry, max_derived).status());
+    INFERD_RETURN_IF_ERROR(FoldConstants(max_graph, registry, max_derived).status());
     if (options_.enable_fusions) {
       INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry, max_derived).status());
     }

@@ -14,6 +14,7 @@
 #include "base/device_name.h"
 #include "base/flags.h"
 #include "base/status_macros.h"
+#include "engine/constant_folding.h"
 #include "engine/model.h"
 #include "engine/registry_workspace_estimator.h"
 #include "engine/lowerings.h"
@@ -109,10 +110,13 @@ absl::StatusOr<std::string> MakePlan(const PlanArgs& args) {
   engine::Graph graph = (*model)->graph();
   int fused = 0;
   engine::DerivedWeights derived;  // lowered and folded weights, as long as `graph`
-  // As the session does: the lowerings always, the fusions unless turned off.
+  // As the session does: the lowerings and constant folding always, the fusions unless turned
+  // off.
   if (absl::Status st = engine::ApplyLowerings(graph, registry, derived).status(); !st.ok()) {
     return st;
   }
+  absl::StatusOr<int> folded = engine::FoldConstants(graph, registry, derived);
+  if (!folded.ok()) return folded.status();
   if (args.fusions) {
     absl::StatusOr<int> n = engine::ApplyFusions(graph, registry, derived);
     if (!n.ok()) return n.status();
@@ -128,8 +132,10 @@ absl::StatusOr<std::string> MakePlan(const PlanArgs& args) {
   absl::StatusOr<partition::PartitionResult> result =
       partition::Partition(graph, estimator, config);
   if (!result.ok()) return result.status();
+  std::string after = *folded > 0 ? absl::StrCat(*folded, " folded at load") : "";
+  if (args.fusions) absl::StrAppend(&after, after.empty() ? "" : " and ", fused, " fusions");
   std::string out = absl::StrCat("model: ", args.model, " (", graph.nodes.size(), " nodes",
-                                 args.fusions ? absl::StrCat(" after ", fused, " fusions") : "",
+                                 after.empty() ? "" : absl::StrCat(" after ", after),
                                  "; workspace: CPU kernels' estimates on cpu:N, 1.5x heuristic "
                                  "elsewhere)\n",
                                  result->report.ToString());
