@@ -747,14 +747,17 @@ def qdq_fusion_cases(w):
 def qdq_gemm_cases(w):
     """DQ(x) and DQ(constant W) -> Gemm [with DQ(int32 bias)] [-> Q], which inferd fuses into
     com.microsoft QGemm: transB 1 (a Linear layer, W [N, K], per channel on axis 0) and 0 (W
-    [K, N], axis 1), per tensor and per channel, int8 and uint8 W, with and without the bias and
-    the QuantizeLinear (float output). Tolerance: one output step (ORT runs them unfused)."""
+    [K, N], axis 1), per tensor and per channel, int8 and uint8 W, with and without the bias (an
+    int32 DequantizeLinear, or a float constant: QGemm then Add) and the QuantizeLinear (float
+    output). Tolerance: one output step (ORT runs them unfused)."""
     U8, S8 = TensorProto.UINT8, TensorProto.INT8
     F = numpy_helper.from_array
     m_, k_, n_ = 5, 32, 8
     for wt, tb, per, bias, requant in ((S8, 1, False, True, True), (S8, 1, True, True, True),
                                        (S8, 0, True, False, True), (U8, 1, True, True, True),
-                                       (S8, 1, True, True, False), (U8, 0, False, False, False)):
+                                       (S8, 1, True, True, False), (U8, 0, False, False, False),
+                                       (S8, 1, True, "float", False),
+                                       (U8, 0, False, "float", True)):
         wq = weights(wt, (n_, k_) if tb else (k_, n_))
         ws = rng.uniform(0.005, 0.02, n_ if per else ()).astype(np.float32)
         wzp = (np.zeros(n_ if per else (), np.int8) if wt == S8 else
@@ -767,7 +770,10 @@ def qdq_gemm_cases(w):
                  helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"],
                                   axis=0 if tb else 1)]
         gemm_in = ["xd", "wd"]
-        if bias:
+        if bias == "float":
+            inits.append(F(f32(n_, scale=0.5), "bf"))
+            gemm_in.append("bf")
+        elif bias:
             bs = (np.float32(0.02) * ws).astype(np.float32)
             inits += [F(rng.integers(-3000, 3000, n_).astype(np.int32), "bq"),
                       F(bs if per else np.array(bs, np.float32), "bs"),
@@ -784,7 +790,8 @@ def qdq_gemm_cases(w):
             tol = dict(rtol=1e-4, atol=1e-4)
         m = qdq_graph(nodes, inits, (m_, k_))
         label = (f"qdq_gemm_{'s8' if wt == S8 else 'u8'}_tb{tb}{'_perch' if per else ''}"
-                 f"{'_bias' if bias else ''}{'' if requant else '_float'}")
+                 f"{'_floatbias' if bias == 'float' else '_bias' if bias else ''}"
+                 f"{'' if requant else '_float'}")
         w.write(label, m, {"x": f32(m_, k_)}, **tol)
 
 
