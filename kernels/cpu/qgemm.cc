@@ -150,8 +150,8 @@ class QGemmKernel final : public engine::OpKernel {
     if (azp != nullptr) {
       INFERD_RETURN_IF_ERROR(CheckType(*azp, a->dtype(), kAZp, node_));
       if (!IsScalarLike(azp->shape())) {
-        return node_.InvalidArgument(absl::StrCat("a_zero_point must be a scalar, got ",
-                                                  azp->shape().ToString()));
+        return node_.InvalidArgument(
+            absl::StrCat("a_zero_point must be a scalar, got ", azp->shape().ToString()));
       }
     }
     if (bzp != nullptr) {
@@ -191,9 +191,9 @@ class QGemmKernel final : public engine::OpKernel {
       }
       // Y's type is the zero point's; without one uint8 with zero point 0, as QuantizeLinear.
       if (yzp != nullptr && (!Is8Bit(yzp->dtype()) || !IsScalarLike(yzp->shape()))) {
-        return node_.InvalidArgument(absl::StrCat(
-            "y_zero_point must be an int8 or uint8 scalar, got ",
-            engine::DataTypeName(yzp->dtype()), " ", yzp->shape().ToString()));
+        return node_.InvalidArgument(
+            absl::StrCat("y_zero_point must be an int8 or uint8 scalar, got ",
+                         engine::DataTypeName(yzp->dtype()), " ", yzp->shape().ToString()));
       }
       y_scale = ys->data<float>()[0];
       y_zp = yzp == nullptr ? 0 : static_cast<int32_t>(IntegerAt(*yzp, 0));
@@ -208,7 +208,7 @@ class QGemmKernel final : public engine::OpKernel {
     if (y->NumElements() == 0) return absl::OkStatus();
     int32_t* acc = nullptr;
     if (out_type == DataType::kFloat32) {
-      acc = y->mutable_data<int32_t>();  // the sums, then converted in place
+      acc = static_cast<int32_t*>(y->raw_mutable_data());  // the sums, converted in place
     } else {
       INFERD_ASSIGN_OR_RETURN(void* w, ctx.GetWorkspace(kAcc));
       acc = static_cast<int32_t*>(w);
@@ -236,8 +236,7 @@ class QGemmKernel final : public engine::OpKernel {
     }
     if (out_type == DataType::kFloat32) {
       // In place: each int32 sum is read once, then its float written over it.
-      ctx.threads().ParallelFor(s.m, std::max<int64_t>(1, 16384 / n), [&](int64_t r0,
-                                                                          int64_t r1) {
+      ctx.threads().ParallelFor(s.m, std::max<int64_t>(1, 16384 / n), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           for (int64_t j = 0; j < n; ++j) {
             int32_t* cell = acc + r * n + j;
@@ -264,15 +263,14 @@ class QGemmKernel final : public engine::OpKernel {
         quantized_out_(info.input_present(kYScale)),
         a_signed_(info.input(kA).type == DataType::kInt8),
         b_type_(info.input(kB).type),
-        dnnl_(Int8MatMulPrimitive::Available() && Is8Bit(info.input(kA).type) &&
-              Is8Bit(b_type_)) {}
+        dnnl_(Int8MatMulPrimitive::Available() && Is8Bit(info.input(kA).type) && Is8Bit(b_type_)) {}
 
   bool UseDnnl(const GemmShape& s) const { return dnnl_ && s.m > 0 && s.n > 0 && s.k > 0; }
 
   absl::StatusOr<GemmShape> ShapeOf(const Shape& a, const Shape& b) const {
     if (a.rank() != 2 || b.rank() != 2) {
-      return node_.InvalidArgument(absl::StrCat("A and B must be 2-D, got A ", a.ToString(),
-                                                " and B ", b.ToString()));
+      return node_.InvalidArgument(
+          absl::StrCat("A and B must be 2-D, got A ", a.ToString(), " and B ", b.ToString()));
     }
     GemmShape s;
     s.m = trans_a_ ? a[1] : a[0];
@@ -297,9 +295,8 @@ class QGemmKernel final : public engine::OpKernel {
       ok = (cols == 1 || cols == s.n) && (rows == 1 || rows == s.m);
     }
     if (!ok) {
-      return node_.InvalidArgument(absl::StrCat("C ", cs.ToString(),
-                                                " does not broadcast to [M, N] = [", s.m, ", ",
-                                                s.n, "]"));
+      return node_.InvalidArgument(absl::StrCat(
+          "C ", cs.ToString(), " does not broadcast to [M, N] = [", s.m, ", ", s.n, "]"));
     }
     return absl::OkStatus();
   }
@@ -340,8 +337,7 @@ class QGemmKernel final : public engine::OpKernel {
                                                            const GemmShape& s) const {
     const Shape* shapes[] = {&a, &b};
     return cache_.GetOrCreate(
-        ShapeRefs(shapes, 2), threads_,
-        [&]() -> absl::StatusOr<std::shared_ptr<const QGemmPlan>> {
+        ShapeRefs(shapes, 2), threads_, [&]() -> absl::StatusOr<std::shared_ptr<const QGemmPlan>> {
           Int8MatMulSpec spec;
           spec.m = s.m, spec.k = s.k, spec.n = s.n;
           spec.a_signed = a_signed_;
@@ -412,9 +408,9 @@ class QGemmKernel final : public engine::OpKernel {
       row_sum[r] = sum;
     }
     for (int64_t j = 0; j < n; ++j) {
-      zb[j] = bzp == nullptr ? 0
-                             : static_cast<int32_t>(
-                                   IntegerAt(*bzp, IsScalarLike(bzp->shape()) ? 0 : j));
+      zb[j] = bzp == nullptr
+                  ? 0
+                  : static_cast<int32_t>(IntegerAt(*bzp, IsScalarLike(bzp->shape()) ? 0 : j));
     }
     const uint32_t kk = static_cast<uint32_t>(k), z = static_cast<uint32_t>(za);
     pool.ParallelFor(m, std::max<int64_t>(1, 16384 / n), [&](int64_t r0, int64_t r1) {
@@ -455,20 +451,21 @@ class QGemmKernel final : public engine::OpKernel {
         b16[r * n + j] = static_cast<int16_t>(v - zj);
       }
     }
-    ctx.threads().ParallelFor(m, std::max<int64_t>(1, 4096 / (k * n + 1)), [&](int64_t r0,
-                                                                                int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        auto* y = reinterpret_cast<uint32_t*>(out + r * n);
-        std::fill(y, y + n, 0u);
-        for (int64_t i = 0; i < k; ++i) {
-          const int32_t av = a16[r * k + i];
-          if (av == 0) continue;
-          const int16_t* brow = b16 + i * n;
+    ctx.threads().ParallelFor(m, std::max<int64_t>(1, 4096 / (k * n + 1)),
+                              [&](int64_t r0, int64_t r1) {
+                                for (int64_t r = r0; r < r1; ++r) {
+                                  auto* y = reinterpret_cast<uint32_t*>(out + r * n);
+                                  std::fill(y, y + n, 0u);
+                                  for (int64_t i = 0; i < k; ++i) {
+                                    const int32_t av = a16[r * k + i];
+                                    if (av == 0) continue;
+                                    const int16_t* brow = b16 + i * n;
 #pragma omp simd
-          for (int64_t j = 0; j < n; ++j) y[j] += static_cast<uint32_t>(av * brow[j]);
-        }
-      }
-    });
+                                    for (int64_t j = 0; j < n; ++j)
+                                      y[j] += static_cast<uint32_t>(av * brow[j]);
+                                  }
+                                }
+                              });
     return absl::OkStatus();
   }
 
@@ -477,9 +474,9 @@ class QGemmKernel final : public engine::OpKernel {
   const float alpha_;
   const bool trans_a_, trans_b_;
   const bool quantized_out_;  // y_scale is given: Y is 8-bit (else float32)
-  const bool a_signed_;    // A's type at load is int8
-  const DataType b_type_;  // B's type at load
-  const bool dnnl_;        // the oneDNN path is open (VNNI, 8-bit types known at load)
+  const bool a_signed_;       // A's type at load is int8
+  const DataType b_type_;     // B's type at load
+  const bool dnnl_;           // the oneDNN path is open (VNNI, 8-bit types known at load)
   // Set at creation when B is constant and dnnl_: B' as int8 [K, N], its column sums [N].
   const Tensor* constant_b_ = nullptr;
   std::vector<int8_t> b8_;

@@ -111,8 +111,8 @@ TEST(QGemmTest, MatchesReferenceForEveryLayout) {
         c.per_column = tb;
         c.has_c = true;
         c.c_shape = Shape{9};
-        SCOPED_TRACE(::testing::Message() << "transA " << ta << " transB " << tb << " constant "
-                                          << constant);
+        SCOPED_TRACE(::testing::Message()
+                     << "transA " << ta << " transB " << tb << " constant " << constant);
         CheckGemm<int8_t>(c);
         CheckGemm<uint8_t>(c);
       }

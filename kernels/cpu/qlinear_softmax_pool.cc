@@ -87,8 +87,8 @@ T Saturate(float rounded_plus_zp) {
 
 absl::Status CheckQuantized(const Tensor& t, const NodeLabel& node) {
   if (t.dtype() != DataType::kUint8 && t.dtype() != DataType::kInt8) {
-    return node.Unimplemented(absl::StrCat("X is ", engine::DataTypeName(t.dtype()),
-                                           "; supported are uint8 and int8"));
+    return node.Unimplemented(
+        absl::StrCat("X is ", engine::DataTypeName(t.dtype()), "; supported are uint8 and int8"));
   }
   return absl::OkStatus();
 }
@@ -126,20 +126,21 @@ class QLinearSoftmaxKernel final : public engine::OpKernel {
     const float zp = static_cast<float>(qy.zero_point);
     auto run = [&](auto* dst, const auto* src) {
       using T = std::remove_const_t<std::remove_pointer_t<decltype(src)>>;
-      ctx.threads().ParallelFor(outer * inner, std::max<int64_t>(1, 4096 / length),
-                                [&](int64_t begin, int64_t end) {
-        for (int64_t row = begin; row < end; ++row) {
-          const int64_t base = (row / inner) * length * inner + row % inner;
-          int32_t top = std::numeric_limits<int32_t>::min();
-          for (int64_t i = 0; i < length; ++i) top = std::max<int32_t>(top, src[base + i * inner]);
-          float sum = 0.0f;
-          for (int64_t i = 0; i < length; ++i) sum += table[top - src[base + i * inner]];
-          for (int64_t i = 0; i < length; ++i) {
-            const float e = table[top - src[base + i * inner]];
-            dst[base + i * inner] = Saturate<T>(std::nearbyint(e * inv_y_scale / sum) + zp);
-          }
-        }
-      });
+      ctx.threads().ParallelFor(
+          outer * inner, std::max<int64_t>(1, 4096 / length), [&](int64_t begin, int64_t end) {
+            for (int64_t row = begin; row < end; ++row) {
+              const int64_t base = (row / inner) * length * inner + row % inner;
+              int32_t top = std::numeric_limits<int32_t>::min();
+              for (int64_t i = 0; i < length; ++i)
+                top = std::max<int32_t>(top, src[base + i * inner]);
+              float sum = 0.0f;
+              for (int64_t i = 0; i < length; ++i) sum += table[top - src[base + i * inner]];
+              for (int64_t i = 0; i < length; ++i) {
+                const float e = table[top - src[base + i * inner]];
+                dst[base + i * inner] = Saturate<T>(std::nearbyint(e * inv_y_scale / sum) + zp);
+              }
+            }
+          });
     };
     if (x->dtype() == DataType::kUint8) {
       run(y->mutable_data<uint8_t>(), x->data<uint8_t>());
@@ -256,10 +257,10 @@ class QLinearAveragePoolKernel final : public engine::OpKernel {
           }
           const int64_t count = count_include_pad_ ? window_size : valid;
           // The window's dequantized mean (0 for a window with no element), then Y's step.
-          const float mean =
-              count == 0 ? 0.0f
-                         : static_cast<float>(sum - static_cast<int64_t>(x_zp) * valid) *
-                               x_scale / static_cast<float>(count);
+          const float mean = count == 0
+                                 ? 0.0f
+                                 : static_cast<float>(sum - static_cast<int64_t>(x_zp) * valid) *
+                                       x_scale / static_cast<float>(count);
           dst[e] = Saturate<T>(std::nearbyint(mean / y_scale) + y_zp);
         }
       });
@@ -273,8 +274,8 @@ class QLinearAveragePoolKernel final : public engine::OpKernel {
   }
 
  private:
-  QLinearAveragePoolKernel(const KernelInfo& info, WindowAttributes window,
-                           bool count_include_pad, bool channels_last)
+  QLinearAveragePoolKernel(const KernelInfo& info, WindowAttributes window, bool count_include_pad,
+                           bool channels_last)
       : node_(info),
         window_(std::move(window)),
         count_include_pad_(count_include_pad),
