@@ -1,5 +1,6 @@
 #include "engine/qdq_fusion.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@ namespace inferd::engine {
 namespace {
 
 using rewrite::FindAttribute;
+using rewrite::FloatAttribute;
 using rewrite::IntAttribute;
 using rewrite::IsOnnxOp;
 using rewrite::Replace;
@@ -59,17 +61,28 @@ int64_t DqAxis(const Node& dq, size_t rank) {
   return axis;
 }
 
-// Where a QDQ group around MatMul / Conv is; -1 where absent.
+// Where a QDQ group around MatMul / Conv / Gemm is; -1 where absent.
 struct QdqGroup {
   int dq_x = -1, dq_w = -1, dq_bias = -1, q = -1;
+  int float_bias = -1;  // Gemm: a float32 constant bias [N], added after a float-output QGemm
 };
 
-// Matches DQ(x) and DQ(constant W) [and DQ(constant int32 bias)] into node `i` (MatMul or Conv),
-// optionally followed by QuantizeLinear; false where the group cannot be one int8 node.
+// The fused Add of a Gemm's float bias: "<gemm>/QdqFusionBias".
+constexpr char kQdqBiasSuffix[] = "/QdqFusionBias";
+
+// Matches DQ(x) and DQ(constant W) [and DQ(constant int32 bias)] into node `i` (MatMul, Conv or
+// Gemm), optionally followed by QuantizeLinear; false where the group cannot be one int8 node.
 bool MatchQdq(const Graph& g, int i, QdqGroup* m) {
   const Node& op = g.nodes[i];
   const bool conv = IsOnnxOp(op, "Conv");
+  const bool gemm = IsOnnxOp(op, "Gemm");
   if (op.inputs.size() < 2 || op.outputs.size() != 1 || op.outputs[0] < 0) return false;
+  // Gemm: alpha and beta 1 (QGemm's int32 C has no beta; its scale must be x_scale * w_scale).
+  if (gemm &&
+      (FloatAttribute(op, "alpha", 1.0f) != 1.0f || FloatAttribute(op, "beta", 1.0f) != 1.0f)) {
+    return false;
+  }
+  const bool trans_b = gemm && IntAttribute(op, "transB", 0) != 0;
   m->dq_x = ProducerOp(g, op.inputs[0], "DequantizeLinear", op.device);
   m->dq_w = ProducerOp(g, op.inputs[1], "DequantizeLinear", op.device);
   if (m->dq_x < 0 || m->dq_w < 0 || m->dq_x == m->dq_w) return false;
@@ -77,12 +90,14 @@ bool MatchQdq(const Graph& g, int i, QdqGroup* m) {
   const Node& dw = g.nodes[m->dq_w];
   // x: per tensor, 8-bit.
   if (!QdqParamsOk(g, dx, 1) || !Is8Bit(g.values[dx.inputs[0]].type)) return false;
-  // W: a constant, per tensor or per output channel (MatMul: axis 1 of [K, N]; Conv: axis 0).
+  // W: a constant, per tensor or per output channel (MatMul: axis 1 of [K, N]; Conv: axis 0;
+  // Gemm: axis 1 of [K, N], axis 0 of [N, K] with transB).
   const Tensor* w = ConstantInput(g, dw, 0);
   if (w == nullptr || !Is8Bit(w->dtype())) return false;
   const size_t rank = w->shape().rank();
   if (conv ? rank < 3 : rank != 2) return false;
-  const int64_t channels = conv ? w->shape()[0] : w->shape()[1];
+  const int64_t channel_axis = conv || trans_b ? 0 : 1;
+  const int64_t channels = w->shape()[channel_axis];
   if (conv) {
     // Only where the int8 Conv is the fast one: at least 2 outputs per group and 8 products
     // per output (depthwise convolutions stay on the float oneDNN Conv).
@@ -93,19 +108,31 @@ bool MatchQdq(const Graph& g, int i, QdqGroup* m) {
   const Tensor* ws = ConstantInput(g, dw, 1);
   if (ws == nullptr) return false;
   if (ws->NumElements() != 1) {
-    if (DqAxis(dw, rank) != (conv ? 0 : 1) || !QdqParamsOk(g, dw, channels)) return false;
+    if (DqAxis(dw, rank) != channel_axis || !QdqParamsOk(g, dw, channels)) return false;
   } else if (!QdqParamsOk(g, dw, 1)) {
     return false;
   }
-  // Conv's bias: DequantizeLinear of a constant int32 [M] with scale x_scale * w_scale.
-  if (conv && Present(op, 2)) {
+  // Conv's / Gemm's bias: DequantizeLinear of a constant int32 [M] with scale x_scale * w_scale.
+  // A Gemm's may also be a float32 constant [N] (quantize_static leaves the bias of a last,
+  // float-output Gemm so): then the QGemm's float output plus that bias, the QuantizeLinear after
+  // it (if any) left as it is.
+  if (gemm && Present(op, 2) && ProducerOp(g, op.inputs[2], "DequantizeLinear", op.device) < 0) {
+    const Tensor* b = g.values[op.inputs[2]].initializer;
+    if (b == nullptr || b->dtype() != DataType::kFloat32 || b->NumElements() != channels ||
+        b->shape().rank() != 1) {
+      return false;
+    }
+    m->float_bias = op.inputs[2];
+    return true;
+  }
+  if ((conv || gemm) && Present(op, 2)) {
     m->dq_bias = ProducerOp(g, op.inputs[2], "DequantizeLinear", op.device);
     if (m->dq_bias < 0) return false;
     const Node& db = g.nodes[m->dq_bias];
     const Tensor* b = ConstantInput(g, db, 0);
     const Tensor* bs = ConstantInput(g, db, 1);
     if (b == nullptr || b->dtype() != DataType::kInt32 || b->NumElements() != channels ||
-        bs == nullptr || bs->dtype() != DataType::kFloat32) {
+        b->shape().rank() != 1 || bs == nullptr || bs->dtype() != DataType::kFloat32) {
       return false;
     }
     if (Present(db, 2)) {  // a zero point, if any, is int32 zeros
@@ -140,18 +167,21 @@ absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
   const bool qmatmul = registry.HasOp(kOnnxDomain, "QLinearMatMul");
   const bool qconv = registry.HasOp(kOnnxDomain, "QLinearConv");
   const bool to_float = registry.HasOp(kMicrosoftDomain, "MatMulIntegerToFloat");
-  if (!qmatmul && !qconv && !to_float) return 0;
+  const bool qgemm = registry.HasOp(kMicrosoftDomain, "QGemm");
+  if (!qmatmul && !qconv && !to_float && !qgemm) return 0;
   g.RebuildEdges();
   std::vector<bool> keep(g.nodes.size(), true);
   std::vector<std::pair<size_t, Node>> replacements;
+  int fused = 0;  // groups (a float-bias Gemm makes two nodes)
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& op = g.nodes[i];
     const bool conv = IsOnnxOp(op, "Conv");
-    if (!keep[i] || (!conv && !IsOnnxOp(op, "MatMul"))) continue;
+    const bool gemm = IsOnnxOp(op, "Gemm");
+    if (!keep[i] || (!conv && !gemm && !IsOnnxOp(op, "MatMul"))) continue;
     QdqGroup m;
     if (!MatchQdq(g, static_cast<int>(i), &m)) continue;
     const bool requant = m.q >= 0;
-    if (conv ? !qconv : (requant ? !qmatmul : !to_float)) continue;
+    if (gemm ? !qgemm : conv ? !qconv : (requant ? !qmatmul : !to_float)) continue;
     const int dqs[] = {m.dq_x, m.dq_w, m.dq_bias, m.q};
     bool free = true;
     for (int d : dqs) free = free && (d < 0 || keep[d]);
@@ -163,7 +193,65 @@ absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
     f.name = FusedNodeName(op.name, kQdqSuffix);
     f.metadata = op.metadata;
     f.device = op.device;
-    if (requant) {
+    if (gemm && m.float_bias >= 0) {
+      // QGemm with a float Y into a new value, then Add(that, bias) writes the Gemm's output.
+      // The QGemm takes the slot of W's DequantizeLinear, which must go with the group.
+      if (SoleConsumer(g, g.nodes[m.dq_w].outputs[0]) != static_cast<int>(i)) continue;
+      Value v;
+      v.name = FusedNodeName(g.values[op.outputs[0]].name, kQdqSuffix);
+      while (g.FindValue(v.name) >= 0) v.name += "_";
+      v.type = DataType::kFloat32;
+      v.shape = g.values[op.outputs[0]].shape;
+      const int product = g.AddValue(std::move(v));
+      f.op_type = "QGemm";
+      f.domain = kMicrosoftDomain;
+      f.opset = 1;
+      f.inputs = {input(dx, 0), input(dx, 1), input(dx, 2),
+                  input(dw, 0), input(dw, 1), input(dw, 2)};
+      for (const onnx::AttributeProto& a : op.attributes) {
+        if (a.name() == "transA" || a.name() == "transB") f.attributes.push_back(a);
+      }
+      f.outputs = {product};
+      Node add;
+      add.name = FusedNodeName(op.name, kQdqBiasSuffix);
+      add.metadata = op.metadata;
+      add.device = op.device;
+      add.op_type = "Add";
+      add.domain = kOnnxDomain;
+      add.opset = op.opset;
+      add.inputs = {product, m.float_bias};
+      add.outputs = op.outputs;
+      // Two nodes: the QGemm at W's DequantizeLinear's slot (Replace sorts the graph).
+      replacements.emplace_back(static_cast<size_t>(m.dq_w), std::move(f));
+      replacements.emplace_back(i, std::move(add));
+      ++fused;
+      keep[i] = false;
+      for (int d : {m.dq_x, m.dq_w}) {
+        if (SoleConsumer(g, g.nodes[d].outputs[0]) == static_cast<int>(i)) keep[d] = false;
+      }
+      continue;
+    }
+    if (gemm) {
+      // com.microsoft QGemm: the int32 bias as C; y_scale / y_zero_point only with the
+      // QuantizeLinear (else a float Y). transA / transB carry over (alpha and beta are 1).
+      f.op_type = "QGemm";
+      f.domain = kMicrosoftDomain;
+      f.opset = 1;
+      f.inputs = {input(dx, 0), input(dx, 1), input(dx, 2), input(dw, 0), input(dw, 1),
+                  input(dw, 2), m.dq_bias >= 0 ? g.nodes[m.dq_bias].inputs[0] : -1};
+      for (const onnx::AttributeProto& a : op.attributes) {
+        if (a.name() == "transA" || a.name() == "transB") f.attributes.push_back(a);
+      }
+      if (requant) {
+        const Node& q = g.nodes[m.q];
+        f.inputs.push_back(input(q, 1));
+        f.inputs.push_back(input(q, 2));
+        f.outputs = q.outputs;
+      } else {
+        if (m.dq_bias < 0) f.inputs.pop_back();
+        f.outputs = op.outputs;
+      }
+    } else if (requant) {
       const Node& q = g.nodes[m.q];
       f.op_type = conv ? "QLinearConv" : "QLinearMatMul";
       f.domain = kOnnxDomain;
@@ -182,6 +270,7 @@ absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
       f.outputs = op.outputs;
     }
     replacements.emplace_back(i, std::move(f));
+    ++fused;
     keep[i] = false;
     if (requant) keep[m.q] = false;
     // A DequantizeLinear read only by this group goes with it.
@@ -189,8 +278,11 @@ absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
       if (d >= 0 && SoleConsumer(g, g.nodes[d].outputs[0]) == static_cast<int>(i)) keep[d] = false;
     }
   }
+  // Replace walks the positions in order (a float-bias Gemm put its QGemm at an earlier one).
+  std::stable_sort(replacements.begin(), replacements.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   INFERD_RETURN_IF_ERROR(Replace(g, keep, replacements));
-  return static_cast<int>(replacements.size());
+  return fused;
 }
 
 }  // namespace inferd::engine

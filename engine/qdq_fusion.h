@@ -1,9 +1,11 @@
 // The QDQ fusion, pass 1 of ApplyFusions (engine/rewrites.h): DequantizeLinear(x) and
 // DequantizeLinear(constant W) into MatMul / Conv, then QuantizeLinear, become QLinearMatMul /
 // QLinearConv (a Conv bias from DequantizeLinear of an int32 constant becomes its B); a MatMul
-// without the QuantizeLinear becomes com.microsoft MatMulIntegerToFloat. x per tensor, W per
-// tensor or per output channel; the DequantizeLinear nodes go with the group when it is their
-// only reader. Fused nodes are named "<op>/QdqFusion". Internal to //engine.
+// without the QuantizeLinear becomes com.microsoft MatMulIntegerToFloat; a Gemm (alpha, beta 1)
+// becomes com.microsoft QGemm with or without the QuantizeLinear (an int32 DequantizeLinear bias
+// as its C; a float constant bias added after a float-output QGemm, "<op>/QdqFusionBias"). x per
+// tensor, W per tensor or per output channel; the DequantizeLinear nodes go with the group when
+// it is their only reader. Fused nodes are named "<op>/QdqFusion". Internal to //engine.
 #ifndef INFERD_ENGINE_QDQ_FUSION_H_
 #define INFERD_ENGINE_QDQ_FUSION_H_
 

@@ -94,6 +94,80 @@ void MatMulToFloat(InferenceContext& ctx) {
   onnx::updateOutputShape(ctx, 0, out);
 }
 
+// QGemm: [M, N] from A ([M, K] or [K, M] with transA) and B ([K, N] or [N, K] with transB);
+// y_zero_point's type when it is given, else uint8 with a y_scale (as QuantizeLinear), else
+// float32.
+void QGemmInfer(InferenceContext& ctx) {
+  if (ctx.getNumInputs() > 8 && ctx.getInputType(8) != nullptr) {
+    onnx::propagateElemTypeFromInputToOutput(ctx, 8, 0);
+  } else if (ctx.getNumInputs() > 7 && ctx.getInputType(7) != nullptr) {
+    onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::UINT8);
+  } else {
+    onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::FLOAT);
+  }
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 3)) return;
+  const TensorShapeProto& a = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto& b = onnx::getInputShape(ctx, 3);
+  if (a.dim_size() != 2 || b.dim_size() != 2) fail_shape_inference("A and B must be 2-D");
+  const bool ta = onnx::getAttribute(ctx, "transA", 0) != 0;
+  const bool tb = onnx::getAttribute(ctx, "transB", 0) != 0;
+  TensorShapeProto out;
+  *out.add_dim() = a.dim(ta ? 1 : 0);
+  *out.add_dim() = b.dim(tb ? 0 : 1);
+  onnx::updateOutputShape(ctx, 0, out);
+}
+
+// QLinearAveragePool: X's type; [N, C, out...] (or [N, out..., C] with channels_last), the
+// spatial sizes as AveragePool's where X's are known and the pads explicit (NOTSET / VALID).
+void AveragePoolInfer(InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const TensorShapeProto& in = onnx::getInputShape(ctx, 0);
+  const int rank = in.dim_size();
+  if (rank < 3) fail_shape_inference("X must be [N, C, spatial...] (rank >= 3)");
+  const bool last = onnx::getAttribute(ctx, "channels_last", 0) != 0;
+  const int first = last ? 1 : 2, sd = rank - 2;
+  std::vector<int64_t> kernel, strides, pads;
+  if (const AttributeProto* a = ctx.getAttribute("kernel_shape")) {
+    kernel.assign(a->ints().begin(), a->ints().end());
+  }
+  if (const AttributeProto* a = ctx.getAttribute("strides")) {
+    strides.assign(a->ints().begin(), a->ints().end());
+  }
+  if (const AttributeProto* a = ctx.getAttribute("pads")) {
+    pads.assign(a->ints().begin(), a->ints().end());
+  }
+  if (static_cast<int>(kernel.size()) != sd) {
+    fail_shape_inference("kernel_shape needs ", sd, " dims");
+  }
+  const std::string auto_pad = onnx::getAttribute(ctx, "auto_pad", std::string("NOTSET"));
+  const bool ceil = onnx::getAttribute(ctx, "ceil_mode", 0) != 0;
+  TensorShapeProto out = in;
+  for (int d = 0; d < sd; ++d) {
+    auto* dim = out.mutable_dim(first + d);
+    const auto& src = in.dim(first + d);
+    const int64_t stride = static_cast<int>(strides.size()) == sd ? strides[d] : 1;
+    if (!src.has_dim_value() || stride < 1) {
+      dim->Clear();
+      continue;
+    }
+    const int64_t x = src.dim_value();
+    int64_t size = 0;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      size = (x + stride - 1) / stride;
+    } else {
+      const bool explicit_pads = auto_pad == "NOTSET" && static_cast<int>(pads.size()) == 2 * sd;
+      const int64_t span = x + (explicit_pads ? pads[d] + pads[d + sd] : 0) - kernel[d];
+      if (span < 0) fail_shape_inference("the window is larger than the padded input");
+      size = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+      if (ceil && (size - 1) * stride >= x + (explicit_pads ? pads[d] : 0)) --size;
+    }
+    dim->clear_dim_param();
+    dim->set_dim_value(size);
+  }
+  onnx::updateOutputShape(ctx, 0, out);
+}
+
 void RegisterAll() {
   SchemaFamily::EnsureMicrosoftDomain();
   for (const char* op : {"QLinearAdd", "QLinearMul"}) {
@@ -193,6 +267,53 @@ void RegisterAll() {
       .TypeConstraint("T1", kScale, "")
       .TypeConstraint("T2", kQuantized, "");
   family.Add(std::move(dynamic));
+  OpSchema qgemm = family.New("QGemm", kMicrosoftDomain, 1, kOrt);
+  qgemm.TypeAndShapeInferenceFunction(QGemmInfer);
+  qgemm.Input(0, "A", "", "TA")
+      .Input(1, "a_scale", "", "T")
+      .Input(2, "a_zero_point", "", "TA")
+      .Input(3, "B", "", "TB")
+      .Input(4, "b_scale", "", "T")
+      .Input(5, "b_zero_point", "", "TB")
+      .Input(6, "C", "", "TC", OpSchema::Optional)
+      .Input(7, "y_scale", "", "T", OpSchema::Optional)
+      .Input(8, "y_zero_point", "", "TYZ", OpSchema::Optional)
+      .Output(0, "Y", "", "TY")
+      .Attr("alpha", "", AttributeProto::FLOAT, 1.0f)
+      .Attr("transA", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("transB", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .TypeConstraint("T", kScale, "")
+      .TypeConstraint("TA", kQuantized, "")
+      .TypeConstraint("TB", kQuantized, "")
+      .TypeConstraint("TC", {"tensor(int32)"}, "")
+      .TypeConstraint("TYZ", kQuantized, "")
+      .TypeConstraint("TY", {"tensor(float)", "tensor(uint8)", "tensor(int8)"}, "");
+  family.Add(std::move(qgemm));
+  OpSchema softmax = Schema("QLinearSoftmax", SameAsInput0);
+  softmax.Input(0, "X", "", "T")
+      .Input(1, "X_scale", "", "F")
+      .Input(2, "x_zero_point", "", "T", OpSchema::Optional)
+      .Input(3, "y_scale", "", "F")
+      .Input(4, "y_zero_point", "", "T")
+      .Output(0, "Y", "", "T")
+      .Attr("axis", "", AttributeProto::INT, /*required=*/false)
+      .Attr("opset", "", AttributeProto::INT, /*required=*/true);
+  family.Add(std::move(softmax));
+  OpSchema avg = Schema("QLinearAveragePool", AveragePoolInfer);
+  avg.Input(0, "X", "", "T")
+      .Input(1, "x_scale", "", "F")
+      .Input(2, "x_zero_point", "", "T", OpSchema::Optional)
+      .Input(3, "y_scale", "", "F")
+      .Input(4, "y_zero_point", "", "T", OpSchema::Optional)
+      .Output(0, "Y", "", "T")
+      .Attr("auto_pad", "", AttributeProto::STRING, std::string("NOTSET"))
+      .Attr("kernel_shape", "", AttributeProto::INTS, /*required=*/true)
+      .Attr("strides", "", AttributeProto::INTS, /*required=*/false)
+      .Attr("pads", "", AttributeProto::INTS, /*required=*/false)
+      .Attr("ceil_mode", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("count_include_pad", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("channels_last", "", AttributeProto::INT, static_cast<int64_t>(0));
+  family.Add(std::move(avg));
 }
 
 }  // namespace

@@ -19,8 +19,9 @@
 //   - QDQ (first): DequantizeLinear(x) and DequantizeLinear(constant W) into MatMul / Conv, then
 //     QuantizeLinear -> QLinearMatMul / QLinearConv (a Conv bias from DequantizeLinear of an int32
 //     constant with scale x_scale * w_scale becomes its B); MatMul without the QuantizeLinear ->
-//     com.microsoft::MatMulIntegerToFloat. x per tensor, W per tensor or per output channel.
-//     A DequantizeLinear with other readers stays for them.
+//     com.microsoft::MatMulIntegerToFloat; Gemm -> com.microsoft::QGemm (engine/qdq_fusion.h).
+//     x per tensor, W per tensor or per output channel. A DequantizeLinear with other readers
+//     stays for them.
 // The intermediate between the pair must have no other reader and must not be a graph output.
 #ifndef INFERD_ENGINE_REWRITES_H_
 #define INFERD_ENGINE_REWRITES_H_

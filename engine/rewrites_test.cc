@@ -342,5 +342,150 @@ TEST(RewritesTest, NoQdqFusionWhenTheWeightsAreNotConstant) {
   EXPECT_EQ(m.g->nodes.size(), 5u);
 }
 
+// x[2,8] -> Q -> DQ -> Gemm(., DQ(wq[4,8] int8), DQ(bq[4] int32), transB=1) [-> Q -> y uint8]
+// (the form quantize_static writes for a Linear layer).
+struct QdqGemm {
+  GraphBuilder b;
+  Graph* g;
+  float scale = 0.1f, bias_scale = 0.1f * 0.1f;
+  uint8_t u8_zp = 128;
+  int8_t s8_zp = 0;
+  int32_t s32_zp = 0;
+  int8_t w[32] = {};
+  int32_t bias[4] = {1, -2, 3, -4};
+  float float_bias[4] = {0.5f, -1.0f, 2.0f, 0.0f};
+  Tensor xs, xz, wq, wz, bq, bs, bz, bf;
+  // float_bias: the Gemm reads a float32 constant bias instead of DequantizeLinear(bq).
+  explicit QdqGemm(bool requant, float alpha = 1.0f, bool use_float_bias = false) {
+    b.Input("x", {2, 8});
+    b.Weight("xs", {}).Weight("xz", {}).Weight("wz", {}).Weight("ys", {}).Weight("yz", {});
+    b.Weight("wq", {4, 8}).Weight("bq", {4}).Weight("bs", {}).Weight("bz", {}).Weight("bf", {4});
+    b.Node("/fc/qx", "QuantizeLinear", {"x", "xs", "xz"}, {"xq"}, {2, 8});
+    b.Node("/fc/dqx", "DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}, {2, 8});
+    b.Node("/fc/dqw", "DequantizeLinear", {"wq", "xs", "wz"}, {"wd"}, {4, 8});
+    if (!use_float_bias) b.Node("/fc/dqb", "DequantizeLinear", {"bq", "bs", "bz"}, {"bd"}, {4});
+    const int gemm = b.Node("/fc/gemm", "Gemm", {"xd", "wd", use_float_bias ? "bf" : "bd"},
+                            {requant ? "h" : "y"}, {2, 4});
+    if (requant) b.Node("/fc/qy", "QuantizeLinear", {"h", "ys", "yz"}, {"y"}, {2, 4});
+    b.Output("y");
+    g = &b.graph();
+    onnx::AttributeProto trans_b;
+    trans_b.set_name("transB");
+    trans_b.set_type(onnx::AttributeProto::INT);
+    trans_b.set_i(1);
+    g->nodes[gemm].attributes.push_back(trans_b);
+    if (alpha != 1.0f) {
+      onnx::AttributeProto a;
+      a.set_name("alpha");
+      a.set_type(onnx::AttributeProto::FLOAT);
+      a.set_f(alpha);
+      g->nodes[gemm].attributes.push_back(a);
+    }
+    xs = Tensor::Borrowed(DataType::kFloat32, Shape{}, &scale);
+    xz = Tensor::Borrowed(DataType::kUint8, Shape{}, &u8_zp);
+    wq = Tensor::Borrowed(DataType::kInt8, Shape{4, 8}, w);
+    wz = Tensor::Borrowed(DataType::kInt8, Shape{}, &s8_zp);
+    bq = Tensor::Borrowed(DataType::kInt32, Shape{4}, bias);
+    bs = Tensor::Borrowed(DataType::kFloat32, Shape{}, &bias_scale);
+    bz = Tensor::Borrowed(DataType::kInt32, Shape{}, &s32_zp);
+    bf = Tensor::Borrowed(DataType::kFloat32, Shape{4}, float_bias);
+    for (const auto& [name, t] : std::map<std::string, const Tensor*>{
+             {"xs", &xs}, {"ys", &xs}, {"xz", &xz}, {"yz", &xz}, {"wq", &wq}, {"wz", &wz},
+             {"bq", &bq}, {"bs", &bs}, {"bz", &bz}, {"bf", &bf}}) {
+      Value& v = g->values[g->FindValue(name)];
+      v.initializer = t;
+      v.type = t->dtype();
+    }
+    g->values[g->FindValue("xq")].type = DataType::kUint8;
+    if (requant) g->values[g->FindValue("y")].type = DataType::kUint8;
+  }
+};
+
+KernelRegistry QGemmRegistry() {
+  KernelRegistry registry;
+  EXPECT_TRUE(registry.Register(Def(kMicrosoftDomain, "QGemm")).ok());
+  return registry;
+}
+
+TEST(RewritesTest, QdqGemmBecomesQGemmWithTheInt32BiasAsC) {
+  QdqGemm m(/*requant=*/true);
+  KernelRegistry registry = QGemmRegistry();
+  DerivedWeights derived;
+  absl::StatusOr<int> fused = ApplyFusions(*m.g, registry, derived);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_EQ(*fused, 1);
+  ASSERT_EQ(m.g->nodes.size(), 2u);  // the QuantizeLinear of x stays
+  const Node& f = m.g->nodes[1];
+  EXPECT_EQ(f.name, std::string("/fc/gemm") + kQdqSuffix);
+  EXPECT_EQ(f.op_type, "QGemm");
+  EXPECT_EQ(f.domain, kMicrosoftDomain);
+  const char* want[] = {"xq", "xs", "xz", "wq", "xs", "wz", "bq", "ys", "yz"};
+  ASSERT_EQ(f.inputs.size(), 9u);
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(m.g->values[f.inputs[i]].name, want[i]) << i;
+  EXPECT_EQ(m.g->values[f.outputs[0]].name, "y");
+  ASSERT_EQ(f.attributes.size(), 1u);
+  EXPECT_EQ(f.attributes[0].name(), "transB");
+  EXPECT_EQ(f.attributes[0].i(), 1);
+  EXPECT_TRUE(m.g->Validate().ok());
+}
+
+TEST(RewritesTest, QdqGemmWithoutQuantizeBecomesFloatOutputQGemm) {
+  QdqGemm m(/*requant=*/false);
+  KernelRegistry registry = QGemmRegistry();
+  DerivedWeights derived;
+  ASSERT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 1);
+  ASSERT_EQ(m.g->nodes.size(), 2u);
+  const Node& f = m.g->nodes[1];
+  EXPECT_EQ(f.op_type, "QGemm");
+  ASSERT_EQ(f.inputs.size(), 7u);  // no y_scale / y_zero_point: float Y
+  EXPECT_EQ(m.g->values[f.inputs[6]].name, "bq");
+  EXPECT_EQ(m.g->values[f.outputs[0]].name, "y");
+}
+
+// quantize_static leaves a last Gemm's float bias as it is: QGemm (float Y) + Add(bias), the
+// QuantizeLinear after it (if any) staying.
+TEST(RewritesTest, QdqGemmWithAFloatBiasBecomesQGemmThenAdd) {
+  for (bool requant : {false, true}) {
+    QdqGemm m(requant, /*alpha=*/1.0f, /*use_float_bias=*/true);
+    KernelRegistry registry = QGemmRegistry();
+    DerivedWeights derived;
+    absl::StatusOr<int> fused = ApplyFusions(*m.g, registry, derived);
+    ASSERT_TRUE(fused.ok()) << fused.status();
+    EXPECT_EQ(*fused, 1);
+    // Q(x), QGemm, Add [, Q(h)].
+    ASSERT_EQ(m.g->nodes.size(), requant ? 4u : 3u);
+    const Node& q = m.g->nodes[1];
+    const Node& add = m.g->nodes[2];
+    EXPECT_EQ(q.op_type, "QGemm");
+    EXPECT_EQ(q.name, std::string("/fc/gemm") + kQdqSuffix);
+    ASSERT_EQ(q.inputs.size(), 6u);
+    EXPECT_EQ(m.g->values[q.inputs[3]].name, "wq");
+    EXPECT_EQ(add.op_type, "Add");
+    EXPECT_EQ(OriginalNodeName(add.name), "/fc/gemm");
+    ASSERT_EQ(add.inputs.size(), 2u);
+    EXPECT_EQ(add.inputs[0], q.outputs[0]);
+    EXPECT_EQ(m.g->values[add.inputs[1]].name, "bf");
+    EXPECT_EQ(m.g->values[add.outputs[0]].name, requant ? "h" : "y");
+    EXPECT_EQ(m.g->values[q.outputs[0]].type, DataType::kFloat32);
+    EXPECT_TRUE(m.g->Validate().ok());
+  }
+}
+
+TEST(RewritesTest, NoQdqGemmFusionWithAlphaOrAMismatchedBiasScale) {
+  {
+    QdqGemm m(/*requant=*/true, /*alpha=*/0.5f);
+    KernelRegistry registry = QGemmRegistry();
+    DerivedWeights derived;
+    EXPECT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 0);
+  }
+  {
+    QdqGemm m(/*requant=*/true);
+    m.bias_scale = 0.02f;  // not x_scale * w_scale
+    KernelRegistry registry = QGemmRegistry();
+    DerivedWeights derived;
+    EXPECT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 0);
+  }
+}
+
 }  // namespace
 }  // namespace inferd::engine

@@ -109,6 +109,8 @@ const Family kFamilies[] = {
     // Quantization (docs/quantization.md).
     {"QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear", QuantizeKernelDefs},
     {"MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv", IntegerMatMulKernelDefs},
+    {"com.microsoft QGemm", QGemmKernelDefs},
+    {"com.microsoft QLinearSoftmax, QLinearAveragePool", QLinearSoftmaxPoolKernelDefs},
     {"com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, "
      "QLinearGlobalAveragePool",
      QLinearContribKernelDefs},

@@ -3,9 +3,10 @@ DequantizeLinear (opsets 10, 13, 19, 21; per tensor, per axis, blocked; int8, ui
 uint16, int32; with and without zero points), DynamicQuantizeLinear, MatMulInteger and
 ConvInteger (uint8 / int8, zero points scalar and per column / per channel), and small whole
 models quantized by onnxruntime.quantization (quantize_dynamic; quantize_static in QDQ format)
-from a float MLP and CNN built here (QOperator format: the CNN only; the MLP's has com.microsoft
-QGemm, which inferd lacks), and the com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
-QLinearLeakyRelu and QLinearGlobalAveragePool.
+from a float MLP and CNN built here (QDQ and QOperator formats; the MLP's QOperator form has
+com.microsoft QGemm), the com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
+QLinearLeakyRelu, QLinearGlobalAveragePool and QGemm, and hand-built QDQ groups around MatMul,
+Conv and Gemm that inferd fuses at load.
 
 Tolerances: integer outputs are always compared exactly (the runner compares every integer type
 bit for bit). Float outputs of DequantizeLinear are exact as well (one multiply in float32, as
@@ -370,6 +371,114 @@ def contrib_cases(w):
                     rtol=0, atol=1)
 
 
+def qgemm_cases(w):
+    """com.microsoft QGemm: u8 x s8, u8 x u8, s8 x s8; transA / transB; b_scale and b_zero_point
+    per tensor and per column; the int32 C absent, [N], scalar, [M, 1], [M, N]; alpha; a
+    constant B (prepacked) and a B fed at run time; Y quantized (uint8 / int8 y_zero_point) or
+    float32 (no y_scale). Exact: the int32 sums are exact on both sides and the multiplier
+    alpha * a_scale * b_scale[n] / y_scale is formed in the same order."""
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    F = numpy_helper.from_array
+    m_, k_, n_ = 5, 24, 7
+    cases = [  # (at, bt, transA, transB, per column, C shape, alpha, out, B constant)
+        (U8, S8, 0, 1, False, (n_,), 1.0, U8, True),
+        (U8, S8, 0, 0, True, None, 1.0, U8, True),
+        (U8, S8, 1, 1, True, (m_, n_), 0.5, U8, True),
+        (U8, S8, 0, 1, True, (n_,), 1.0, None, True),
+        (U8, S8, 1, 0, False, (), 2.0, None, False),
+        (U8, U8, 0, 1, False, (m_, 1), 1.0, U8, True),
+        (U8, U8, 0, 0, True, (n_,), 1.0, U8, False),
+        (U8, U8, 0, 1, True, None, 1.0, None, True),
+        (S8, S8, 0, 1, False, (1, n_), 1.0, S8, True),
+        (S8, S8, 1, 1, True, (n_,), 1.0, S8, False),
+        (S8, S8, 0, 0, True, (m_, n_), 1.0, None, True),
+    ]
+    for at, bt, ta, tb, per, c_shape, alpha, out, const_b in cases:
+        a_shape = (k_, m_) if ta else (m_, k_)
+        b_shape = (n_, k_) if tb else (k_, n_)
+        b = (weights if at == U8 else ints)(bt, b_shape)
+        cols = (n_,) if per else ()
+        b_scale = rng.uniform(0.002, 0.01, cols).astype(np.float32)
+        if bt == S8:
+            b_zp = np.asarray(ints(S8, cols) // 16, np.int8)
+        else:
+            b_zp = np.asarray(rng.integers(100, 156, cols), np.uint8)
+        a_zp = np.array(rng.integers(0, 255) if at == U8 else rng.integers(-20, 20), NP[at])
+        inits = [F(np.array(0.05, np.float32), "as"), F(a_zp, "az"), F(b_scale, "bs"),
+                 F(b_zp, "bz")]
+        inputs = [("a", at, a_shape)]
+        feeds = {"a": ints(at, a_shape)}
+        if const_b:
+            inits.append(F(b, "b"))
+        else:
+            inputs.append(("b", bt, b_shape))
+            feeds["b"] = b
+        order = ["a", "as", "az", "b", "bs", "bz"]
+        if c_shape is not None:
+            inits.append(F(rng.integers(-5000, 5000, c_shape).astype(np.int32), "c"))
+            order.append("c")
+        elif out is not None:
+            order.append("")
+        if out is not None:
+            inits += [F(np.array(0.3, np.float32), "ys"),
+                      F(np.array(128 if out == U8 else -5, NP[out]), "yz")]
+            order += ["ys", "yz"]
+        m = ms_model("QGemm", inputs, inits, TensorProto.FLOAT if out is None else out,
+                     order=order, alpha=alpha, transA=ta, transB=tb)
+        c_tag = "none" if c_shape is None else "x".join(map(str, c_shape)) or "scalar"
+        out_tag = "float" if out is None else "u8" if out == U8 else "s8"
+        tag = (f"{'u' if at == U8 else 's'}{'u' if bt == U8 else 's'}_t{ta}{tb}"
+               f"{'_percol' if per else ''}_c{c_tag}{'' if alpha == 1.0 else '_alpha'}_{out_tag}"
+               f"{'' if const_b else '_bfed'}")
+        w.write(f"qgemm_{tag}", m, feeds, rtol=1e-6, atol=1e-6)
+
+
+def softmax_pool_cases(w):
+    """com.microsoft QLinearSoftmax (opset 13: along `axis`, last and middle; opset 12: the
+    [outer, rest] rows) and QLinearAveragePool (2-D NCHW and channels_last, pads with and
+    without count_include_pad, ceil_mode, strides, 1-D, SAME_UPPER), uint8 and int8. Tolerance:
+    one step (ORT's softmax table and pool sums round differently). ORT's int8 softmax does not
+    saturate: a result above 127 wraps (256 steps of 1/256 with zero point -128 become -128),
+    where inferd saturates. So the int8 cases keep every result in range (probabilities below
+    255.5 steps at y_scale 1/256; y_scale 0.004 instead of 0.002); the uint8 ones saturate."""
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    for qt in (U8, S8):
+        tag = "u8" if qt == U8 else "s8"
+        zp = lambda name, v: numpy_helper.from_array(np.array(v, NP[qt]), name)  # noqa: E731
+        sc = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)  # noqa: E731
+        for opset, axis, shape, xs, ys in ((13, -1, (3, 10), 0.02, 1.0 / 256),
+                                           (13, 1, (2, 5, 4), 0.02, 1.0 / 256),
+                                           (12, 1, (2, 3, 4), 0.02, 1.0 / 256),
+                                           (13, -1, (4, 33), 0.08,
+                                            0.002 if qt == U8 else 0.004)):
+            inits = [sc("xs", xs), zp("xz", 120 if qt == U8 else -3), sc("ys", ys),
+                     zp("yz", 0 if qt == U8 else -128)]
+            m = ms_model("QLinearSoftmax", [("x", qt, shape)], inits, qt,
+                         order=["x", "xs", "xz", "ys", "yz"], axis=axis, opset=opset)
+            label = "x".join(map(str, shape))
+            w.write(f"qlinearsoftmax_{tag}_op{opset}_axis{axis}_{label}", m,
+                    {"x": ints(qt, shape)}, rtol=0, atol=1)
+        for name, shape, attrs in (
+                ("k3s2p1", (2, 3, 9, 8), dict(kernel_shape=[3, 3], strides=[2, 2],
+                                              pads=[1, 1, 1, 1])),
+                ("k3s2p1_incl", (2, 3, 9, 8), dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                   pads=[1, 1, 1, 1], count_include_pad=1)),
+                ("k2_ceil", (1, 4, 7, 7), dict(kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)),
+                ("k3_ceil_incl", (1, 2, 8, 6), dict(kernel_shape=[3, 2], strides=[2, 2],
+                                                    pads=[1, 0, 1, 1], ceil_mode=1,
+                                                    count_include_pad=1)),
+                ("k3s2p1_nhwc", (2, 9, 8, 5), dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                   pads=[1, 1, 1, 1], channels_last=1)),
+                ("same_upper", (1, 3, 7, 6), dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                  auto_pad="SAME_UPPER")),
+                ("1d", (2, 3, 11), dict(kernel_shape=[4], strides=[3], pads=[2, 1]))):
+            inits = [sc("xs", 0.05), zp("xz", 100 if qt == U8 else -7), sc("ys", 0.03),
+                     zp("yz", 110 if qt == U8 else 3)]
+            m = ms_model("QLinearAveragePool", [("x", qt, shape)], inits, qt,
+                         order=["x", "xs", "xz", "ys", "yz"], **attrs)
+            w.write(f"qlinearaveragepool_{tag}_{name}", m, {"x": ints(qt, shape)}, rtol=0, atol=1)
+
+
 def float_mlp():
     """x [4, 16] -> MatMul 16x32 + Add -> Relu -> Gemm 32x10 (transB) -> y."""
     w1 = numpy_helper.from_array(f32(16, 32, scale=0.3), "w1")
@@ -460,15 +569,15 @@ def model_cases(w):
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)),
                     ("qdq_u8u8", lambda d: quantize_static(
                         src, d, Reader(shape), quant_format=QuantFormat.QDQ,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QUInt8))]
-        if name == "cnn":  # the MLP's QOperator form has QGemm, which inferd lacks
-            variants += [("qoperator", lambda d: quantize_static(
-                src, d, Reader(shape), quant_format=QuantFormat.QOperator,
-                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)),
-                         ("qoperator_perchannel", lambda d: quantize_static(
-                             src, d, Reader(shape), quant_format=QuantFormat.QOperator,
-                             per_channel=True, reduce_range=True,
-                             activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8))]
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QUInt8)),
+                    # QOperator: the MLP's Gemm becomes com.microsoft QGemm.
+                    ("qoperator", lambda d: quantize_static(
+                        src, d, Reader(shape), quant_format=QuantFormat.QOperator,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)),
+                    ("qoperator_perchannel", lambda d: quantize_static(
+                        src, d, Reader(shape), quant_format=QuantFormat.QOperator,
+                        per_channel=True, reduce_range=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8))]
 
         for variant, make in variants:
             dst = os.path.join(tmp, f"{name}_{variant}.onnx")
@@ -635,6 +744,57 @@ def qdq_fusion_cases(w):
                 w.write(label, m, {"x": f32(*xs_shape)}, rtol=0.0, atol=1.01 * 0.1)
 
 
+def qdq_gemm_cases(w):
+    """DQ(x) and DQ(constant W) -> Gemm [with DQ(int32 bias)] [-> Q], which inferd fuses into
+    com.microsoft QGemm: transB 1 (a Linear layer, W [N, K], per channel on axis 0) and 0 (W
+    [K, N], axis 1), per tensor and per channel, int8 and uint8 W, with and without the bias (an
+    int32 DequantizeLinear, or a float constant: QGemm then Add) and the QuantizeLinear (float
+    output). Tolerance: one output step (ORT runs them unfused)."""
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    F = numpy_helper.from_array
+    m_, k_, n_ = 5, 32, 8
+    for wt, tb, per, bias, requant in ((S8, 1, False, True, True), (S8, 1, True, True, True),
+                                       (S8, 0, True, False, True), (U8, 1, True, True, True),
+                                       (S8, 1, True, True, False), (U8, 0, False, False, False),
+                                       (S8, 1, True, "float", False),
+                                       (U8, 0, False, "float", True)):
+        wq = weights(wt, (n_, k_) if tb else (k_, n_))
+        ws = rng.uniform(0.005, 0.02, n_ if per else ()).astype(np.float32)
+        wzp = (np.zeros(n_ if per else (), np.int8) if wt == S8 else
+               np.asarray(ints(wt, (n_,) if per else ()) // 4 + 64, np.uint8))
+        inits = [F(np.array(0.02, np.float32), "xs"), F(np.array(128, np.uint8), "xz"),
+                 F(wq, "wq"), F(ws, "ws"), F(wzp, "wz"),
+                 F(np.array(0.05, np.float32), "ys"), F(np.array(110, np.uint8), "yz")]
+        nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+                 helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+                 helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"],
+                                  axis=0 if tb else 1)]
+        gemm_in = ["xd", "wd"]
+        if bias == "float":
+            inits.append(F(f32(n_, scale=0.5), "bf"))
+            gemm_in.append("bf")
+        elif bias:
+            bs = (np.float32(0.02) * ws).astype(np.float32)
+            inits += [F(rng.integers(-3000, 3000, n_).astype(np.int32), "bq"),
+                      F(bs if per else np.array(bs, np.float32), "bs"),
+                      F(np.zeros(n_ if per else (), np.int32), "bz")]
+            nodes.append(helper.make_node("DequantizeLinear", ["bq", "bs", "bz"], ["bd"], axis=0))
+            gemm_in.append("bd")
+        if requant:
+            nodes += [helper.make_node("Gemm", gemm_in, ["h"], transB=tb),
+                      helper.make_node("QuantizeLinear", ["h", "ys", "yz"], ["hq"]),
+                      helper.make_node("DequantizeLinear", ["hq", "ys", "yz"], ["y"])]
+            tol = dict(rtol=0.0, atol=1.01 * 0.05)
+        else:
+            nodes.append(helper.make_node("Gemm", gemm_in, ["y"], transB=tb))
+            tol = dict(rtol=1e-4, atol=1e-4)
+        m = qdq_graph(nodes, inits, (m_, k_))
+        label = (f"qdq_gemm_{'s8' if wt == S8 else 'u8'}_tb{tb}{'_perch' if per else ''}"
+                 f"{'_floatbias' if bias == 'float' else '_bias' if bias else ''}"
+                 f"{'' if requant else '_float'}")
+        w.write(label, m, {"x": f32(m_, k_)}, **tol)
+
+
 def lstm_cases(w):
     """quantize_dynamic of an LSTM writes com.microsoft DynamicQuantizeLSTM (int8 W and R, one
     scale and zero point per direction). inferd lowers it to a float LSTM with the weights
@@ -671,8 +831,11 @@ if __name__ == "__main__":
     integer_cases(w)
     qlinear_cases(w)
     contrib_cases(w)
+    qgemm_cases(w)
+    softmax_pool_cases(w)
     model_cases(w)
     onednn_cases(w)
     qdq_fusion_cases(w)
+    qdq_gemm_cases(w)
     lstm_cases(w)
     print(f"wrote {w.count} cases")
