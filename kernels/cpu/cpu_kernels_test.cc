@@ -82,8 +82,8 @@ TEST(CpuKernelsTest, UnsupportedCasesAreExplained) {
   absl::Status s = registry.Explain("", "Conv", 11, "cpu", {DataType::kFloat64}, {}, "conv1");
   EXPECT_NE(s.message().find("does not support element type float64"), std::string::npos) << s;
   EXPECT_EQ(registry.Find("", "Erf", 8, "cpu", {DataType::kFloat32}, {}), nullptr);  // Erf is 9+
-  EXPECT_NE(registry.Find("", "Add", 21, "cpu", {DataType::kFloat32}, {}), nullptr);
-  EXPECT_EQ(registry.Find("", "Add", 22, "cpu", {DataType::kFloat32}, {}), nullptr);  // past 21
+  EXPECT_NE(registry.Find("", "Add", 22, "cpu", {DataType::kFloat32}, {}), nullptr);
+  EXPECT_EQ(registry.Find("", "Add", 23, "cpu", {DataType::kFloat32}, {}), nullptr);  // past 22
   EXPECT_EQ(registry.Find("", "Add", 13, "cuda", {DataType::kFloat32}, {}), nullptr);
   EXPECT_EQ(registry.Find("", "Gather", 13, "cpu", {DataType::kString}, {}), nullptr);
 }
