@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
+#include "kernels/cpu/int8_conv_primitive.h"
 #include "kernels/cpu/int8_matmul_primitive.h"
 #include "kernels/cpu/int8_util.h"
 #include "kernels/cpu/kernel_util.h"
@@ -43,8 +46,19 @@ enum Slot : int {
   kBWork = 1,
   kAccWork = 2,
   kDnnlScratch = 4,  // the int8 primitive's scratchpad
-  kSums = 6,         // column sums of the im2col rows
+  kSums = 6,         // column sums of the im2col rows; the direct path's window sums
+  kDirectWork = 7,   // the direct int8 convolution's regions (Int8ConvPrimitive)
 };
+
+// The direct oneDNN int8 convolution for one shape of x.
+struct DirectPlan {
+  std::shared_ptr<const Int8ConvPrimitive> primitive;
+};
+
+// Whether a constant input is present; nullptr when absent or computed.
+const Tensor* ConstantInput(const KernelInfo& info, int i) {
+  return i < info.num_inputs() && info.input_present(i) ? info.input(i).constant : nullptr;
+}
 
 using namespace int8;  // NOLINT: the shared 8-bit helpers
 
@@ -56,7 +70,7 @@ struct Int8Plan {
 // ConvInteger's geometry for one run.
 struct ConvGeometry {
   int64_t n = 0, c = 0, m = 0, group = 1, cg = 0, mg = 0;
-  Dims in, kernel, out, strides, dilations, pad_begin;
+  Dims in, kernel, out, strides, dilations, pad_begin, pad_end;
   int64_t in_plane = 1, out_plane = 1, taps = 1;
 };
 
@@ -75,6 +89,13 @@ class ConvIntKernel final : public engine::OpKernel {
     const int64_t group = info.GetInt("group", 1);
     if (group < 1) return info.Error(absl::StrCat("group must be >= 1, got ", group));
     auto k = std::unique_ptr<ConvIntKernel>(new ConvIntKernel(info, window, group));
+    if (k->OpenDirect(info)) {
+      k->Note(info, k->fused_ ? "oneDNN int8 convolution, requantized by oneDNN"
+                              : (k->any_fix_ ? "oneDNN int8 convolution to int32, window-sum "
+                                               "correction for the weights' zero point"
+                                             : "oneDNN int8 convolution to int32"));
+      return k;
+    }
     // The oneDNN path (im2col + the int8 matmul, W as the left operand so that the product
     // is already [M, positions]) for constant weights of 1-D / 2-D convolutions: W as int8
     // (uint8 shifted by -128) and each output channel's sum of it, once.
@@ -98,12 +119,16 @@ class ConvIntKernel final : public engine::OpKernel {
         k->constant_w_ = cw;
       }
     }
+    k->Note(info, k->constant_w_ != nullptr ? "im2col + oneDNN int8 matmul" : "own code");
     return k;
   }
 
   size_t PersistentBytes() const override {
-    return wt_.size() + w_sums_.size() * sizeof(int32_t) +
-           cache_.SumBytes([](const Int8Plan& p) { return p.primitive->prepacked_bytes(); });
+    return wt_.size() + w_sums_.size() * sizeof(int32_t) + w8_.size() +
+           fix_.size() * sizeof(int32_t) +
+           cache_.SumBytes([](const Int8Plan& p) { return p.primitive->prepacked_bytes(); }) +
+           direct_cache_.SumBytes(
+               [](const DirectPlan& p) { return p.primitive->prepacked_bytes(); });
   }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
@@ -112,6 +137,12 @@ class ConvIntKernel final : public engine::OpKernel {
     const std::optional<int64_t> x = CheckedProduct(shapes[kX].dims());
     const std::optional<int64_t> w = CheckedProduct(shapes[kW].dims());
     if (!x || !w) return {};
+    if (direct_) {
+      ConvGeometry g;
+      if (Plan(shapes[kX], shapes[kW], &g).ok() && DirectConv(g, shapes[kW], shapes[kX])) {
+        return DirectWorkspace(shapes[kX], g);
+      }
+    }
     if (constant_w_ != nullptr) {
       ConvGeometry g;
       if (Plan(shapes[kX], shapes[kW], &g).ok() && DnnlConv(g, shapes[kW])) {
@@ -168,6 +199,14 @@ class ConvIntKernel final : public engine::OpKernel {
     for (int64_t o : g.out) out_shape.push_back(o);
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, rq.out_type, out_shape));
     if (y->NumElements() == 0) return absl::OkStatus();
+    if (direct_ && DirectConv(g, w->shape(), x->shape())) {
+      if ((x->dtype() == DataType::kInt8) != x_signed_ || w->dtype() != direct_w_type_ ||
+          (fused_ && y->dtype() != y_type_)) {
+        return node_.InvalidArgument(absl::StrCat("x is ", engine::DataTypeName(x->dtype()),
+                                                  ", not the type the model declared"));
+      }
+      return RunDirect(ctx, *x, xzp, g, bias, rq, *y);
+    }
     int32_t* acc = nullptr;
     if (kQLinear) {
       INFERD_ASSIGN_OR_RETURN(void* a, ctx.GetWorkspace(kAccWork));
@@ -192,6 +231,262 @@ class ConvIntKernel final : public engine::OpKernel {
   }
 
  private:
+  // Prints which path the node takes when INFERD_INT8_CONV_LOG is set (benchmarks, checks).
+  static void Note(const KernelInfo& info, const char* path) {
+    if (std::getenv("INFERD_INT8_CONV_LOG") == nullptr) return;
+    std::fprintf(stderr, "inferd: %s '%s': %s\n", kQLinear ? "QLinearConv" : "ConvInteger",
+                 info.node_name().c_str(), path);
+  }
+
+  // The direct path (Int8ConvPrimitive): constant 8-bit w (1-D to 3-D) with a constant or no
+  // w zero point, x's type known at load, a CPU with VNNI. Per output channel the weights are
+  // kept as int8 w - zw when that fits, else as w - c (c = 128 for uint8 w, 0 for int8) with
+  // the factor fix = c - zw: the product then misses fix * (the window's sum of x - zx), which
+  // RunDirect adds (1-D and 2-D only). QLinearConv is requantized by oneDNN ("fused") when
+  // nothing needs that correction and its scales and zero points are constant.
+  bool OpenDirect(const KernelInfo& info) {
+    const Tensor* cw = info.input(kW).constant;
+    const DataType xt = info.input(kX).type;
+    if (!Int8ConvPrimitive::Available() || !Is8Bit(xt) || cw == nullptr || !Is8Bit(cw->dtype()) ||
+        cw->shape().rank() < 3 || cw->shape().rank() > 5 || cw->NumElements() == 0 ||
+        cw->shape()[0] % group_ != 0) {
+      return false;
+    }
+    const int64_t m = cw->shape()[0], per = cw->NumElements() / m;
+    const bool wzp_given = kWzp < info.num_inputs() && info.input_present(kWzp);
+    const Tensor* wzp = ConstantInput(info, kWzp);
+    const bool wzp_per_channel = wzp != nullptr && !IsScalarLike(wzp->shape());
+    if (wzp_given && (wzp == nullptr || wzp->dtype() != cw->dtype() ||
+                      (wzp_per_channel && wzp->shape() != Shape{m}))) {
+      return false;
+    }
+    const bool u8 = cw->dtype() == DataType::kUint8;
+    const int32_t c = u8 ? 128 : 0;
+    // pass 1: the int8 weights and the factors.
+    std::vector<int8_t> w8(cw->NumElements());
+    std::vector<int32_t> fix(m, 0);
+    bool any_fix = false;
+    for (int64_t oc = 0; oc < m; ++oc) {
+      const int32_t zw = wzp == nullptr ? 0 : IntegerAt(*wzp, wzp_per_channel ? oc : 0);
+      int32_t lo = 255, hi = -128;
+      for (int64_t i = oc * per; i < (oc + 1) * per; ++i) {
+        const int32_t v = u8 ? cw->data<uint8_t>()[i] : cw->data<int8_t>()[i];
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+      const bool fits = lo - zw >= -128 && hi - zw <= 127;
+      const int32_t shift = fits ? zw : c;
+      fix[oc] = fits ? 0 : c - zw;
+      any_fix = any_fix || fix[oc] != 0;
+      for (int64_t i = oc * per; i < (oc + 1) * per; ++i) {
+        const int32_t v = u8 ? cw->data<uint8_t>()[i] : cw->data<int8_t>()[i];
+        w8[i] = static_cast<int8_t>(v - shift);
+      }
+    }
+    if (any_fix && cw->shape().rank() == 5) return false;
+    // pass 2: QLinearConv's requantization by oneDNN, where every parameter is constant.
+    if (kQLinear && !any_fix) {
+      const Tensor* xs = ConstantInput(info, kXScale);
+      const Tensor* ws = ConstantInput(info, kWScale);
+      const Tensor* ys = ConstantInput(info, kYScale);
+      const Tensor* xzp = ConstantInput(info, kXzp);
+      const Tensor* yzp = ConstantInput(info, kYzp);
+      const auto is_scale = [](const Tensor* t) {
+        return t != nullptr &&
+               (t->dtype() == DataType::kFloat32 || t->dtype() == DataType::kFloat16 ||
+                t->dtype() == DataType::kBFloat16);
+      };
+      const bool present_xzp = kXzp < info.num_inputs() && info.input_present(kXzp);
+      const bool present_yzp = kYzp < info.num_inputs() && info.input_present(kYzp);
+      if (is_scale(xs) && is_scale(ws) && is_scale(ys) && IsScalarLike(xs->shape()) &&
+          IsScalarLike(ys->shape()) && (IsScalarLike(ws->shape()) || ws->shape() == Shape{m}) &&
+          (!present_xzp || (xzp != nullptr && xzp->dtype() == xt && IsScalarLike(xzp->shape()))) &&
+          (!present_yzp ||
+           (yzp != nullptr && Is8Bit(yzp->dtype()) && IsScalarLike(yzp->shape())))) {
+        const float in_scale = FloatAt(*xs, 0), y_scale = FloatAt(*ys, 0);
+        const bool per_channel = !IsScalarLike(ws->shape());
+        for (int64_t oc = 0; oc < (per_channel ? m : 1); ++oc) {
+          scales_.push_back(in_scale * FloatAt(*ws, oc) / y_scale);  // Requant::ScaleOf's order
+        }
+        x_zp_ = xzp == nullptr ? 0 : static_cast<int32_t>(IntegerAt(*xzp, 0));
+        y_zp_ = yzp == nullptr ? 0 : static_cast<int32_t>(IntegerAt(*yzp, 0));
+        y_type_ = yzp == nullptr ? DataType::kUint8 : yzp->dtype();
+        fused_ = true;
+      }
+    }
+    w8_ = std::move(w8);
+    fix_ = std::move(fix);
+    any_fix_ = any_fix;
+    direct_w_type_ = cw->dtype();
+    direct_w_shape_ = cw->shape();
+    x_signed_ = xt == DataType::kInt8;
+    bias_ = kQLinear && kBias < info.num_inputs() && info.input_present(kBias);
+    direct_ = true;
+    return true;
+  }
+
+  // Whether a node with the direct path open takes it for these shapes (the plan builds).
+  bool DirectConv(const ConvGeometry& g, const Shape& w, const Shape& x) const {
+    if (w != direct_w_shape_ || g.out_plane <= 0 || g.n <= 0) return false;
+    for (int64_t p : g.pad_end) {
+      if (p < 0) return false;
+    }
+    return DirectPlanFor(x, g).ok();
+  }
+
+  absl::StatusOr<std::shared_ptr<const DirectPlan>> DirectPlanFor(const Shape& x,
+                                                                  const ConvGeometry& g) const {
+    const Shape* shapes[] = {&x};
+    return direct_cache_.GetOrCreate(
+        ShapeRefs(shapes, 1), threads_, [&]() -> absl::StatusOr<std::shared_ptr<const DirectPlan>> {
+          Int8ConvSpec spec;
+          spec.n = g.n, spec.c = g.c, spec.m = g.m, spec.group = g.group;
+          spec.in.assign(g.in.begin(), g.in.end());
+          spec.kernel.assign(g.kernel.begin(), g.kernel.end());
+          spec.out.assign(g.out.begin(), g.out.end());
+          spec.strides.assign(g.strides.begin(), g.strides.end());
+          spec.dilations.assign(g.dilations.begin(), g.dilations.end());
+          spec.pad_begin.assign(g.pad_begin.begin(), g.pad_begin.end());
+          spec.pad_end.assign(g.pad_end.begin(), g.pad_end.end());
+          spec.src_signed = x_signed_;
+          spec.bias = bias_;
+          spec.weights = w8_.data();
+          if (fused_) {
+            spec.dst = y_type_ == DataType::kInt8 ? Int8ConvSpec::Dst::kS8 : Int8ConvSpec::Dst::kU8;
+            spec.scales = scales_;
+            spec.src_zp = x_zp_;
+            spec.dst_zp = y_zp_;
+          } else {
+            spec.runtime_src_zp = true;
+          }
+          auto plan = std::make_shared<DirectPlan>();
+          INFERD_ASSIGN_OR_RETURN(plan->primitive, Int8ConvPrimitive::Build(spec, threads_, node_));
+          if (std::getenv("INFERD_INT8_CONV_LOG") != nullptr) {
+            std::fprintf(stderr, "inferd: %s%s for x %s\n", node_.prefix().c_str(),
+                         plan->primitive->Describe().c_str(), x.ToString().c_str());
+          }
+          return std::shared_ptr<const DirectPlan>(std::move(plan));
+        });
+  }
+
+  std::vector<engine::WorkspaceRequirement> DirectWorkspace(const Shape& x,
+                                                            const ConvGeometry& g) const {
+    absl::StatusOr<std::shared_ptr<const DirectPlan>> plan = DirectPlanFor(x, g);
+    if (!plan.ok()) return {};
+    std::vector<engine::WorkspaceRequirement> ws;
+    const size_t bytes = (*plan)->primitive->workspace_bytes();
+    if (bytes != 0) ws.push_back({kDirectWork, bytes});
+    if (kQLinear && !fused_) {
+      const std::optional<int64_t> out = CheckedProduct({g.n, g.m, g.out_plane, 4});
+      if (!out) return {};
+      ws.push_back({kAccWork, static_cast<size_t>(*out)});
+    }
+    if (any_fix_) {
+      const std::optional<int64_t> sums = CheckedProduct({g.group, g.in_plane + g.out_plane, 4});
+      if (!sums) return {};
+      ws.push_back({kSums, static_cast<size_t>(*sums)});
+    }
+    return ws;
+  }
+
+  // The direct path: oneDNN's convolution (requantized, or int32 into y / the accumulator),
+  // then for the int32 forms the weights' zero-point correction and QLinearConv's requantization.
+  absl::Status RunDirect(KernelContext& ctx, const Tensor& x, const Tensor* xzp,
+                         const ConvGeometry& g, const int32_t* bias, const Requant& rq,
+                         Tensor& y) const {
+    INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const DirectPlan> plan, DirectPlanFor(x.shape(), g));
+    void* ws = nullptr;
+    if (plan->primitive->workspace_bytes() != 0) {
+      INFERD_ASSIGN_OR_RETURN(ws, ctx.GetWorkspace(kDirectWork));
+    }
+    const int32_t zx = xzp == nullptr ? 0 : static_cast<int32_t>(IntegerAt(*xzp, 0));
+    if (bias_ && bias == nullptr) return node_.InvalidArgument("B is missing");
+    if (fused_) {
+      return plan->primitive->Execute(ctx.threads(), x.raw_data(), bias, zx, y.raw_mutable_data(),
+                                      ws, node_);
+    }
+    int32_t* acc = nullptr;
+    if (kQLinear) {
+      INFERD_ASSIGN_OR_RETURN(void* a, ctx.GetWorkspace(kAccWork));
+      acc = static_cast<int32_t*>(a);
+    } else {
+      acc = y.mutable_data<int32_t>();
+    }
+    INFERD_RETURN_IF_ERROR(
+        plan->primitive->Execute(ctx.threads(), x.raw_data(), bias, zx, acc, ws, node_));
+    if (any_fix_) {
+      INFERD_ASSIGN_OR_RETURN(void* sums, ctx.GetWorkspace(kSums));
+      AddWindowSums(x, zx, g, static_cast<int32_t*>(sums), acc, ctx.threads());
+    }
+    if (kQLinear) {
+      rq.Apply(acc, y.NumElements(), /*run=*/g.out_plane, /*params=*/g.m, ctx.threads(), y);
+    }
+    return absl::OkStatus();
+  }
+
+  // acc[n, oc, p] += fix[oc] * S[n, group of oc, p], S the window's sum of x - zx over the
+  // group's channels (padding adds 0): per group, first the channel sum T of x - zx at every
+  // input position, then S as the sum of T over each output's taps. 1-D as 2-D of height 1.
+  // `sums` holds [group, in_plane] for T and [group, out_plane] for S. Wrapping int32 sums.
+  void AddWindowSums(const Tensor& x, int32_t zx, const ConvGeometry& g, int32_t* sums,
+                     int32_t* acc, engine::ThreadPool& pool) const {
+    const bool two = g.in.size() == 2;
+    const int64_t ih = two ? g.in[0] : 1, iw = g.in.back(), oh = two ? g.out[0] : 1;
+    const int64_t ow = g.out.back(), kh = two ? g.kernel[0] : 1, kw = g.kernel.back();
+    const int64_t sh = two ? g.strides[0] : 1, sw = g.strides.back();
+    const int64_t dh = two ? g.dilations[0] : 1, dw = g.dilations.back();
+    const int64_t ph = two ? g.pad_begin[0] : 0, pw = g.pad_begin.back();
+    const int64_t P = g.out_plane;
+    for (int64_t img = 0; img < g.n; ++img) {
+      pool.ParallelFor(g.group, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t gi = begin; gi < end; ++gi) {
+          bool needed = false;
+          for (int64_t oc = gi * g.mg; oc < (gi + 1) * g.mg; ++oc) needed = needed || fix_[oc] != 0;
+          if (!needed) continue;
+          // pass 1: T, the channel sum of x - zx.
+          int32_t* t = sums + gi * g.in_plane;
+          std::fill(t, t + g.in_plane, -static_cast<int32_t>(g.cg) * zx);
+          for (int64_t ci = 0; ci < g.cg; ++ci) {
+            const int64_t plane = (img * g.c + gi * g.cg + ci) * g.in_plane;
+            if (x_signed_) {
+              const int8_t* src = x.data<int8_t>() + plane;
+#pragma omp simd
+              for (int64_t i = 0; i < g.in_plane; ++i) t[i] += src[i];
+            } else {
+              const uint8_t* src = x.data<uint8_t>() + plane;
+#pragma omp simd
+              for (int64_t i = 0; i < g.in_plane; ++i) t[i] += src[i];
+            }
+          }
+          // pass 2: S, T summed over each output's taps inside x.
+          int32_t* s = sums + g.group * g.in_plane + gi * P;
+          std::fill(s, s + P, 0);
+          for (int64_t a = 0; a < kh; ++a) {
+            const auto [r0, r1] = ValidRange(a * dh - ph, sh, ih, oh);
+            for (int64_t b = 0; b < kw; ++b) {
+              const auto [c0, c1] = ValidRange(b * dw - pw, sw, iw, ow);
+              for (int64_t r = r0; r < r1; ++r) {
+                const int32_t* src = t + (r * sh + a * dh - ph) * iw + b * dw - pw;
+                int32_t* d = s + r * ow;
+#pragma omp simd
+                for (int64_t col = c0; col < c1; ++col) d[col] += src[col * sw];
+              }
+            }
+          }
+          // pass 3: the correction of the group's output channels.
+          for (int64_t oc = gi * g.mg; oc < (gi + 1) * g.mg; ++oc) {
+            const uint32_t f = static_cast<uint32_t>(fix_[oc]);
+            if (f == 0) continue;
+            auto* d = reinterpret_cast<uint32_t*>(acc) + (img * g.m + oc) * P;
+            const auto* su = reinterpret_cast<const uint32_t*>(s);
+#pragma omp simd
+            for (int64_t p = 0; p < P; ++p) d[p] += f * su[p];
+          }
+        }
+      });
+    }
+  }
+
   // The exact own code: widen both operands to int16, walk each output's window.
   absl::Status RunOwn(KernelContext& ctx, const Tensor& tx, const Tensor& tw, const Tensor* xzp,
                       const Tensor* wzp, bool w_per_channel, const ConvGeometry& g,
@@ -373,6 +668,7 @@ class ConvIntKernel final : public engine::OpKernel {
     g->strides.assign(wg.strides.begin(), wg.strides.end());
     g->dilations.assign(wg.dilations.begin(), wg.dilations.end());
     g->pad_begin.assign(wg.pad_begin.begin(), wg.pad_begin.end());
+    g->pad_end.assign(wg.pad_end_floor.begin(), wg.pad_end_floor.end());
     for (size_t d = 0; d < sd; ++d) {
       g->in_plane *= g->in[d];
       g->out_plane *= g->out[d];
@@ -487,6 +783,17 @@ class ConvIntKernel final : public engine::OpKernel {
   std::vector<int8_t> wt_;
   std::vector<int32_t> w_sums_;
   mutable ShapeCache<Int8Plan> cache_;
+  // Set at creation when the direct path is open (OpenDirect): the weights as int8, per output
+  // channel the zero-point factor (any_fix_: one is not 0), whether B is given; for a fused
+  // QLinearConv its output scales (1 or M), zero points and output type.
+  bool direct_ = false, fused_ = false, any_fix_ = false, bias_ = false;
+  DataType direct_w_type_ = DataType::kInt8, y_type_ = DataType::kUint8;
+  Shape direct_w_shape_;
+  std::vector<int8_t> w8_;
+  std::vector<int32_t> fix_;
+  std::vector<float> scales_;
+  int32_t x_zp_ = 0, y_zp_ = 0;
+  mutable ShapeCache<DirectPlan> direct_cache_;
 };
 }  // namespace
 
