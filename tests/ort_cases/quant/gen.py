@@ -670,7 +670,7 @@ def onednn_cases(w):
 def direct_conv_cases(w):
     """The direct oneDNN int8 convolution (kernels/cpu/int8_conv_primitive.h): QLinearConv with
     int8 weights and zero point 0, requantized by oneDNN (uint8 x / y and int8 x / y; depthwise,
-    grouped, strides, pads, dilations, 1-D; scale per tensor and per channel; with and without
+    grouped, strides, pads, dilations, 1-D, 3-D; scale per tensor and per channel; with and without
     B; batch 2), within one step of ONNX Runtime (oneDNN rounds acc * scale + zero point, which
     can differ on exact halves); and ConvInteger with uint8 weights whose zero point makes the
     weights' zero-point correction run (int32, exact)."""
@@ -684,7 +684,9 @@ def direct_conv_cases(w):
         ("grouped", (1, 12, 8, 8), (18, 4, 3, 2), {"group": 3, "pads": [0, 1, 1, 0]}),
         ("1x1_batch2", (2, 40, 6, 7), (48, 40, 1, 1), {}),
         ("strided_5x5", (1, 8, 15, 13), (16, 8, 5, 5), {"strides": [2, 3], "pads": [2, 2, 1, 0]}),
-        ("conv1d", (2, 10, 17), (12, 10, 3), {"strides": [2], "pads": [1, 1]}))
+        ("conv1d", (2, 10, 17), (12, 10, 3), {"strides": [2], "pads": [1, 1]}),
+        ("1x1_s2", (1, 16, 8, 8), (32, 16, 1, 1), {"strides": [2, 2]}),
+        ("conv3d", (1, 4, 5, 6, 7), (8, 4, 3, 3, 3), {"pads": [1, 1, 1, 1, 1, 1]}))
     for xt in (U8, S8):
         for name, xs, ws, attrs in shapes:
             for per in (False, True):
