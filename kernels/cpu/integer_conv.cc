@@ -91,14 +91,18 @@ class ConvIntKernel final : public engine::OpKernel {
     auto k = std::unique_ptr<ConvIntKernel>(new ConvIntKernel(info, window, group));
     const bool direct = k->OpenDirect(info);
     if (direct) {
-      k->Note(info, k->fused_ ? "oneDNN int8 convolution, requantized by oneDNN"
-                              : (k->any_fix_ ? "oneDNN int8 convolution to int32, window-sum "
-                                               "correction for the weights' zero point"
-                                             : "oneDNN int8 convolution to int32"));
-      // An int32 pointwise expansion (1x1, M >= C) runs faster as the matmul below (see
-      // PointwiseExpansion): prepare that too.
+      // An int32 pointwise expansion (1x1, M >= C) runs faster as the matmul below when it
+      // has stride 1 and no padding (PointwiseExpansion): prepare that too.
       const Shape& ws = info.input(kW).constant->shape();
-      if (k->fused_ || group != 1 || ws.NumElements() / ws[0] != ws[1] || ws[0] < ws[1]) return k;
+      const bool expansion =
+          !k->fused_ && group == 1 && ws.NumElements() / ws[0] == ws[1] && ws[0] >= ws[1];
+      k->Note(info, expansion     ? "1x1 expansion: im2col + oneDNN int8 matmul (stride 1, no "
+                                    "padding), else oneDNN int8 convolution to int32"
+                    : k->fused_   ? "oneDNN int8 convolution, requantized by oneDNN"
+                    : k->any_fix_ ? "oneDNN int8 convolution to int32, window-sum correction "
+                                    "for the weights' zero point"
+                                  : "oneDNN int8 convolution to int32");
+      if (!expansion) return k;
     }
     // The oneDNN path (im2col + the int8 matmul, W as the left operand so that the product
     // is already [M, positions]) for constant weights of 1-D / 2-D convolutions: W as int8
@@ -597,7 +601,7 @@ class ConvIntKernel final : public engine::OpKernel {
     // 1-D as 2-D with a height of 1.
     const bool two = g.in.size() == 2;
     const int64_t ih = two ? g.in[0] : 1, iw = g.in.back(), oh = two ? g.out[0] : 1;
-    const int64_t ow = g.out.back(), kh = two ? g.kernel[0] : 1, kw = g.kernel.back();
+    const int64_t ow = g.out.back(), kw = g.kernel.back();
     const int64_t sh = two ? g.strides[0] : 1, sw = g.strides.back();
     const int64_t dh = two ? g.dilations[0] : 1, dw = g.dilations.back();
     const int64_t ph = two ? g.pad_begin[0] : 0, pw = g.pad_begin.back();
