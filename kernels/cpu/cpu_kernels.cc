@@ -108,7 +108,9 @@ const Family kFamilies[] = {
      SequenceKernelDefs},
     // Quantization (docs/quantization.md).
     {"QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear", QuantizeKernelDefs},
-    {"MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv", IntegerMatMulKernelDefs},
+    {"MatMulInteger, QLinearMatMul, MatMulIntegerToFloat, DynamicQuantizeMatMul",
+     IntegerMatMulKernelDefs},
+    {"ConvInteger, QLinearConv", IntegerConvKernelDefs},
     {"com.microsoft QGemm", QGemmKernelDefs},
     {"com.microsoft QLinearSoftmax, QLinearAveragePool", QLinearSoftmaxPoolKernelDefs},
     {"com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, "

@@ -58,12 +58,17 @@ void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint
   *scale = s;
   *zero_point = static_cast<uint8_t>(zp);
   pool.ParallelFor(n, 16384, [&](int64_t begin, int64_t end) {
+    // Locals, not the captured references: the uint8 stores may alias anything, and through
+    // the closure the compiler would reload x, y, s and zp at every element (a scalar loop).
+    const float* src = x;
+    uint8_t* dst = y;
+    const float sv = s, zv = zp;
 #pragma omp simd
     for (int64_t i = begin; i < end; ++i) {
-      float v = std::nearbyint(x[i] / s) + zp;
+      float v = std::nearbyint(src[i] / sv) + zv;
       v = v > 255.0f ? 255.0f : v;
       v = v >= 0.0f ? v : 0.0f;  // NaN too
-      y[i] = static_cast<uint8_t>(v);
+      dst[i] = static_cast<uint8_t>(static_cast<int32_t>(v));
     }
   });
 }

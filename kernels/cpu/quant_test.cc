@@ -3,8 +3,10 @@
 // DynamicQuantizeLinear's parameters; MatMulInteger (zero points scalar, per row, per column,
 // batch broadcasting, 1-D operands) and ConvInteger (pads, strides, dilations, groups, per
 // channel weight zero points), 1 and 2 threads; errors.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -272,7 +274,9 @@ TEST(ConvIntegerTest, MatchesReference) {
   const int64_t sh = 2, sw = 1, dh = 1, dw = 2, ph0 = 1, pw0 = 0, ph1 = 1, pw1 = 2;
   const int64_t oh = (h + ph0 + ph1 - ((kh - 1) * dh + 1)) / sh + 1;
   const int64_t ow = (wd + pw0 + pw1 - ((kw - 1) * dw + 1)) / sw + 1;
-  for (int threads : {1, 2}) {
+  // Constant w and w_zero_point: the direct oneDNN path (where the CPU has VNNI), whose uint8
+  // weights over the whole range need the zero-point correction.
+  for (const auto& [threads, constant] : {std::pair{1, false}, {2, false}, {1, true}, {2, true}}) {
     KernelTester t("ConvInteger", 10);
     t.Attr("group", g)
         .Attr("strides", std::vector<int64_t>{sh, sw})
@@ -280,9 +284,9 @@ TEST(ConvIntegerTest, MatchesReference) {
         .Attr("pads", std::vector<int64_t>{ph0, pw0, ph1, pw1})
         .Threads(threads);
     t.Input<uint8_t>({n, c, h, wd}, x)
-        .Input<uint8_t>({m, c / g, kh, kw}, w)
+        .Input<uint8_t>({m, c / g, kh, kw}, w, constant)
         .Input<uint8_t>({}, {17})
-        .Input<uint8_t>({m}, wzp);
+        .Input<uint8_t>({m}, wzp, constant);
     auto out = t.Run(CpuRegistry());
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ((*out)[0].shape(), (Shape{n, m, oh, ow}));
@@ -304,6 +308,86 @@ TEST(ConvIntegerTest, MatchesReference) {
                 }
             ASSERT_EQ(y[((i * m + o) * oh + yy) * ow + xx], acc);
           }
+  }
+}
+
+// The exact sum of a 2-D ConvInteger with square kernel k, stride st, pad p on every side.
+std::vector<int32_t> ConvSums(const std::vector<uint8_t>& x, int64_t c, int64_t h, int64_t wd,
+                              int32_t zx, const std::vector<int32_t>& w, int64_t m, int64_t g,
+                              int64_t k, int64_t st, int64_t p, int64_t oh, int64_t ow) {
+  std::vector<int32_t> y(m * oh * ow);
+  const int64_t cg = c / g, mg = m / g;
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t yy = 0; yy < oh; ++yy)
+      for (int64_t xx = 0; xx < ow; ++xx) {
+        int32_t acc = 0;
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for (int64_t a = 0; a < k; ++a)
+            for (int64_t b = 0; b < k; ++b) {
+              const int64_t iy = yy * st - p + a, ix = xx * st - p + b;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+              acc += (x[((o / mg * cg + ci) * h + iy) * wd + ix] - zx) *
+                     w[((o * cg + ci) * k + a) * k + b];
+            }
+        y[(o * oh + yy) * ow + xx] = acc;
+      }
+  return y;
+}
+
+TEST(ConvIntegerTest, ConstantWeightsSplitOverThreads) {
+  // One image, large enough that 2 threads cut it into parts (by output channels, by groups
+  // for the depthwise one) on the direct oneDNN path; the same results as 1 thread and as the
+  // reference. ConvInteger: uint8 w over its whole range, zero point 77 (the correction);
+  // QLinearConv: int8 w, zero point 0, requantized by oneDNN (within one step).
+  struct Case {
+    int64_t c, m, g, hw, k, st, p;
+  };
+  for (const Case& cs : {Case{32, 64, 1, 20, 3, 1, 1}, Case{64, 64, 64, 112, 3, 2, 1}}) {
+    const int64_t oh = (cs.hw + 2 * cs.p - cs.k) / cs.st + 1;
+    const int64_t wn = cs.m * (cs.c / cs.g) * cs.k * cs.k;
+    const auto x = Pattern<uint8_t>(cs.c * cs.hw * cs.hw, 29, 256, 0);
+    const auto wu = Pattern<uint8_t>(wn, 41, 256, 0);
+    const auto ws = Pattern<int8_t>(wn, 43, 256, -128);
+    std::vector<int32_t> wu_z(wn), ws_z(wn);
+    for (int64_t i = 0; i < wn; ++i) wu_z[i] = wu[i] - 77, ws_z[i] = ws[i];
+    const std::vector<int32_t> want_int =
+        ConvSums(x, cs.c, cs.hw, cs.hw, 5, wu_z, cs.m, cs.g, cs.k, cs.st, cs.p, oh, oh);
+    const std::vector<int32_t> want_q =
+        ConvSums(x, cs.c, cs.hw, cs.hw, 128, ws_z, cs.m, cs.g, cs.k, cs.st, cs.p, oh, oh);
+    const std::vector<int64_t> pads(4, cs.p), strides(2, cs.st);
+    for (int threads : {1, 2}) {
+      KernelTester t("ConvInteger", 10);
+      t.Attr("group", cs.g).Attr("pads", pads).Attr("strides", strides).Threads(threads);
+      t.Input<uint8_t>({1, cs.c, cs.hw, cs.hw}, x)
+          .Input<uint8_t>({cs.m, cs.c / cs.g, cs.k, cs.k}, wu, true)
+          .Input<uint8_t>({}, {5})
+          .Input<uint8_t>({}, {77}, true);
+      auto out = t.Run(CpuRegistry());
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(Values<int32_t>((*out)[0]), want_int) << "threads " << threads;
+
+      KernelTester q("QLinearConv", 10);
+      q.Attr("group", cs.g).Attr("pads", pads).Attr("strides", strides).Threads(threads);
+      q.Input<uint8_t>({1, cs.c, cs.hw, cs.hw}, x)
+          .Input<float>({}, {0.02f}, true)
+          .Input<uint8_t>({}, {128}, true)
+          .Input<int8_t>({cs.m, cs.c / cs.g, cs.k, cs.k}, ws, true)
+          .Input<float>({}, {0.01f}, true)
+          .Input<int8_t>({}, {0}, true)
+          .Input<float>({}, {0.5f}, true)
+          .Input<uint8_t>({}, {3}, true);
+      out = q.Run(CpuRegistry());
+      ASSERT_TRUE(out.ok()) << out.status();
+      const auto y = Values<uint8_t>((*out)[0]);
+      ASSERT_EQ(y.size(), want_q.size());
+      const float scale = 0.02f * 0.01f / 0.5f;
+      for (size_t i = 0; i < y.size(); ++i) {
+        const float v = std::min(
+            255.f, std::max(0.f, std::nearbyint(static_cast<float>(want_q[i]) * scale) + 3.f));
+        ASSERT_LE(std::abs(static_cast<int>(y[i]) - static_cast<int>(v)), 1)
+            << "threads " << threads << " at " << i;
+      }
+    }
   }
 }
 
@@ -351,34 +435,39 @@ TEST(QLinearConvTest, BiasAndPerChannelScale) {
   // x [1, 1, 3, 3] uint8, w [2, 1, 2, 2] int8, bias, per-channel w_scale; y int8.
   const std::vector<uint8_t> x = {10, 20, 30, 40, 50, 60, 70, 80, 90};
   const std::vector<int8_t> w = {1, 0, 0, -1, 2, 2, 2, 2};
-  KernelTester t("QLinearConv", 10);
-  t.Input<uint8_t>({1, 1, 3, 3}, x)
-      .Input<float>({}, {1.0f})
-      .Input<uint8_t>({}, {50})
-      .Input<int8_t>({2, 1, 2, 2}, w)
-      .Input<float>({2}, {1.0f, 0.5f})
-      .Input<int8_t>({2}, {0, 0})
-      .Input<float>({}, {2.0f})
-      .Input<int8_t>({}, {-10})
-      .Input<int32_t>({2}, {3, -100});
-  auto out = t.Run(CpuRegistry());
-  ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_EQ((*out)[0].shape(), (Shape{1, 2, 2, 2}));
-  const auto y = Values<int8_t>((*out)[0]);
-  std::vector<int8_t> want;
-  const float scale[2] = {0.5f, 0.25f};
-  const int32_t bias[2] = {3, -100};
-  for (int oc = 0; oc < 2; ++oc)
-    for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j) {
-        int32_t acc = bias[oc];
-        for (int a = 0; a < 2; ++a)
-          for (int b = 0; b < 2; ++b) acc += (x[(i + a) * 3 + j + b] - 50) * w[oc * 4 + a * 2 + b];
-        const float v = std::min(
-            127.f, std::max(-128.f, std::nearbyint(static_cast<float>(acc) * scale[oc]) - 10.f));
-        want.push_back(static_cast<int8_t>(v));
-      }
-  EXPECT_EQ(y, want);
+  // Constant parameters: requantized by oneDNN's int8 convolution where the CPU has VNNI (the
+  // zero point -10 is even, so its rounding of acc * scale + zp matches here).
+  for (bool c : {false, true}) {
+    KernelTester t("QLinearConv", 10);
+    t.Input<uint8_t>({1, 1, 3, 3}, x)
+        .Input<float>({}, {1.0f}, c)
+        .Input<uint8_t>({}, {50}, c)
+        .Input<int8_t>({2, 1, 2, 2}, w, c)
+        .Input<float>({2}, {1.0f, 0.5f}, c)
+        .Input<int8_t>({2}, {0, 0}, c)
+        .Input<float>({}, {2.0f}, c)
+        .Input<int8_t>({}, {-10}, c)
+        .Input<int32_t>({2}, {3, -100}, c);
+    auto out = t.Run(CpuRegistry());
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].shape(), (Shape{1, 2, 2, 2}));
+    const auto y = Values<int8_t>((*out)[0]);
+    std::vector<int8_t> want;
+    const float scale[2] = {0.5f, 0.25f};
+    const int32_t bias[2] = {3, -100};
+    for (int oc = 0; oc < 2; ++oc)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          int32_t acc = bias[oc];
+          for (int a = 0; a < 2; ++a)
+            for (int b = 0; b < 2; ++b)
+              acc += (x[(i + a) * 3 + j + b] - 50) * w[oc * 4 + a * 2 + b];
+          const float v = std::min(
+              127.f, std::max(-128.f, std::nearbyint(static_cast<float>(acc) * scale[oc]) - 10.f));
+          want.push_back(static_cast<int8_t>(v));
+        }
+    EXPECT_EQ(y, want) << "constant " << c;
+  }
 }
 
 TEST(QLinearContribTest, AddBroadcastsAndRequantizes) {

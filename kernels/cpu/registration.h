@@ -104,6 +104,7 @@ std::vector<engine::KernelDef> GatherBlockQuantizedKernelDefs();  // gather_bloc
 // :quant_kernels
 std::vector<engine::KernelDef> QuantizeKernelDefs();        // quantize.cc
 std::vector<engine::KernelDef> IntegerMatMulKernelDefs();   // integer_matmul.cc
+std::vector<engine::KernelDef> IntegerConvKernelDefs();     // integer_conv.cc
 std::vector<engine::KernelDef> QGemmKernelDefs();           // qgemm.cc (in :onednn_kernels)
 std::vector<engine::KernelDef> QLinearSoftmaxPoolKernelDefs();  // qlinear_softmax_pool.cc (same)
 std::vector<engine::KernelDef> QLinearContribKernelDefs();  // qlinear_ops.cc

@@ -667,6 +667,74 @@ def onednn_cases(w):
             w.write(f"onednn_convinteger_{tag}_{name}", m, {"x": x}, expected=expected)
 
 
+def direct_conv_cases(w):
+    """The direct oneDNN int8 convolution (kernels/cpu/int8_conv_primitive.h): QLinearConv with
+    int8 weights and zero point 0, requantized by oneDNN (uint8 x / y and int8 x / y; depthwise,
+    grouped, strides, pads, dilations, 1-D, 3-D; scale per tensor and per channel; with and without
+    B; batch 2), within one step of ONNX Runtime (oneDNN rounds acc * scale + zero point, which
+    can differ on exact halves); and ConvInteger with uint8 weights whose zero point makes the
+    weights' zero-point correction run (int32, exact)."""
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    shapes = (  # name, x, w, attrs
+        ("3x3_pad", (1, 16, 10, 9), (24, 16, 3, 3), {"pads": [1, 1, 1, 1]}),
+        ("depthwise_s2", (1, 32, 11, 11), (32, 1, 3, 3),
+         {"group": 32, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+        ("depthwise_dil", (2, 24, 9, 10), (24, 1, 3, 3),
+         {"group": 24, "pads": [2, 1, 2, 0], "dilations": [2, 1]}),
+        ("grouped", (1, 12, 8, 8), (18, 4, 3, 2), {"group": 3, "pads": [0, 1, 1, 0]}),
+        ("1x1_batch2", (2, 40, 6, 7), (48, 40, 1, 1), {}),
+        ("strided_5x5", (1, 8, 15, 13), (16, 8, 5, 5), {"strides": [2, 3], "pads": [2, 2, 1, 0]}),
+        ("conv1d", (2, 10, 17), (12, 10, 3), {"strides": [2], "pads": [1, 1]}),
+        ("1x1_s2", (1, 16, 8, 8), (32, 16, 1, 1), {"strides": [2, 2]}),
+        ("conv3d", (1, 4, 5, 6, 7), (8, 4, 3, 3, 3), {"pads": [1, 1, 1, 1, 1, 1]}))
+    for xt in (U8, S8):
+        for name, xs, ws, attrs in shapes:
+            for per in (False, True):
+                for bias in (False, True):
+                    m_out = ws[0]
+                    xzp = np.array(128 if xt == U8 else 3, NP[xt])
+                    yzp = np.array(100 if xt == U8 else -7, NP[xt])
+                    inits = [numpy_helper.from_array(np.array(0.03, np.float32), "x_scale"),
+                             numpy_helper.from_array(xzp, "x_zp"),
+                             numpy_helper.from_array(weights(S8, ws), "w"),
+                             numpy_helper.from_array(
+                                 rng.uniform(0.002, 0.01, m_out if per else ()).astype(
+                                     np.float32), "w_scale"),
+                             numpy_helper.from_array(np.zeros(m_out if per else (), np.int8),
+                                                     "w_zp"),
+                             numpy_helper.from_array(np.array(0.1, np.float32), "y_scale"),
+                             numpy_helper.from_array(yzp, "y_zp")]
+                    names = ["x", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp"]
+                    if bias:
+                        inits.append(numpy_helper.from_array(
+                            rng.integers(-5000, 5000, m_out).astype(np.int32), "B"))
+                        names.append("B")
+                    node = helper.make_node("QLinearConv", names, ["y"], **attrs)
+                    g = helper.make_graph([node], "qlc",
+                                          [helper.make_tensor_value_info("x", xt, xs)],
+                                          [helper.make_tensor_value_info("y", xt, None)], inits)
+                    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+                    m.ir_version = 8
+                    label = (f"direct_qlinearconv_{'u8' if xt == U8 else 's8'}_{name}"
+                             f"{'_perch' if per else ''}{'_bias' if bias else ''}")
+                    try:
+                        w.write(label, m, {"x": ints(xt, xs)}, rtol=0, atol=1)
+                    except Exception as e:  # noqa: BLE001
+                        print(f"skipped {label}: ORT: {str(e)[:120]}")
+    # ConvInteger, uint8 weights over their whole range with a zero point far from 128 (as
+    # quantize_dynamic writes them): the window-sum correction, exact.
+    for name, xs, ws, attrs in shapes[:5]:
+        x, wv = ints(U8, xs), ints(U8, ws)
+        wv.flat[0], wv.flat[1] = 0, 255
+        for zx, zw in ((131, 17), (0, 200)):
+            xzp = numpy_helper.from_array(np.array(zx, np.uint8), "xzp")
+            wzp = numpy_helper.from_array(np.array(zw, np.uint8), "wzp")
+            m = node_model("ConvInteger", [("x", U8, xs)], [("y", TensorProto.INT32)], 10,
+                           [numpy_helper.from_array(wv, "w"), xzp, wzp], **attrs)
+            w.write(f"direct_convinteger_uu_{name}_zw{zw}", m, {"x": x},
+                    expected=[conv_reference(x, wv, xzp, wzp, attrs)])
+
+
 def qdq_graph(nodes, inits, x_shape, opset=13):
     g = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                        x_shape)],
@@ -835,6 +903,7 @@ if __name__ == "__main__":
     softmax_pool_cases(w)
     model_cases(w)
     onednn_cases(w)
+    direct_conv_cases(w)
     qdq_fusion_cases(w)
     qdq_gemm_cases(w)
     lstm_cases(w)
