@@ -110,9 +110,12 @@ def run_ortgenai(model, prompt_ids, new_tokens):
 
 
 def run_inferd(inferctl, model_dir, prompt, new_tokens, threads):
+    # --warmup 1: inferd's figures from a warm process, as onnxruntime-genai's (its model is
+    # loaded once and reused across rounds).
     out = subprocess.run([inferctl, "generate", model_dir, "--prompt", prompt,
                           "--max-new-tokens", str(new_tokens), "--threads", str(threads),
-                          "--json"], check=True, capture_output=True, text=True).stdout
+                          "--warmup", "1", "--json"],
+                         check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
