@@ -41,47 +41,6 @@ using engine::Tensor;
 using Dims = absl::InlinedVector<int64_t, 8>;
 using Quantized8 = TypeList<uint8_t, int8_t>;
 
-// One (scale, zero point) pair read from two inputs: the scale a float scalar, the zero point
-// (optional) a scalar of the quantized type.
-struct QParam {
-  float scale = 1.0f;
-  float zero_point = 0.0f;
-
-  static absl::StatusOr<QParam> Read(const KernelContext& ctx, int scale, int zero_point,
-                                     DataType type, const NodeLabel& node) {
-    QParam p;
-    INFERD_ASSIGN_OR_RETURN(const Tensor* s, RequiredInput(ctx, scale, node));
-    if (s->dtype() != DataType::kFloat32 || s->NumElements() != 1 || s->shape().rank() > 1) {
-      return node.InvalidArgument(absl::StrCat("input ", scale, " (a scale) must be a float32 ",
-                                               "scalar, got ", engine::DataTypeName(s->dtype()),
-                                               " ", s->shape().ToString()));
-    }
-    p.scale = s->data<float>()[0];
-    const Tensor* z = ctx.num_inputs() > zero_point ? ctx.input(zero_point) : nullptr;
-    if (z != nullptr) {
-      if (z->dtype() != type || z->NumElements() != 1 || z->shape().rank() > 1) {
-        return node.InvalidArgument(absl::StrCat(
-            "input ", zero_point, " (a zero point) must be a ", engine::DataTypeName(type),
-            " scalar, got ", engine::DataTypeName(z->dtype()), " ", z->shape().ToString()));
-      }
-      p.zero_point = static_cast<float>(IntegerAt(*z, 0));
-    }
-    return p;
-  }
-
-  float Dequantize(int32_t v) const { return (static_cast<float>(v) - zero_point) * scale; }
-
-  template <typename T>
-  T Quantize(float v) const {
-    constexpr float lo = static_cast<float>(std::numeric_limits<T>::min());
-    constexpr float hi = static_cast<float>(std::numeric_limits<T>::max());
-    float q = std::nearbyint(v / scale) + zero_point;
-    q = q > hi ? hi : q;
-    q = q >= lo ? q : lo;
-    return static_cast<T>(q);
-  }
-};
-
 absl::Status CheckQuantized(const Tensor& t, int index, const NodeLabel& node) {
   if (t.dtype() != DataType::kUint8 && t.dtype() != DataType::kInt8) {
     return node.Unimplemented(absl::StrCat("input ", index, " is ", engine::DataTypeName(t.dtype()),
@@ -103,9 +62,9 @@ class QLinearBinaryKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 3, node_));
     INFERD_RETURN_IF_ERROR(CheckQuantized(*a, 0, node_));
     INFERD_RETURN_IF_ERROR(CheckType(*b, a->dtype(), 3, node_));
-    INFERD_ASSIGN_OR_RETURN(QParam pa, QParam::Read(ctx, 1, 2, a->dtype(), node_));
-    INFERD_ASSIGN_OR_RETURN(QParam pb, QParam::Read(ctx, 4, 5, a->dtype(), node_));
-    INFERD_ASSIGN_OR_RETURN(QParam pc, QParam::Read(ctx, 6, 7, a->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(ScalarQuant pa, ScalarQuant::Read(ctx, 1, 2, a->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(ScalarQuant pb, ScalarQuant::Read(ctx, 4, 5, a->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(ScalarQuant pc, ScalarQuant::Read(ctx, 6, 7, a->dtype(), node_));
     INFERD_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(a->shape(), b->shape(), node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * c, ctx.MakeOutputTensor(0, a->dtype(), out));
     if (c->NumElements() == 0) return absl::OkStatus();
@@ -120,8 +79,8 @@ class QLinearBinaryKernel final : public engine::OpKernel {
   QLinearBinaryKernel(const KernelInfo& info, bool mul) : node_(info), mul_(mul) {}
 
   template <typename T>
-  void Run(const Tensor& a, const Tensor& b, const QParam& pa, const QParam& pb, const QParam& pc,
-           Tensor& c, engine::ThreadPool& pool) const {
+  void Run(const Tensor& a, const Tensor& b, const ScalarQuant& pa, const ScalarQuant& pb,
+           const ScalarQuant& pc, Tensor& c, engine::ThreadPool& pool) const {
     // Strides of A and B over C's dims (0 where broadcast).
     const Shape& out = c.shape();
     const size_t r = out.rank();
@@ -171,8 +130,8 @@ class QLinearUnaryKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     INFERD_RETURN_IF_ERROR(CheckQuantized(*x, 0, node_));
-    INFERD_ASSIGN_OR_RETURN(QParam px, QParam::Read(ctx, 1, 2, x->dtype(), node_));
-    INFERD_ASSIGN_OR_RETURN(QParam py, QParam::Read(ctx, 3, 4, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(ScalarQuant px, ScalarQuant::Read(ctx, 1, 2, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(ScalarQuant py, ScalarQuant::Read(ctx, 3, 4, x->dtype(), node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), x->shape()));
     if (y->NumElements() == 0) return absl::OkStatus();
     return Dispatch(Quantized8{}, x->dtype(), node_, [&](auto tag) {
@@ -219,8 +178,8 @@ class QLinearGlobalAveragePoolKernel final : public engine::OpKernel {
       return node_.InvalidArgument(
           absl::StrCat("X must be [N, C, spatial...] (rank >= 3), got ", in.ToString()));
     }
-    INFERD_ASSIGN_OR_RETURN(QParam px, QParam::Read(ctx, 1, 2, x->dtype(), node_));
-    INFERD_ASSIGN_OR_RETURN(QParam py, QParam::Read(ctx, 3, 4, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(ScalarQuant px, ScalarQuant::Read(ctx, 1, 2, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(ScalarQuant py, ScalarQuant::Read(ctx, 3, 4, x->dtype(), node_));
     const size_t r = in.rank();
     const int64_t n = in[0], c = channels_last_ ? in[r - 1] : in[1];
     const int64_t size = channels_last_ ? in.SizeBetween(1, r - 1) : in.SizeFrom(2);
@@ -312,7 +271,7 @@ class QLinearConcatKernel final : public engine::OpKernel {
       if (!sum) return node_.InvalidArgument("the concatenated axis overflows");
       out[axis] = *sum;
     }
-    INFERD_ASSIGN_OR_RETURN(QParam py, QParam::Read(ctx, 0, 1, type, node_));
+    INFERD_ASSIGN_OR_RETURN(ScalarQuant py, ScalarQuant::Read(ctx, 0, 1, type, node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, type, Shape(out)));
     if (y->NumElements() == 0) return absl::OkStatus();
     int64_t outer = 1;
@@ -324,7 +283,8 @@ class QLinearConcatKernel final : public engine::OpKernel {
       int64_t offset = 0;  // of input i's block within an output row
       for (int i = 0; i < n; ++i) {
         const Tensor* x = ctx.input(2 + 3 * i);
-        INFERD_ASSIGN_OR_RETURN(QParam px, QParam::Read(ctx, 3 + 3 * i, 4 + 3 * i, type, node_));
+        INFERD_ASSIGN_OR_RETURN(ScalarQuant px,
+                                ScalarQuant::Read(ctx, 3 + 3 * i, 4 + 3 * i, type, node_));
         const int64_t block = outer > 0 ? x->NumElements() / outer : 0;
         const bool copy = px.scale == py.scale && px.zero_point == py.zero_point;
         T table[256];

@@ -47,34 +47,6 @@ using engine::Shape;
 using engine::Tensor;
 using Dims = absl::InlinedVector<int64_t, 8>;
 
-// A per-tensor scale (float32 scalar) and optional zero point (a scalar of X's type).
-struct Quant {
-  float scale = 1.0f;
-  int32_t zero_point = 0;
-
-  static absl::StatusOr<Quant> Read(const KernelContext& ctx, int scale, int zero_point,
-                                    DataType type, const NodeLabel& node) {
-    Quant q;
-    INFERD_ASSIGN_OR_RETURN(const Tensor* s, RequiredInput(ctx, scale, node));
-    if (s->dtype() != DataType::kFloat32 || s->NumElements() != 1 || s->shape().rank() > 1) {
-      return node.InvalidArgument(absl::StrCat("input ", scale, " (a scale) must be a float32 ",
-                                               "scalar, got ", engine::DataTypeName(s->dtype()),
-                                               " ", s->shape().ToString()));
-    }
-    q.scale = s->data<float>()[0];
-    const Tensor* z = ctx.num_inputs() > zero_point ? ctx.input(zero_point) : nullptr;
-    if (z != nullptr) {
-      if (z->dtype() != type || z->NumElements() != 1 || z->shape().rank() > 1) {
-        return node.InvalidArgument(absl::StrCat(
-            "input ", zero_point, " (a zero point) must be a ", engine::DataTypeName(type),
-            " scalar, got ", engine::DataTypeName(z->dtype()), " ", z->shape().ToString()));
-      }
-      q.zero_point = static_cast<int32_t>(IntegerAt(*z, 0));
-    }
-    return q;
-  }
-};
-
 // saturate(round_half_even(v) + zero_point) into T.
 template <typename T>
 T Saturate(float rounded_plus_zp) {
@@ -108,8 +80,8 @@ class QLinearSoftmaxKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     INFERD_RETURN_IF_ERROR(CheckQuantized(*x, node_));
-    INFERD_ASSIGN_OR_RETURN(const Quant qx, Quant::Read(ctx, 1, 2, x->dtype(), node_));
-    INFERD_ASSIGN_OR_RETURN(const Quant qy, Quant::Read(ctx, 3, 4, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(const ScalarQuant qx, ScalarQuant::Read(ctx, 1, 2, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(const ScalarQuant qy, ScalarQuant::Read(ctx, 3, 4, x->dtype(), node_));
     const Shape& s = x->shape();
     if (s.rank() == 0) return node_.InvalidArgument("X must have rank >= 1, got a scalar");
     INFERD_ASSIGN_OR_RETURN(const int axis, NormalizeAxis(axis_, s.rank(), node_));
@@ -177,8 +149,8 @@ class QLinearAveragePoolKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     INFERD_RETURN_IF_ERROR(CheckQuantized(*x, node_));
-    INFERD_ASSIGN_OR_RETURN(const Quant qx, Quant::Read(ctx, 1, 2, x->dtype(), node_));
-    INFERD_ASSIGN_OR_RETURN(const Quant qy, Quant::Read(ctx, 3, 4, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(const ScalarQuant qx, ScalarQuant::Read(ctx, 1, 2, x->dtype(), node_));
+    INFERD_ASSIGN_OR_RETURN(const ScalarQuant qy, ScalarQuant::Read(ctx, 3, 4, x->dtype(), node_));
     const Shape& s = x->shape();
     const size_t r = s.rank();
     if (r < 3) {

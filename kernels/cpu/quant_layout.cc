@@ -145,4 +145,27 @@ absl::StatusOr<QuantLayout> QuantLayout::Make(const Shape& x, const Tensor& scal
   return l;
 }
 
+absl::StatusOr<ScalarQuant> ScalarQuant::Read(const engine::KernelContext& ctx, int scale,
+                                              int zero_point, engine::DataType type,
+                                              const NodeLabel& node) {
+  ScalarQuant q;
+  INFERD_ASSIGN_OR_RETURN(const engine::Tensor* s, RequiredInput(ctx, scale, node));
+  if (s->dtype() != engine::DataType::kFloat32 || s->NumElements() != 1 || s->shape().rank() > 1) {
+    return node.InvalidArgument(absl::StrCat("input ", scale, " (a scale) must be a float32 ",
+                                             "scalar, got ", engine::DataTypeName(s->dtype()), " ",
+                                             s->shape().ToString()));
+  }
+  q.scale = s->data<float>()[0];
+  const engine::Tensor* z = ctx.num_inputs() > zero_point ? ctx.input(zero_point) : nullptr;
+  if (z != nullptr) {
+    if (z->dtype() != type || z->NumElements() != 1 || z->shape().rank() > 1) {
+      return node.InvalidArgument(absl::StrCat(
+          "input ", zero_point, " (a zero point) must be a ", engine::DataTypeName(type),
+          " scalar, got ", engine::DataTypeName(z->dtype()), " ", z->shape().ToString()));
+    }
+    q.zero_point = static_cast<int32_t>(IntegerAt(*z, 0));
+  }
+  return q;
+}
+
 }  // namespace inferd::kernels::cpu

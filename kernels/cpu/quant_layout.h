@@ -10,9 +10,12 @@
 #ifndef INFERD_KERNELS_CPU_QUANT_LAYOUT_H_
 #define INFERD_KERNELS_CPU_QUANT_LAYOUT_H_
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "absl/status/statusor.h"
+#include "engine/kernel.h"
 #include "engine/shape.h"
 #include "engine/tensor.h"
 #include "engine/thread_pool.h"
@@ -56,6 +59,30 @@ void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint
 int64_t IntegerAt(const engine::Tensor& t, int64_t i);
 // Element `i` of a float32 / float16 / bfloat16 tensor as float.
 float FloatAt(const engine::Tensor& t, int64_t i);
+
+// A per-tensor scale and zero point read from a node's inputs (the com.microsoft QLinear* ops):
+// input `scale` a float32 scalar (or [1]), input `zero_point` (optional: 0 when absent or past
+// the node's inputs) a scalar (or [1]) of `type`. INVALID_ARGUMENT naming the input otherwise.
+struct ScalarQuant {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+
+  static absl::StatusOr<ScalarQuant> Read(const engine::KernelContext& ctx, int scale,
+                                          int zero_point, engine::DataType type,
+                                          const NodeLabel& node);
+
+  float Dequantize(int32_t v) const { return static_cast<float>(v - zero_point) * scale; }
+  // saturate(round_half_even(v / scale) + zero_point), in float32 as ONNX Runtime.
+  template <typename T>
+  T Quantize(float v) const {
+    constexpr float lo = static_cast<float>(std::numeric_limits<T>::min());
+    constexpr float hi = static_cast<float>(std::numeric_limits<T>::max());
+    float q = std::nearbyint(v / scale) + static_cast<float>(zero_point);
+    q = q > hi ? hi : q;
+    q = q >= lo ? q : lo;
+    return static_cast<T>(q);
+  }
+};
 
 }  // namespace inferd::kernels::cpu
 
