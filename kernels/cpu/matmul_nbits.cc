@@ -5,7 +5,8 @@
 //   first); scales float [N * k_blocks] (or [N, k_blocks]); zero_points optional: uint8 packed
 //   two a byte ([N * ceil(k_blocks / 2)]) or float [N * k_blocks]; absent means 8. An element
 //   is (q - zero_point) * scale. K need not be a multiple of block_size (the last block is
-//   padded in B). accuracy_level is accepted and ignored (we always accumulate in float32).
+//   padded in B). accuracy_level 4 with constant B and M <= 4 takes the int8 path below (as ONNX
+//   Runtime does); any other level, or larger M, computes in float32.
 //   bits other than 4 and g_idx (act-order) are refused at creation.
 //
 // Two paths (docs/genai-ops.md):
@@ -17,9 +18,13 @@
 //     (pool over columns) and multiplied by oneDNN's sgemm, panel after panel.
 // Workspaces are declared (block sums or the panel), so a warmed-up run allocates nothing.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -47,6 +52,7 @@ constexpr int64_t kDecodeRows = 4;  // M up to this takes the on-the-fly path
 constexpr int64_t kPanel = 128;     // columns dequantized at a time on the GEMM path
 constexpr int kBlockSums = 0;       // workspace slots
 constexpr int kPanelSlot = 1;
+constexpr int kQuantASlot = 2;  // level 4: A's scales, scaled sums and int8 rows
 
 // The zero points' form.
 enum class ZeroPoints { kNone, kPacked, kFloat };
@@ -190,6 +196,263 @@ void DecodeColumn(const Quant& q, int64_t col, const float* a, int64_t rows,
   }
 }
 
+// ---- accuracy_level 4: int8 A x int4 B with integer dot products (docs/genai-ops.md) ----
+//
+// Each row of A is quantized per block of K (ONNX Runtime's CompInt8 scheme): scale =
+// max|a| / 127, q = round-to-nearest-even(a * (127 / max|a|)) (0 where the block is all zero),
+// padded with zeros to whole blocks. Per column and block, dot = sum(qa * qb) in int32 with qb
+// the raw 4-bit value (0..15), and
+//   y = sum over blocks of a_scale * b_scale * dot - (a_scale * sum(qa)) * (b_scale * zero).
+// B is repacked at creation so that a 32-value chunk of a block is 16 bytes holding values j
+// (low nibble) and j + 16 (high nibble): one 128-bit load and a shift give the 32 values in
+// order. The dot runs on AVX-VNNI or AVX-512 VNNI (vpdpbusd) where the CPU has it, else AVX2
+// (vpmaddubsw: 15 * 127 * 2 = 3810 fits int16, then vpmaddwd), else scalar (block size 16
+// always takes the scalar path).
+
+enum class Int8Isa { kScalar, kAvx2, kAvxVnni, kAvx512Vnni };
+
+// The best path this CPU runs; INFERD_NBITS_ISA=scalar|avx2|avxvnni|avx512vnni asks for one
+// (tests and benchmarks), honoured only where the CPU has it.
+Int8Isa PickInt8Isa() {
+  Int8Isa best = Int8Isa::kScalar;
+#ifdef INFERD_NBITS_AVX2
+  const bool avx512vnni = __builtin_cpu_supports("avx512vnni") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+  const bool avxvnni = __builtin_cpu_supports("avxvnni");
+  best = avx512vnni ? Int8Isa::kAvx512Vnni : avxvnni ? Int8Isa::kAvxVnni : Int8Isa::kAvx2;
+  if (const char* env = std::getenv("INFERD_NBITS_ISA"); env != nullptr) {
+    const std::string want = env;
+    if (want == "scalar") return Int8Isa::kScalar;
+    if (want == "avx2") return Int8Isa::kAvx2;
+    if (want == "avxvnni" && avxvnni) return Int8Isa::kAvxVnni;
+    if (want == "avx512vnni" && avx512vnni) return Int8Isa::kAvx512Vnni;
+  }
+#endif
+  return best;
+}
+
+// A's rows quantized per block (the run's workspace).
+struct QuantA {
+  const int8_t* q = nullptr;          // [M, blocks * block], zero padded
+  const float* scale = nullptr;       // [M, blocks]
+  const float* scaled_sum = nullptr;  // [M, blocks]: scale * sum(q)
+  int64_t row = 0;                    // blocks * block
+};
+
+// Quantizes `len` values of `a` into `q` (block values, the tail zeroed); returns sum(q) and
+// sets *scale.
+int32_t QuantizeBlock(const float* a, int64_t len, int64_t block, int8_t* q, float* scale) {
+  float amax = 0.0f;
+  for (int64_t j = 0; j < len; ++j) amax = std::max(amax, std::fabs(a[j]));
+  *scale = amax / 127.0f;
+  const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+  int32_t sum = 0;
+  int64_t j = 0;
+#ifdef INFERD_NBITS_AVX2
+  const __m256 mul = _mm256_set1_ps(inv);
+  __m256i acc = _mm256_setzero_si256();
+  for (; j + 16 <= len; j += 16) {
+    const __m256 v0 = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(a + j), mul),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 v1 = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(a + j + 8), mul),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i i0 = _mm256_cvtps_epi32(v0), i1 = _mm256_cvtps_epi32(v1);
+    acc = _mm256_add_epi32(acc, _mm256_add_epi32(i0, i1));
+    // int32 -> int16 (saturating, lanes interleaved) -> int8, then back in order.
+    const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(i0, i1), 0xD8);
+    const __m128i b = _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + j), b);
+  }
+  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+  sum = _mm_cvtsi128_si32(s4);
+#endif
+  for (; j < len; ++j) {
+    const float r = std::nearbyint(a[j] * inv);  // the default mode: to nearest, ties to even
+    const int32_t v = static_cast<int32_t>(std::clamp(r, -127.0f, 127.0f));
+    q[j] = static_cast<int8_t>(v);
+    sum += v;
+  }
+  std::memset(q + len, 0, static_cast<size_t>(block - len));
+  return sum;
+}
+
+// The level-4 inputs of one run.
+struct Int8Args {
+  const Quant* q = nullptr;
+  const uint8_t* packed = nullptr;  // B repacked (see above), [N, blocks, block / 2]
+  QuantA a;
+  int64_t m = 0;
+  float* y = nullptr;  // [M, N]
+};
+
+// Scalar path (and block size 16): from B as given (low nibble first).
+void Int8ColumnsScalar(const Int8Args& p, int64_t begin, int64_t end) {
+  const Quant& q = *p.q;
+  for (int64_t col = begin; col < end; ++col) {
+    for (int64_t r = 0; r < p.m; ++r) {
+      const int8_t* qa = p.a.q + r * p.a.row;
+      float total = 0.0f, corr = 0.0f;
+      for (int64_t blk = 0; blk < q.blocks; ++blk) {
+        const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
+        const int8_t* ab = qa + blk * q.block;
+        const int64_t len = std::min(q.block, q.k - blk * q.block);
+        int32_t dot = 0;
+        for (int64_t j = 0; j < len; ++j) {
+          const int32_t w = (j & 1) ? (src[j / 2] >> 4) : (src[j / 2] & 0x0F);
+          dot += w * ab[j];
+        }
+        const float s = q.scales[col * q.blocks + blk];
+        total += static_cast<float>(dot) * (p.a.scale[r * q.blocks + blk] * s);
+        corr += p.a.scaled_sum[r * q.blocks + blk] * (s * q.Zero(col, blk));
+      }
+      p.y[r * q.n + col] = total - corr;
+    }
+  }
+}
+
+#ifdef INFERD_NBITS_AVX2
+struct Avx2Dot {
+  static inline __m256i Dot(__m256i acc, __m256i b, __m256i a) {
+    const __m256i pairs = _mm256_maddubs_epi16(b, a);  // u8 x s8, |pair| <= 3810: no saturation
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
+};
+struct AvxVnniDot {
+  __attribute__((target("avxvnni"))) static inline __m256i Dot(__m256i acc, __m256i b, __m256i a) {
+    return _mm256_dpbusd_avx_epi32(acc, b, a);
+  }
+};
+struct Avx512VnniDot {
+  __attribute__((target("avx512vnni,avx512vl,avx512bw,avx512f"))) static inline __m256i Dot(
+      __m256i acc, __m256i b, __m256i a) {
+    return _mm256_dpbusd_epi32(acc, b, a);
+  }
+};
+
+// kCols columns x kRows rows at a time (independent accumulators hide the FMA latency);
+// block size a multiple of 32.
+template <int kRows, int kCols, class Ops>
+inline void Int8ColumnGroup(const Int8Args& p, int64_t col0) {
+  const Quant& q = *p.q;
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  __m256 acc[kCols][kRows];
+  float corr[kCols][kRows] = {};
+  for (int c = 0; c < kCols; ++c) {
+    for (int r = 0; r < kRows; ++r) acc[c][r] = _mm256_setzero_ps();
+  }
+  for (int64_t blk = 0; blk < q.blocks; ++blk) {
+    float as[kRows], asum[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      as[r] = p.a.scale[r * q.blocks + blk];
+      asum[r] = p.a.scaled_sum[r * q.blocks + blk];
+    }
+    const int8_t* ab = p.a.q + blk * q.block;
+    for (int c = 0; c < kCols; ++c) {
+      const int64_t col = col0 + c;
+      const uint8_t* src = p.packed + (col * q.blocks + blk) * q.blob;
+      __m256i dot[kRows];
+      for (int r = 0; r < kRows; ++r) dot[r] = _mm256_setzero_si256();
+      for (int64_t j = 0; j < q.block; j += 32) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + j / 2));
+        const __m256i b = _mm256_and_si256(
+            _mm256_inserti128_si256(_mm256_castsi128_si256(bytes), _mm_srli_epi16(bytes, 4), 1),
+            low_mask);
+        for (int r = 0; r < kRows; ++r) {
+          const __m256i a =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + r * p.a.row + j));
+          dot[r] = Ops::Dot(dot[r], b, a);
+        }
+      }
+      const float s = q.scales[col * q.blocks + blk];
+      const float sz = s * q.Zero(col, blk);
+      for (int r = 0; r < kRows; ++r) {
+        acc[c][r] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r]), _mm256_set1_ps(as[r] * s), acc[c][r]);
+        corr[c][r] += asum[r] * sz;
+      }
+    }
+  }
+  for (int c = 0; c < kCols; ++c) {
+    for (int r = 0; r < kRows; ++r) {
+      p.y[r * q.n + col0 + c] = HorizontalSum(acc[c][r]) - corr[c][r];
+    }
+  }
+}
+
+template <int kRows, class Ops>
+inline void Int8ColumnsRows(const Int8Args& p, int64_t begin, int64_t end) {
+  constexpr int kCols = kRows == 1 ? 4 : kRows == 2 ? 2 : 1;
+  int64_t col = begin;
+  for (; col + kCols <= end; col += kCols) Int8ColumnGroup<kRows, kCols, Ops>(p, col);
+  for (; col < end; ++col) Int8ColumnGroup<kRows, 1, Ops>(p, col);
+}
+
+template <class Ops>
+inline void Int8ColumnsSimd(const Int8Args& p, int64_t begin, int64_t end) {
+  switch (p.m) {
+    case 1:
+      return Int8ColumnsRows<1, Ops>(p, begin, end);
+    case 2:
+      return Int8ColumnsRows<2, Ops>(p, begin, end);
+    case 3:
+      return Int8ColumnsRows<3, Ops>(p, begin, end);
+    default:
+      return Int8ColumnsRows<4, Ops>(p, begin, end);
+  }
+}
+
+// One entry point per instruction set: `flatten` inlines the templates and Ops::Dot into a
+// function compiled for that target.
+__attribute__((flatten)) void Int8ColumnsAvx2(const Int8Args& p, int64_t begin, int64_t end) {
+  Int8ColumnsSimd<Avx2Dot>(p, begin, end);
+}
+__attribute__((target("avxvnni"), flatten)) void Int8ColumnsAvxVnni(const Int8Args& p,
+                                                                    int64_t begin, int64_t end) {
+  Int8ColumnsSimd<AvxVnniDot>(p, begin, end);
+}
+__attribute__((target("avx512vnni,avx512vl,avx512bw,avx512f"), flatten)) void Int8ColumnsAvx512Vnni(
+    const Int8Args& p, int64_t begin, int64_t end) {
+  Int8ColumnsSimd<Avx512VnniDot>(p, begin, end);
+}
+#endif
+
+void Int8Columns(Int8Isa isa, const Int8Args& p, int64_t begin, int64_t end) {
+#ifdef INFERD_NBITS_AVX2
+  if (p.q->block >= 32) {
+    switch (isa) {
+      case Int8Isa::kAvx2:
+        return Int8ColumnsAvx2(p, begin, end);
+      case Int8Isa::kAvxVnni:
+        return Int8ColumnsAvxVnni(p, begin, end);
+      case Int8Isa::kAvx512Vnni:
+        return Int8ColumnsAvx512Vnni(p, begin, end);
+      default:
+        break;
+    }
+  }
+#endif
+  Int8ColumnsScalar(p, begin, end);
+}
+
+// B [N, blocks, block / 2] (low nibble first) into the chunk layout above (block >= 32).
+std::vector<uint8_t> PackForInt8(const uint8_t* b, int64_t n, int64_t blocks, int64_t block) {
+  const int64_t blob = block / 2;
+  std::vector<uint8_t> out(static_cast<size_t>(n * blocks * blob));
+  for (int64_t i = 0; i < n * blocks; ++i) {
+    const uint8_t* src = b + i * blob;
+    uint8_t* dst = out.data() + i * blob;
+    auto value = [&](int64_t e) { return (e & 1) ? (src[e / 2] >> 4) : (src[e / 2] & 0x0F); };
+    for (int64_t c = 0; c < block; c += 32) {
+      for (int64_t j = 0; j < 16; ++j) {
+        dst[c / 2 + j] = static_cast<uint8_t>(value(c + j) | (value(c + j + 16) << 4));
+      }
+    }
+  }
+  return out;
+}
+
 class MatMulNBitsKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<MatMulNBitsKernel>> Create(const KernelInfo& info) {
@@ -215,14 +478,32 @@ class MatMulNBitsKernel final : public engine::OpKernel {
         return info.Error("only float32 A, scales and bias are supported");
       }
     }
-    return std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel(info, k, n, block));
+    auto kernel = std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel(info, k, n, block));
+    // accuracy_level 4 with constant weights: int8 decode path, B repacked now.
+    const Tensor* b = info.input_present(1) ? info.input(1).constant : nullptr;
+    const int64_t blocks = (k + block - 1) / block;
+    if (info.GetInt("accuracy_level", 0) == 4 && b != nullptr && b->dtype() == DataType::kUint8 &&
+        b->NumElements() == n * blocks * (block / 2)) {
+      kernel->int8_ = true;
+      kernel->isa_ = PickInt8Isa();
+      if (block >= 32 && kernel->isa_ != Int8Isa::kScalar) {
+        kernel->packed_ = PackForInt8(b->data<uint8_t>(), n, blocks, block);
+      }
+    }
+    return kernel;
   }
+
+  size_t PersistentBytes() const override { return packed_.size(); }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
       absl::Span<const Shape> shapes) const override {
     if (shapes.empty() || shapes[0].rank() < 1) return {};
     const int64_t m = shapes[0].SizeBetween(0, shapes[0].rank() - 1);
     if (m <= 0) return {};
+    if (m <= kDecodeRows && int8_) {
+      const int64_t bytes = m * blocks_ * (2 * sizeof(float) + block_);
+      return {{kQuantASlot, static_cast<size_t>(bytes)}};
+    }
     if (m <= kDecodeRows) {
       return {{kBlockSums, static_cast<size_t>(m * blocks_) * sizeof(float)}};
     }
@@ -297,7 +578,31 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     if (m == 0) return absl::OkStatus();
     const float* av = a->data<float>();
     float* yv = y->mutable_data<float>();
-    if (m <= kDecodeRows) {
+    if (m <= kDecodeRows && int8_) {
+      INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kQuantASlot));
+      float* scale = static_cast<float*>(ws);
+      float* scaled_sum = scale + m * blocks_;
+      int8_t* qa = reinterpret_cast<int8_t*>(scaled_sum + m * blocks_);
+      const int64_t row = blocks_ * block_;
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t blk = 0; blk < blocks_; ++blk) {
+          const int64_t k0 = blk * block_, len = std::min(block_, k_ - k0);
+          float* sc = scale + r * blocks_ + blk;
+          const int32_t sum = QuantizeBlock(av + r * k_ + k0, len, block_, qa + r * row + k0, sc);
+          scaled_sum[r * blocks_ + blk] = *sc * static_cast<float>(sum);
+        }
+      }
+      Int8Args p;
+      p.q = &q;
+      p.packed = packed_.empty() ? nullptr : packed_.data();
+      p.a = QuantA{qa, scale, scaled_sum, row};
+      p.m = m;
+      p.y = yv;
+      const Int8Isa isa = packed_.empty() ? Int8Isa::kScalar : isa_;
+      const int64_t chunk = std::max<int64_t>(4, 65536 / k_) & ~int64_t{3};
+      ctx.threads().ParallelFor(
+          n_, chunk, [&](int64_t begin, int64_t end) { Int8Columns(isa, p, begin, end); });
+    } else if (m <= kDecodeRows) {
       INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kBlockSums));
       float* sums = static_cast<float*>(ws);
       for (int64_t r = 0; r < m; ++r) {
@@ -351,6 +656,10 @@ class MatMulNBitsKernel final : public engine::OpKernel {
 
   const NodeLabel node_;
   const int64_t k_, n_, block_, blocks_;
+  // Level 4 (set once at creation).
+  bool int8_ = false;
+  Int8Isa isa_ = Int8Isa::kScalar;
+  std::vector<uint8_t> packed_;  // B for the SIMD paths (empty for scalar and block size 16)
 };
 
 }  // namespace
