@@ -5,11 +5,11 @@
 //   first); scales float [N * k_blocks] (or [N, k_blocks]); zero_points optional: uint8 packed
 //   two a byte ([N * ceil(k_blocks / 2)]) or float [N * k_blocks]; absent means 8. An element
 //   is (q - zero_point) * scale. K need not be a multiple of block_size (the last block is
-//   padded in B). accuracy_level 4 with constant B and M <= 4 takes the int8 path below (as ONNX
-//   Runtime does); any other level, or larger M, computes in float32.
+//   padded in B). accuracy_level 4 with constant B (and no float zero points) takes the int8
+//   path below, as ONNX Runtime does; other levels compute in float32.
 //   bits other than 4 and g_idx (act-order) are refused at creation.
 //
-// Two paths (docs/genai-ops.md):
+// Float paths (docs/genai-ops.md):
 //   - M <= kDecodeRows (token-by-token decode): each column is dequantized on the fly block by
 //     block and dotted with A's rows (AVX2 + FMA where compiled for it); the intra-op pool splits
 //     N. Zero points are folded out of the inner loop: sum((q - z) * s * a) is
@@ -482,8 +482,10 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     // accuracy_level 4 with constant weights: int8 decode path, B repacked now.
     const Tensor* b = info.input_present(1) ? info.input(1).constant : nullptr;
     const int64_t blocks = (k + block - 1) / block;
-    if (info.GetInt("accuracy_level", 0) == 4 && b != nullptr && b->dtype() == DataType::kUint8 &&
-        b->NumElements() == n * blocks * (block / 2)) {
+    // Float zero points keep the float path, as in ONNX Runtime.
+    const bool uint8_zp = !info.input_present(3) || info.input(3).type == DataType::kUint8;
+    if (info.GetInt("accuracy_level", 0) == 4 && uint8_zp && b != nullptr &&
+        b->dtype() == DataType::kUint8 && b->NumElements() == n * blocks * (block / 2)) {
       kernel->int8_ = true;
       kernel->isa_ = PickInt8Isa();
       if (block >= 32 && kernel->isa_ != Int8Isa::kScalar) {
@@ -500,7 +502,7 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     if (shapes.empty() || shapes[0].rank() < 1) return {};
     const int64_t m = shapes[0].SizeBetween(0, shapes[0].rank() - 1);
     if (m <= 0) return {};
-    if (m <= kDecodeRows && int8_) {
+    if (int8_) {
       const int64_t bytes = m * blocks_ * (2 * sizeof(float) + block_);
       return {{kQuantASlot, static_cast<size_t>(bytes)}};
     }
@@ -578,7 +580,10 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     if (m == 0) return absl::OkStatus();
     const float* av = a->data<float>();
     float* yv = y->mutable_data<float>();
-    if (m <= kDecodeRows && int8_) {
+    if (int8_) {
+      if (q.zp_float != nullptr) {
+        return node_.InvalidArgument("zero_points were declared uint8 but are float32");
+      }
       INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kQuantASlot));
       float* scale = static_cast<float*>(ws);
       float* scaled_sum = scale + m * blocks_;
@@ -596,12 +601,21 @@ class MatMulNBitsKernel final : public engine::OpKernel {
       p.q = &q;
       p.packed = packed_.empty() ? nullptr : packed_.data();
       p.a = QuantA{qa, scale, scaled_sum, row};
-      p.m = m;
       p.y = yv;
       const Int8Isa isa = packed_.empty() ? Int8Isa::kScalar : isa_;
-      const int64_t chunk = std::max<int64_t>(4, 65536 / k_) & ~int64_t{3};
-      ctx.threads().ParallelFor(
-          n_, chunk, [&](int64_t begin, int64_t end) { Int8Columns(isa, p, begin, end); });
+      const int64_t chunk = std::max<int64_t>(4, 65536 / (k_ * ((m + 3) / 4))) & ~int64_t{3};
+      ctx.threads().ParallelFor(n_, chunk, [&](int64_t begin, int64_t end) {
+        // Rows four at a time (the decode kernel), over this range of columns.
+        for (int64_t r0 = 0; r0 < m; r0 += kDecodeRows) {
+          Int8Args g = p;
+          g.m = std::min(kDecodeRows, m - r0);
+          g.a.q += r0 * row;
+          g.a.scale += r0 * blocks_;
+          g.a.scaled_sum += r0 * blocks_;
+          g.y += r0 * n_;
+          Int8Columns(isa, g, begin, end);
+        }
+      });
     } else if (m <= kDecodeRows) {
       INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kBlockSums));
       float* sums = static_cast<float*>(ws);

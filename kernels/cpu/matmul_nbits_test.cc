@@ -123,8 +123,7 @@ TEST(MatMulNBitsTest, MatchesDequantizedReference) {
           expected[r * c.n + col] = static_cast<float>(s);
         }
       }
-      // Level 4 keeps the float path above M = 4 (and levels 0..3 everywhere).
-      KernelTester t = MakeTester(c, w, a, 4, 0, /*level=*/c.m > 4 ? 4 : 0);
+      KernelTester t = MakeTester(c, w, a);
       t.Threads(threads);
       auto out = t.Run(CpuRegistry());
       ASSERT_TRUE(out.ok()) << out.status();
@@ -264,11 +263,12 @@ bool CpuHas(const std::string& isa) {
 
 TEST(MatMulNBitsTest, Level4MatchesInt8Scheme) {
   const Case cases[] = {
-      {1, 512, 37, 32, Zp::kNone, false},  {1, 300, 9, 32, Zp::kPacked, true},
-      {2, 257, 11, 64, Zp::kFloat, false}, {3, 200, 6, 128, Zp::kPacked, false},
-      {4, 96, 13, 32, Zp::kNone, true},    {4, 100, 5, 16, Zp::kPacked, false},
-      {1, 64, 8, 16, Zp::kFloat, true},    {2, 1024, 7, 256, Zp::kPacked, true},
-      {3, 45, 10, 32, Zp::kFloat, true},
+      {1, 512, 37, 32, Zp::kNone, false},   {1, 300, 9, 32, Zp::kPacked, true},
+      {2, 257, 11, 64, Zp::kPacked, false}, {3, 200, 6, 128, Zp::kPacked, false},
+      {4, 96, 13, 32, Zp::kNone, true},     {4, 100, 5, 16, Zp::kPacked, false},
+      {1, 64, 8, 16, Zp::kNone, true},      {2, 1024, 7, 256, Zp::kPacked, true},
+      {3, 45, 10, 32, Zp::kNone, true},     {5, 96, 9, 32, Zp::kPacked, false},
+      {7, 130, 21, 64, Zp::kNone, true},    {9, 64, 6, 16, Zp::kPacked, false},
   };
   int checked_paths = 0;
   for (const char* isa : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
@@ -303,7 +303,8 @@ TEST(MatMulNBitsTest, Level4MatchesInt8Scheme) {
 }
 
 // The int8 reference is far enough from the float one that the test above tells them apart,
-// and level 4 with B not constant (no prepacking) keeps the float path.
+// and level 4 keeps the float path with B not constant (no prepacking) and with float zero
+// points (as ONNX Runtime does).
 TEST(MatMulNBitsTest, Level4DiffersFromFloatAndNeedsConstantB) {
   const Case c{1, 256, 16, 32, Zp::kPacked, false};
   const Weights w = MakeWeights(c, 9);
@@ -320,6 +321,15 @@ TEST(MatMulNBitsTest, Level4DiffersFromFloatAndNeedsConstantB) {
   auto var = v.Run(CpuRegistry());
   ASSERT_TRUE(var.ok()) << var.status();
   ExpectNear(Values<float>((*var)[0]), fv, 1e-6f);
+  const Case cf{2, 256, 16, 32, Zp::kFloat, true};
+  const Weights wf = MakeWeights(cf, 21);
+  const auto af = RandomFloats(cf.m * cf.k, 22, -2.0f, 2.0f);
+  KernelTester f0 = MakeTester(cf, wf, af, 4, 0, /*level=*/0);
+  KernelTester f4 = MakeTester(cf, wf, af, 4, 0, /*level=*/4);
+  auto r0 = f0.Run(CpuRegistry());
+  auto r4 = f4.Run(CpuRegistry());
+  ASSERT_TRUE(r0.ok() && r4.ok());
+  ExpectNear(Values<float>((*r4)[0]), Values<float>((*r0)[0]), 1e-6f);
 }
 
 }  // namespace
