@@ -5,8 +5,9 @@
 //   first); scales float [N * k_blocks] (or [N, k_blocks]); zero_points optional: uint8 packed
 //   two a byte ([N * ceil(k_blocks / 2)]) or float [N * k_blocks]; absent means 8. An element
 //   is (q - zero_point) * scale. K need not be a multiple of block_size (the last block is
-//   padded in B). accuracy_level 4 with constant B (and no float zero points) takes the int8
-//   path below, as ONNX Runtime does; other levels compute in float32.
+//   padded in B). accuracy_level 4 with constant B (and no float zero points) and M <= 4 takes
+//   the int8 path below, as ONNX Runtime does; other levels, and larger M (prefill, where the
+//   float32 sgemm is faster here), compute in float32.
 //   bits other than 4 and g_idx (act-order) are refused at creation.
 //
 // Float paths (docs/genai-ops.md):
@@ -282,6 +283,7 @@ int32_t QuantizeBlock(const float* a, int64_t len, int64_t block, int8_t* q, flo
 struct Int8Args {
   const Quant* q = nullptr;
   const uint8_t* packed = nullptr;  // B repacked (see above), [N, blocks, block / 2]
+  const float* zs = nullptr;        // scale * zero point per column and block, or nullptr
   QuantA a;
   int64_t m = 0;
   float* y = nullptr;  // [M, N]
@@ -337,44 +339,62 @@ template <int kRows, int kCols, class Ops>
 inline void Int8ColumnGroup(const Int8Args& p, int64_t col0) {
   const Quant& q = *p.q;
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  // Every loop over c and r is unrolled so that the accumulators stay in registers.
   __m256 acc[kCols][kRows];
-  float corr[kCols][kRows] = {};
+  float corr[kCols][kRows];
+#pragma GCC unroll 8
   for (int c = 0; c < kCols; ++c) {
-    for (int r = 0; r < kRows; ++r) acc[c][r] = _mm256_setzero_ps();
-  }
-  for (int64_t blk = 0; blk < q.blocks; ++blk) {
-    float as[kRows], asum[kRows];
+#pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
-      as[r] = p.a.scale[r * q.blocks + blk];
-      asum[r] = p.a.scaled_sum[r * q.blocks + blk];
+      acc[c][r] = _mm256_setzero_ps();
+      corr[c][r] = 0.0f;
     }
+  }
+  const uint8_t* src[kCols];
+#pragma GCC unroll 8
+  for (int c = 0; c < kCols; ++c) src[c] = p.packed + (col0 + c) * q.blocks * q.blob;
+  for (int64_t blk = 0; blk < q.blocks; ++blk) {
     const int8_t* ab = p.a.q + blk * q.block;
+    __m256i dot[kCols][kRows];
+#pragma GCC unroll 8
     for (int c = 0; c < kCols; ++c) {
-      const int64_t col = col0 + c;
-      const uint8_t* src = p.packed + (col * q.blocks + blk) * q.blob;
-      __m256i dot[kRows];
-      for (int r = 0; r < kRows; ++r) dot[r] = _mm256_setzero_si256();
-      for (int64_t j = 0; j < q.block; j += 32) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + j / 2));
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) dot[c][r] = _mm256_setzero_si256();
+    }
+    for (int64_t j = 0; j < q.block; j += 32) {
+      __m256i a[kRows];
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        a[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + r * p.a.row + j));
+      }
+#pragma GCC unroll 8
+      for (int c = 0; c < kCols; ++c) {
+        const __m128i bytes =
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[c] + blk * q.blob + j / 2));
         const __m256i b = _mm256_and_si256(
             _mm256_inserti128_si256(_mm256_castsi128_si256(bytes), _mm_srli_epi16(bytes, 4), 1),
             low_mask);
-        for (int r = 0; r < kRows; ++r) {
-          const __m256i a =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + r * p.a.row + j));
-          dot[r] = Ops::Dot(dot[r], b, a);
-        }
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) dot[c][r] = Ops::Dot(dot[c][r], b, a[r]);
       }
-      const float s = q.scales[col * q.blocks + blk];
-      const float sz = s * q.Zero(col, blk);
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < kCols; ++c) {
+      const int64_t i = (col0 + c) * q.blocks + blk;
+      const float s = q.scales[i];
+      const float sz = p.zs != nullptr ? p.zs[i] : s * q.Zero(col0 + c, blk);
+#pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
+        const float as = p.a.scale[r * q.blocks + blk];
         acc[c][r] =
-            _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r]), _mm256_set1_ps(as[r] * s), acc[c][r]);
-        corr[c][r] += asum[r] * sz;
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[c][r]), _mm256_set1_ps(as * s), acc[c][r]);
+        corr[c][r] += p.a.scaled_sum[r * q.blocks + blk] * sz;
       }
     }
   }
+#pragma GCC unroll 8
   for (int c = 0; c < kCols; ++c) {
+#pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
       p.y[r * q.n + col0 + c] = HorizontalSum(acc[c][r]) - corr[c][r];
     }
@@ -490,19 +510,42 @@ class MatMulNBitsKernel final : public engine::OpKernel {
       kernel->isa_ = PickInt8Isa();
       if (block >= 32 && kernel->isa_ != Int8Isa::kScalar) {
         kernel->packed_ = PackForInt8(b->data<uint8_t>(), n, blocks, block);
+        // With constant scales and zero points, scale * zero point too (out of the inner loop).
+        const Tensor* scales = info.input(2).constant;
+        const Tensor* zp = info.input_present(3) ? info.input(3).constant : nullptr;
+        if (scales != nullptr && scales->dtype() == DataType::kFloat32 &&
+            scales->NumElements() == n * blocks && (!info.input_present(3) || zp != nullptr)) {
+          Quant q;
+          q.blocks = blocks;
+          q.zp_row = (blocks + 1) / 2;
+          if (zp != nullptr) {
+            if (zp->dtype() != DataType::kUint8 || zp->NumElements() != n * q.zp_row) {
+              return info.Error(absl::StrCat("packed uint8 zero_points must have N * ceil(",
+                                             "k_blocks / 2) = ", n * q.zp_row, " values"));
+            }
+            q.zp_packed = zp->data<uint8_t>();
+          }
+          kernel->zs_.resize(static_cast<size_t>(n * blocks));
+          const float* sv = scales->data<float>();
+          for (int64_t col = 0; col < n; ++col) {
+            for (int64_t blk = 0; blk < blocks; ++blk) {
+              kernel->zs_[col * blocks + blk] = sv[col * blocks + blk] * q.Zero(col, blk);
+            }
+          }
+        }
       }
     }
     return kernel;
   }
 
-  size_t PersistentBytes() const override { return packed_.size(); }
+  size_t PersistentBytes() const override { return packed_.size() + zs_.size() * sizeof(float); }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
       absl::Span<const Shape> shapes) const override {
     if (shapes.empty() || shapes[0].rank() < 1) return {};
     const int64_t m = shapes[0].SizeBetween(0, shapes[0].rank() - 1);
     if (m <= 0) return {};
-    if (int8_) {
+    if (int8_ && m <= kDecodeRows) {
       const int64_t bytes = m * blocks_ * (2 * sizeof(float) + block_);
       return {{kQuantASlot, static_cast<size_t>(bytes)}};
     }
@@ -580,7 +623,7 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     if (m == 0) return absl::OkStatus();
     const float* av = a->data<float>();
     float* yv = y->mutable_data<float>();
-    if (int8_) {
+    if (int8_ && m <= kDecodeRows) {
       if (q.zp_float != nullptr) {
         return node_.InvalidArgument("zero_points were declared uint8 but are float32");
       }
@@ -600,22 +643,14 @@ class MatMulNBitsKernel final : public engine::OpKernel {
       Int8Args p;
       p.q = &q;
       p.packed = packed_.empty() ? nullptr : packed_.data();
+      p.zs = zs_.empty() ? nullptr : zs_.data();
       p.a = QuantA{qa, scale, scaled_sum, row};
       p.y = yv;
       const Int8Isa isa = packed_.empty() ? Int8Isa::kScalar : isa_;
-      const int64_t chunk = std::max<int64_t>(4, 65536 / (k_ * ((m + 3) / 4))) & ~int64_t{3};
-      ctx.threads().ParallelFor(n_, chunk, [&](int64_t begin, int64_t end) {
-        // Rows four at a time (the decode kernel), over this range of columns.
-        for (int64_t r0 = 0; r0 < m; r0 += kDecodeRows) {
-          Int8Args g = p;
-          g.m = std::min(kDecodeRows, m - r0);
-          g.a.q += r0 * row;
-          g.a.scale += r0 * blocks_;
-          g.a.scaled_sum += r0 * blocks_;
-          g.y += r0 * n_;
-          Int8Columns(isa, g, begin, end);
-        }
-      });
+      p.m = m;
+      const int64_t chunk = std::max<int64_t>(4, 65536 / k_) & ~int64_t{3};
+      ctx.threads().ParallelFor(
+          n_, chunk, [&](int64_t begin, int64_t end) { Int8Columns(isa, p, begin, end); });
     } else if (m <= kDecodeRows) {
       INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kBlockSums));
       float* sums = static_cast<float*>(ws);
@@ -674,6 +709,7 @@ class MatMulNBitsKernel final : public engine::OpKernel {
   bool int8_ = false;
   Int8Isa isa_ = Int8Isa::kScalar;
   std::vector<uint8_t> packed_;  // B for the SIMD paths (empty for scalar and block size 16)
+  std::vector<float> zs_;        // scale * zero point, [N, blocks] (with packed_, when constant)
 };
 
 }  // namespace
