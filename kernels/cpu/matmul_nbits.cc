@@ -204,11 +204,14 @@ void DecodeColumn(const Quant& q, int64_t col, const float* a, int64_t rows,
 // padded with zeros to whole blocks. Per column and block, dot = sum(qa * qb) in int32 with qb
 // the raw 4-bit value (0..15), and
 //   y = sum over blocks of a_scale * b_scale * dot - (a_scale * sum(qa)) * (b_scale * zero).
-// B is repacked at creation so that a 32-value chunk of a block is 16 bytes holding values j
-// (low nibble) and j + 16 (high nibble): one 128-bit load and a shift give the 32 values in
-// order. The dot runs on AVX-VNNI or AVX-512 VNNI (vpdpbusd) where the CPU has it, else AVX2
-// (vpmaddubsw: 15 * 127 * 2 = 3810 fits int16, then vpmaddwd), else scalar (block size 16
-// always takes the scalar path).
+// For the SIMD paths B is repacked at creation by groups of 8 columns: a 32-byte chunk holds,
+// for each of the 8 columns, 4 consecutive K values in the low nibbles and the next 4 in the
+// high nibbles. One vpdpbusd then multiplies 4 K values of all 8 columns (its 8 int32 lanes) by
+// the same 4 int8 values of A (broadcast), so a block's dots for 8 columns end in one vector,
+// scaled by the 8 columns' scales (also repacked) with no horizontal sums. The dot runs on
+// AVX-VNNI or AVX-512 VNNI (vpdpbusd) where the CPU has it, else AVX2 (vpmaddubsw: u8 x s8 pairs,
+// 15 * 127 * 2 = 3810 fits int16, then vpmaddwd), else scalar (also used where the scales or
+// zero points are not constant).
 
 enum class Int8Isa { kScalar, kAvx2, kAvxVnni, kAvx512Vnni };
 
@@ -279,17 +282,20 @@ int32_t QuantizeBlock(const float* a, int64_t len, int64_t block, int8_t* q, flo
   return sum;
 }
 
+constexpr int64_t kGroupCols = 8;  // columns per packed group
+
 // The level-4 inputs of one run.
 struct Int8Args {
   const Quant* q = nullptr;
-  const uint8_t* packed = nullptr;  // B repacked (see above), [N, blocks, block / 2]
-  const float* zs = nullptr;        // scale * zero point per column and block, or nullptr
+  const uint8_t* packed = nullptr;  // B by groups (above), [groups, blocks, 4 * block]
+  const float* bs = nullptr;        // scales by groups, [groups, blocks, 8]
+  const float* zs = nullptr;        // scale * zero point by groups, [groups, blocks, 8]
   QuantA a;
   int64_t m = 0;
   float* y = nullptr;  // [M, N]
 };
 
-// Scalar path (and block size 16): from B as given (low nibble first).
+// Scalar path: from B, scales and zero points as given (low nibble first).
 void Int8ColumnsScalar(const Int8Args& p, int64_t begin, int64_t end) {
   const Quant& q = *p.q;
   for (int64_t col = begin; col < end; ++col) {
@@ -333,141 +339,166 @@ struct Avx512VnniDot {
   }
 };
 
-// kCols columns x kRows rows at a time (independent accumulators hide the FMA latency);
-// block size a multiple of 32.
-template <int kRows, int kCols, class Ops>
-inline void Int8ColumnGroup(const Int8Args& p, int64_t col0) {
+inline __m256i Broadcast4(const int8_t* a) {
+  int32_t v;
+  std::memcpy(&v, a, sizeof(v));
+  return _mm256_set1_epi32(v);
+}
+
+// kGroups groups of 8 columns from `g0`, kRows rows. Two dot chains a group and row (low and
+// high nibbles) and several groups at once keep enough vpdpbusd in flight; every loop over
+// groups and rows is unrolled so that the accumulators stay in registers.
+template <int kRows, int kGroups, class Ops>
+inline void Int8GroupRows(const Int8Args& p, int64_t g0) {
   const Quant& q = *p.q;
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
-  // Every loop over c and r is unrolled so that the accumulators stay in registers.
-  __m256 acc[kCols][kRows];
-  float corr[kCols][kRows];
-#pragma GCC unroll 8
-  for (int c = 0; c < kCols; ++c) {
+  const int64_t group_bytes = 4 * q.block;  // 8 columns x block / 2
+  __m256 acc[kGroups][kRows];
 #pragma GCC unroll 4
-    for (int r = 0; r < kRows; ++r) {
-      acc[c][r] = _mm256_setzero_ps();
-      corr[c][r] = 0.0f;
-    }
+  for (int g = 0; g < kGroups; ++g) {
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) acc[g][r] = _mm256_setzero_ps();
   }
-  const uint8_t* src[kCols];
-#pragma GCC unroll 8
-  for (int c = 0; c < kCols; ++c) src[c] = p.packed + (col0 + c) * q.blocks * q.blob;
   for (int64_t blk = 0; blk < q.blocks; ++blk) {
     const int8_t* ab = p.a.q + blk * q.block;
-    __m256i dot[kCols][kRows];
-#pragma GCC unroll 8
-    for (int c = 0; c < kCols; ++c) {
+    __m256i lo[kGroups][kRows], hi[kGroups][kRows];
 #pragma GCC unroll 4
-      for (int r = 0; r < kRows; ++r) dot[c][r] = _mm256_setzero_si256();
+    for (int g = 0; g < kGroups; ++g) {
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) lo[g][r] = hi[g][r] = _mm256_setzero_si256();
     }
-    for (int64_t j = 0; j < q.block; j += 32) {
-      __m256i a[kRows];
+    for (int64_t u = 0; u < q.block; u += 8) {
+      __m256i a0[kRows], a1[kRows];
 #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
-        a[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab + r * p.a.row + j));
+        a0[r] = Broadcast4(ab + r * p.a.row + u);
+        a1[r] = Broadcast4(ab + r * p.a.row + u + 4);
       }
-#pragma GCC unroll 8
-      for (int c = 0; c < kCols; ++c) {
-        const __m128i bytes =
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[c] + blk * q.blob + j / 2));
-        const __m256i b = _mm256_and_si256(
-            _mm256_inserti128_si256(_mm256_castsi128_si256(bytes), _mm_srli_epi16(bytes, 4), 1),
-            low_mask);
 #pragma GCC unroll 4
-        for (int r = 0; r < kRows; ++r) dot[c][r] = Ops::Dot(dot[c][r], b, a[r]);
+      for (int g = 0; g < kGroups; ++g) {
+        const uint8_t* src = p.packed + ((g0 + g) * q.blocks + blk) * group_bytes + u * 4;
+        const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+        const __m256i b0 = _mm256_and_si256(bytes, low_mask);
+        const __m256i b1 = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low_mask);
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) {
+          lo[g][r] = Ops::Dot(lo[g][r], b0, a0[r]);
+          hi[g][r] = Ops::Dot(hi[g][r], b1, a1[r]);
+        }
       }
     }
-#pragma GCC unroll 8
-    for (int c = 0; c < kCols; ++c) {
-      const int64_t i = (col0 + c) * q.blocks + blk;
-      const float s = q.scales[i];
-      const float sz = p.zs != nullptr ? p.zs[i] : s * q.Zero(col0 + c, blk);
+#pragma GCC unroll 4
+    for (int g = 0; g < kGroups; ++g) {
+      const int64_t at = ((g0 + g) * q.blocks + blk) * kGroupCols;
+      const __m256 bs = _mm256_loadu_ps(p.bs + at), zs = _mm256_loadu_ps(p.zs + at);
 #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
-        const float as = p.a.scale[r * q.blocks + blk];
-        acc[c][r] =
-            _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[c][r]), _mm256_set1_ps(as * s), acc[c][r]);
-        corr[c][r] += p.a.scaled_sum[r * q.blocks + blk] * sz;
+        const __m256 dot = _mm256_cvtepi32_ps(_mm256_add_epi32(lo[g][r], hi[g][r]));
+        const __m256 scale = _mm256_mul_ps(bs, _mm256_set1_ps(p.a.scale[r * q.blocks + blk]));
+        acc[g][r] = _mm256_fmadd_ps(dot, scale, acc[g][r]);
+        acc[g][r] =
+            _mm256_fnmadd_ps(_mm256_set1_ps(p.a.scaled_sum[r * q.blocks + blk]), zs, acc[g][r]);
       }
     }
   }
-#pragma GCC unroll 8
-  for (int c = 0; c < kCols; ++c) {
+#pragma GCC unroll 4
+  for (int g = 0; g < kGroups; ++g) {
+    const int64_t col = (g0 + g) * kGroupCols;
 #pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
-      p.y[r * q.n + col0 + c] = HorizontalSum(acc[c][r]) - corr[c][r];
+      float* y = p.y + r * q.n + col;
+      if (col + kGroupCols <= q.n) {
+        _mm256_storeu_ps(y, acc[g][r]);
+      } else {  // the last, partial group
+        alignas(32) float tmp[kGroupCols];
+        _mm256_store_ps(tmp, acc[g][r]);
+        std::memcpy(y, tmp, static_cast<size_t>(q.n - col) * sizeof(float));
+      }
     }
   }
 }
 
 template <int kRows, class Ops>
-inline void Int8ColumnsRows(const Int8Args& p, int64_t begin, int64_t end) {
-  constexpr int kCols = kRows == 1 ? 4 : kRows == 2 ? 2 : 1;
-  int64_t col = begin;
-  for (; col + kCols <= end; col += kCols) Int8ColumnGroup<kRows, kCols, Ops>(p, col);
-  for (; col < end; ++col) Int8ColumnGroup<kRows, 1, Ops>(p, col);
+inline void Int8GroupsRows(const Int8Args& p, int64_t begin, int64_t end) {
+  constexpr int kGroups = kRows == 1 ? 4 : kRows == 2 ? 2 : 1;
+  int64_t g = begin;
+  for (; g + kGroups <= end; g += kGroups) Int8GroupRows<kRows, kGroups, Ops>(p, g);
+  for (; g < end; ++g) Int8GroupRows<kRows, 1, Ops>(p, g);
 }
 
+// Groups [begin, end) of 8 columns.
 template <class Ops>
-inline void Int8ColumnsSimd(const Int8Args& p, int64_t begin, int64_t end) {
+inline void Int8GroupsSimd(const Int8Args& p, int64_t begin, int64_t end) {
   switch (p.m) {
     case 1:
-      return Int8ColumnsRows<1, Ops>(p, begin, end);
+      return Int8GroupsRows<1, Ops>(p, begin, end);
     case 2:
-      return Int8ColumnsRows<2, Ops>(p, begin, end);
+      return Int8GroupsRows<2, Ops>(p, begin, end);
     case 3:
-      return Int8ColumnsRows<3, Ops>(p, begin, end);
+      return Int8GroupsRows<3, Ops>(p, begin, end);
     default:
-      return Int8ColumnsRows<4, Ops>(p, begin, end);
+      return Int8GroupsRows<4, Ops>(p, begin, end);
   }
 }
 
 // One entry point per instruction set: `flatten` inlines the templates and Ops::Dot into a
 // function compiled for that target.
-__attribute__((flatten)) void Int8ColumnsAvx2(const Int8Args& p, int64_t begin, int64_t end) {
-  Int8ColumnsSimd<Avx2Dot>(p, begin, end);
+__attribute__((flatten)) void Int8GroupsAvx2(const Int8Args& p, int64_t begin, int64_t end) {
+  Int8GroupsSimd<Avx2Dot>(p, begin, end);
 }
-__attribute__((target("avxvnni"), flatten)) void Int8ColumnsAvxVnni(const Int8Args& p,
-                                                                    int64_t begin, int64_t end) {
-  Int8ColumnsSimd<AvxVnniDot>(p, begin, end);
+__attribute__((target("avxvnni"), flatten)) void Int8GroupsAvxVnni(const Int8Args& p, int64_t begin,
+                                                                   int64_t end) {
+  Int8GroupsSimd<AvxVnniDot>(p, begin, end);
 }
-__attribute__((target("avx512vnni,avx512vl,avx512bw,avx512f"), flatten)) void Int8ColumnsAvx512Vnni(
+__attribute__((target("avx512vnni,avx512vl,avx512bw,avx512f"), flatten)) void Int8GroupsAvx512Vnni(
     const Int8Args& p, int64_t begin, int64_t end) {
-  Int8ColumnsSimd<Avx512VnniDot>(p, begin, end);
+  Int8GroupsSimd<Avx512VnniDot>(p, begin, end);
 }
 #endif
 
-void Int8Columns(Int8Isa isa, const Int8Args& p, int64_t begin, int64_t end) {
+// Groups of 8 columns [begin, end) on the SIMD paths (B packed), else columns on the scalar one.
+void Int8Run(Int8Isa isa, const Int8Args& p, int64_t begin, int64_t end) {
 #ifdef INFERD_NBITS_AVX2
-  if (p.q->block >= 32) {
-    switch (isa) {
-      case Int8Isa::kAvx2:
-        return Int8ColumnsAvx2(p, begin, end);
-      case Int8Isa::kAvxVnni:
-        return Int8ColumnsAvxVnni(p, begin, end);
-      case Int8Isa::kAvx512Vnni:
-        return Int8ColumnsAvx512Vnni(p, begin, end);
-      default:
-        break;
-    }
+  switch (isa) {
+    case Int8Isa::kAvx2:
+      return Int8GroupsAvx2(p, begin, end);
+    case Int8Isa::kAvxVnni:
+      return Int8GroupsAvxVnni(p, begin, end);
+    case Int8Isa::kAvx512Vnni:
+      return Int8GroupsAvx512Vnni(p, begin, end);
+    default:
+      break;
   }
 #endif
   Int8ColumnsScalar(p, begin, end);
 }
 
-// B [N, blocks, block / 2] (low nibble first) into the chunk layout above (block >= 32).
-std::vector<uint8_t> PackForInt8(const uint8_t* b, int64_t n, int64_t blocks, int64_t block) {
-  const int64_t blob = block / 2;
-  std::vector<uint8_t> out(static_cast<size_t>(n * blocks * blob));
-  for (int64_t i = 0; i < n * blocks; ++i) {
-    const uint8_t* src = b + i * blob;
-    uint8_t* dst = out.data() + i * blob;
-    auto value = [&](int64_t e) { return (e & 1) ? (src[e / 2] >> 4) : (src[e / 2] & 0x0F); };
-    for (int64_t c = 0; c < block; c += 32) {
-      for (int64_t j = 0; j < 16; ++j) {
-        dst[c / 2 + j] = static_cast<uint8_t>(value(c + j) | (value(c + j + 16) << 4));
+// The repacked B, scales and scale * zero point for the SIMD paths (padding columns zero).
+struct PackedInt8 {
+  std::vector<uint8_t> b;
+  std::vector<float> bs, zs;
+};
+
+PackedInt8 PackForInt8(const Quant& q) {
+  const int64_t groups = (q.n + kGroupCols - 1) / kGroupCols;
+  PackedInt8 out;
+  out.b.assign(static_cast<size_t>(groups * q.blocks * 4 * q.block), 0);
+  out.bs.assign(static_cast<size_t>(groups * q.blocks * kGroupCols), 0.0f);
+  out.zs.assign(out.bs.size(), 0.0f);
+  for (int64_t col = 0; col < q.n; ++col) {
+    const int64_t g = col / kGroupCols, c = col % kGroupCols;
+    for (int64_t blk = 0; blk < q.blocks; ++blk) {
+      const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
+      auto value = [&](int64_t e) { return (e & 1) ? (src[e / 2] >> 4) : (src[e / 2] & 0x0F); };
+      uint8_t* dst = out.b.data() + (g * q.blocks + blk) * 4 * q.block;
+      for (int64_t u = 0; u < q.block; u += 8) {
+        for (int64_t i = 0; i < 4; ++i) {
+          dst[u * 4 + c * 4 + i] = static_cast<uint8_t>(value(u + i) | (value(u + 4 + i) << 4));
+        }
       }
+      const int64_t at = (g * q.blocks + blk) * kGroupCols + c;
+      out.bs[at] = q.scales[col * q.blocks + blk];
+      out.zs[at] = out.bs[at] * q.Zero(col, blk);
     }
   }
   return out;
@@ -508,37 +539,35 @@ class MatMulNBitsKernel final : public engine::OpKernel {
         b->dtype() == DataType::kUint8 && b->NumElements() == n * blocks * (block / 2)) {
       kernel->int8_ = true;
       kernel->isa_ = PickInt8Isa();
-      if (block >= 32 && kernel->isa_ != Int8Isa::kScalar) {
-        kernel->packed_ = PackForInt8(b->data<uint8_t>(), n, blocks, block);
-        // With constant scales and zero points, scale * zero point too (out of the inner loop).
-        const Tensor* scales = info.input(2).constant;
-        const Tensor* zp = info.input_present(3) ? info.input(3).constant : nullptr;
-        if (scales != nullptr && scales->dtype() == DataType::kFloat32 &&
-            scales->NumElements() == n * blocks && (!info.input_present(3) || zp != nullptr)) {
-          Quant q;
-          q.blocks = blocks;
-          q.zp_row = (blocks + 1) / 2;
-          if (zp != nullptr) {
-            if (zp->dtype() != DataType::kUint8 || zp->NumElements() != n * q.zp_row) {
-              return info.Error(absl::StrCat("packed uint8 zero_points must have N * ceil(",
-                                             "k_blocks / 2) = ", n * q.zp_row, " values"));
-            }
-            q.zp_packed = zp->data<uint8_t>();
-          }
-          kernel->zs_.resize(static_cast<size_t>(n * blocks));
-          const float* sv = scales->data<float>();
-          for (int64_t col = 0; col < n; ++col) {
-            for (int64_t blk = 0; blk < blocks; ++blk) {
-              kernel->zs_[col * blocks + blk] = sv[col * blocks + blk] * q.Zero(col, blk);
-            }
-          }
-        }
+      // The SIMD paths need the scales and zero points too (repacked with B).
+      const Tensor* scales = info.input(2).constant;
+      const Tensor* zp = info.input_present(3) ? info.input(3).constant : nullptr;
+      Quant q;
+      q.b = b->data<uint8_t>();
+      q.k = k;
+      q.n = n;
+      q.block = block;
+      q.blocks = blocks;
+      q.blob = block / 2;
+      q.zp_row = (blocks + 1) / 2;
+      const bool zp_ok =
+          !info.input_present(3) ||
+          (zp != nullptr && zp->dtype() == DataType::kUint8 && zp->NumElements() == n * q.zp_row);
+      if (kernel->isa_ != Int8Isa::kScalar && scales != nullptr &&
+          scales->dtype() == DataType::kFloat32 && scales->NumElements() == n * blocks && zp_ok) {
+        q.scales = scales->data<float>();
+        q.zp_packed = zp != nullptr ? zp->data<uint8_t>() : nullptr;
+        kernel->packed_ = PackForInt8(q);
+      } else {
+        kernel->isa_ = Int8Isa::kScalar;
       }
     }
     return kernel;
   }
 
-  size_t PersistentBytes() const override { return packed_.size() + zs_.size() * sizeof(float); }
+  size_t PersistentBytes() const override {
+    return packed_.b.size() + (packed_.bs.size() + packed_.zs.size()) * sizeof(float);
+  }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
       absl::Span<const Shape> shapes) const override {
@@ -642,15 +671,19 @@ class MatMulNBitsKernel final : public engine::OpKernel {
       }
       Int8Args p;
       p.q = &q;
-      p.packed = packed_.empty() ? nullptr : packed_.data();
-      p.zs = zs_.empty() ? nullptr : zs_.data();
+      p.packed = packed_.b.data();
+      p.bs = packed_.bs.data();
+      p.zs = packed_.zs.data();
       p.a = QuantA{qa, scale, scaled_sum, row};
       p.y = yv;
-      const Int8Isa isa = packed_.empty() ? Int8Isa::kScalar : isa_;
       p.m = m;
-      const int64_t chunk = std::max<int64_t>(4, 65536 / k_) & ~int64_t{3};
-      ctx.threads().ParallelFor(
-          n_, chunk, [&](int64_t begin, int64_t end) { Int8Columns(isa, p, begin, end); });
+      // The pool splits groups of 8 columns (SIMD) or columns (scalar), 64K weights or more a
+      // task.
+      const bool groups = isa_ != Int8Isa::kScalar;
+      const int64_t units = groups ? (n_ + kGroupCols - 1) / kGroupCols : n_;
+      const int64_t chunk = std::max<int64_t>(4, 65536 / (k_ * (groups ? kGroupCols : 1)));
+      ctx.threads().ParallelFor(units, chunk,
+                                [&](int64_t begin, int64_t end) { Int8Run(isa_, p, begin, end); });
     } else if (m <= kDecodeRows) {
       INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kBlockSums));
       float* sums = static_cast<float*>(ws);
@@ -708,8 +741,7 @@ class MatMulNBitsKernel final : public engine::OpKernel {
   // Level 4 (set once at creation).
   bool int8_ = false;
   Int8Isa isa_ = Int8Isa::kScalar;
-  std::vector<uint8_t> packed_;  // B for the SIMD paths (empty for scalar and block size 16)
-  std::vector<float> zs_;        // scale * zero point, [N, blocks] (with packed_, when constant)
+  PackedInt8 packed_;  // for the SIMD paths (empty on the scalar one)
 };
 
 }  // namespace
