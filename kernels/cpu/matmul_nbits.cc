@@ -15,10 +15,13 @@
 //     block and dotted with A's rows (AVX2 + FMA where compiled for it); the intra-op pool splits
 //     N. Zero points are folded out of the inner loop: sum((q - z) * s * a) is
 //     s * sum(q * a) - s * z * sum(a), with sum(a) per block computed once per run.
-//   - larger M (prefill): a panel of kPanel columns is dequantized into a float32 workspace
-//     (pool over columns) and multiplied by oneDNN's sgemm, panel after panel.
+//   - larger M (prefill): panels of kPanel columns, each dequantized into a float32 workspace
+//     and multiplied by a one-thread oneDNN sgemm, the intra-op threads taking panels in turn.
 // Workspaces are declared (block sums or the panel), so a warmed-up run allocates nothing.
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -581,7 +584,8 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     if (m <= kDecodeRows) {
       return {{kBlockSums, static_cast<size_t>(m * blocks_) * sizeof(float)}};
     }
-    return {{kPanelSlot, static_cast<size_t>(std::min(n_, kPanel) * k_) * sizeof(float)}};
+    const int64_t buffers = std::min(panel_buffers_, (n_ + kPanel - 1) / kPanel);
+    return {{kPanelSlot, static_cast<size_t>(buffers * std::min(n_, kPanel) * k_) * sizeof(float)}};
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
@@ -706,19 +710,35 @@ class MatMulNBitsKernel final : public engine::OpKernel {
         }
       });
     } else {
+      // Each intra-op thread takes whole panels (the next one free), dequantizes it into its
+      // own buffer and multiplies it with a one-thread sgemm. (Dequantizing on the pool and
+      // then calling sgemm with OpenMP's own threads left the pool's workers spinning beside
+      // OpenMP's: 2 threads were slower than 1.)
       INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kPanelSlot));
-      float* panel = static_cast<float*>(ws);
-      for (int64_t n0 = 0; n0 < n_; n0 += kPanel) {
-        const int64_t nb = std::min(kPanel, n_ - n0);
-        ctx.threads().ParallelFor(nb, 1, [&](int64_t begin, int64_t end) {
-          for (int64_t c = begin; c < end; ++c) DequantizeColumn(q, n0 + c, panel + c * k_);
-        });
-        const dnnl_status_t s =
-            dnnl_sgemm('N', 'T', m, nb, k_, 1.0f, av, k_, panel, k_, 0.0f, yv + n0, n_);
-        if (s != dnnl_success) {
-          return node_.Internal(
-              absl::StrCat("dnnl_sgemm failed with status ", static_cast<int>(s)));
+      float* panels = static_cast<float*>(ws);
+      const int64_t count = (n_ + kPanel - 1) / kPanel;
+      const int64_t workers =
+          std::min<int64_t>({ctx.threads().num_threads(), panel_buffers_, count});
+      const int64_t stride = std::min(n_, kPanel) * k_;
+      std::atomic<int64_t> next{0};
+      std::atomic<int> failed{static_cast<int>(dnnl_success)};
+      ctx.threads().ParallelFor(workers, 1, [&](int64_t begin, int64_t end) {
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(1);
+        for (int64_t t = begin; t < end; ++t) {
+          float* panel = panels + t * stride;
+          for (int64_t i; (i = next.fetch_add(1)) < count;) {
+            const int64_t n0 = i * kPanel, nb = std::min(kPanel, n_ - n0);
+            for (int64_t c = 0; c < nb; ++c) DequantizeColumn(q, n0 + c, panel + c * k_);
+            const dnnl_status_t s =
+                dnnl_sgemm('N', 'T', m, nb, k_, 1.0f, av, k_, panel, k_, 0.0f, yv + n0, n_);
+            if (s != dnnl_success) failed.store(static_cast<int>(s));
+          }
         }
+        omp_set_num_threads(saved);
+      });
+      if (failed.load() != static_cast<int>(dnnl_success)) {
+        return node_.Internal(absl::StrCat("dnnl_sgemm failed with status ", failed.load()));
       }
     }
     if (bias != nullptr) {
@@ -734,10 +754,16 @@ class MatMulNBitsKernel final : public engine::OpKernel {
 
  private:
   MatMulNBitsKernel(const KernelInfo& info, int64_t k, int64_t n, int64_t block)
-      : node_(info), k_(k), n_(n), block_(block), blocks_((k + block - 1) / block) {}
+      : node_(info),
+        k_(k),
+        n_(n),
+        block_(block),
+        blocks_((k + block - 1) / block),
+        panel_buffers_(std::max(1, info.intra_op_threads())) {}
 
   const NodeLabel node_;
   const int64_t k_, n_, block_, blocks_;
+  const int64_t panel_buffers_;  // prefill panels in flight: one per intra-op thread
   // Level 4 (set once at creation).
   bool int8_ = false;
   Int8Isa isa_ = Int8Isa::kScalar;
