@@ -5,21 +5,30 @@
 //   first); scales float [N * k_blocks] (or [N, k_blocks]); zero_points optional: uint8 packed
 //   two a byte ([N * ceil(k_blocks / 2)]) or float [N * k_blocks]; absent means 8. An element
 //   is (q - zero_point) * scale. K need not be a multiple of block_size (the last block is
-//   padded in B). accuracy_level is accepted and ignored (we always accumulate in float32).
+//   padded in B). accuracy_level 4 with constant B (and no float zero points) and M <= 4 takes
+//   the int8 path below, as ONNX Runtime does; other levels, and larger M (prefill, where the
+//   float32 sgemm is faster here), compute in float32.
 //   bits other than 4 and g_idx (act-order) are refused at creation.
 //
-// Two paths (docs/genai-ops.md):
+// Float paths (docs/genai-ops.md):
 //   - M <= kDecodeRows (token-by-token decode): each column is dequantized on the fly block by
 //     block and dotted with A's rows (AVX2 + FMA where compiled for it); the intra-op pool splits
 //     N. Zero points are folded out of the inner loop: sum((q - z) * s * a) is
 //     s * sum(q * a) - s * z * sum(a), with sum(a) per block computed once per run.
-//   - larger M (prefill): a panel of kPanel columns is dequantized into a float32 workspace
-//     (pool over columns) and multiplied by oneDNN's sgemm, panel after panel.
+//   - larger M (prefill): panels of kPanel columns, each dequantized into a float32 workspace
+//     and multiplied by a one-thread oneDNN sgemm, the intra-op threads taking panels in turn.
 // Workspaces are declared (block sums or the panel), so a warmed-up run allocates nothing.
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -47,6 +56,7 @@ constexpr int64_t kDecodeRows = 4;  // M up to this takes the on-the-fly path
 constexpr int64_t kPanel = 128;     // columns dequantized at a time on the GEMM path
 constexpr int kBlockSums = 0;       // workspace slots
 constexpr int kPanelSlot = 1;
+constexpr int kQuantASlot = 2;  // level 4: A's scales, scaled sums and int8 rows
 
 // The zero points' form.
 enum class ZeroPoints { kNone, kPacked, kFloat };
@@ -190,6 +200,313 @@ void DecodeColumn(const Quant& q, int64_t col, const float* a, int64_t rows,
   }
 }
 
+// ---- accuracy_level 4: int8 A x int4 B with integer dot products (docs/genai-ops.md) ----
+//
+// Each row of A is quantized per block of K (ONNX Runtime's CompInt8 scheme): scale =
+// max|a| / 127, q = round-to-nearest-even(a * (127 / max|a|)) (0 where the block is all zero),
+// padded with zeros to whole blocks. Per column and block, dot = sum(qa * qb) in int32 with qb
+// the raw 4-bit value (0..15), and
+//   y = sum over blocks of a_scale * b_scale * dot - (a_scale * sum(qa)) * (b_scale * zero).
+// For the SIMD paths B is repacked at creation by groups of 8 columns: a 32-byte chunk holds,
+// for each of the 8 columns, 4 consecutive K values in the low nibbles and the next 4 in the
+// high nibbles. One vpdpbusd then multiplies 4 K values of all 8 columns (its 8 int32 lanes) by
+// the same 4 int8 values of A (broadcast), so a block's dots for 8 columns end in one vector,
+// scaled by the 8 columns' scales (also repacked) with no horizontal sums. The dot runs on
+// AVX-VNNI or AVX-512 VNNI (vpdpbusd) where the CPU has it, else AVX2 (vpmaddubsw: u8 x s8 pairs,
+// 15 * 127 * 2 = 3810 fits int16, then vpmaddwd), else scalar (also used where the scales or
+// zero points are not constant).
+
+enum class Int8Isa { kScalar, kAvx2, kAvxVnni, kAvx512Vnni };
+
+// The best path this CPU runs; INFERD_NBITS_ISA=scalar|avx2|avxvnni|avx512vnni asks for one
+// (tests and benchmarks), honoured only where the CPU has it.
+Int8Isa PickInt8Isa() {
+  Int8Isa best = Int8Isa::kScalar;
+#ifdef INFERD_NBITS_AVX2
+  const bool avx512vnni = __builtin_cpu_supports("avx512vnni") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+  const bool avxvnni = __builtin_cpu_supports("avxvnni");
+  best = avx512vnni ? Int8Isa::kAvx512Vnni : avxvnni ? Int8Isa::kAvxVnni : Int8Isa::kAvx2;
+  if (const char* env = std::getenv("INFERD_NBITS_ISA"); env != nullptr) {
+    const std::string want = env;
+    if (want == "scalar") return Int8Isa::kScalar;
+    if (want == "avx2") return Int8Isa::kAvx2;
+    if (want == "avxvnni" && avxvnni) return Int8Isa::kAvxVnni;
+    if (want == "avx512vnni" && avx512vnni) return Int8Isa::kAvx512Vnni;
+  }
+#endif
+  return best;
+}
+
+// A's rows quantized per block (the run's workspace).
+struct QuantA {
+  const int8_t* q = nullptr;          // [M, blocks * block], zero padded
+  const float* scale = nullptr;       // [M, blocks]
+  const float* scaled_sum = nullptr;  // [M, blocks]: scale * sum(q)
+  int64_t row = 0;                    // blocks * block
+};
+
+// Quantizes `len` values of `a` into `q` (block values, the tail zeroed); returns sum(q) and
+// sets *scale.
+int32_t QuantizeBlock(const float* a, int64_t len, int64_t block, int8_t* q, float* scale) {
+  float amax = 0.0f;
+  for (int64_t j = 0; j < len; ++j) amax = std::max(amax, std::fabs(a[j]));
+  *scale = amax / 127.0f;
+  const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+  int32_t sum = 0;
+  int64_t j = 0;
+#ifdef INFERD_NBITS_AVX2
+  const __m256 mul = _mm256_set1_ps(inv);
+  __m256i acc = _mm256_setzero_si256();
+  for (; j + 16 <= len; j += 16) {
+    const __m256 v0 = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(a + j), mul),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 v1 = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(a + j + 8), mul),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i i0 = _mm256_cvtps_epi32(v0), i1 = _mm256_cvtps_epi32(v1);
+    acc = _mm256_add_epi32(acc, _mm256_add_epi32(i0, i1));
+    // int32 -> int16 (saturating, lanes interleaved) -> int8, then back in order.
+    const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(i0, i1), 0xD8);
+    const __m128i b = _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + j), b);
+  }
+  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+  sum = _mm_cvtsi128_si32(s4);
+#endif
+  for (; j < len; ++j) {
+    const float r = std::nearbyint(a[j] * inv);  // the default mode: to nearest, ties to even
+    const int32_t v = static_cast<int32_t>(std::clamp(r, -127.0f, 127.0f));
+    q[j] = static_cast<int8_t>(v);
+    sum += v;
+  }
+  std::memset(q + len, 0, static_cast<size_t>(block - len));
+  return sum;
+}
+
+constexpr int64_t kGroupCols = 8;  // columns per packed group
+
+// The level-4 inputs of one run.
+struct Int8Args {
+  const Quant* q = nullptr;
+  const uint8_t* packed = nullptr;  // B by groups (above), [groups, blocks, 4 * block]
+  const float* bs = nullptr;        // scales by groups, [groups, blocks, 8]
+  const float* zs = nullptr;        // scale * zero point by groups, [groups, blocks, 8]
+  QuantA a;
+  int64_t m = 0;
+  float* y = nullptr;  // [M, N]
+};
+
+// Scalar path: from B, scales and zero points as given (low nibble first).
+void Int8ColumnsScalar(const Int8Args& p, int64_t begin, int64_t end) {
+  const Quant& q = *p.q;
+  for (int64_t col = begin; col < end; ++col) {
+    for (int64_t r = 0; r < p.m; ++r) {
+      const int8_t* qa = p.a.q + r * p.a.row;
+      float total = 0.0f, corr = 0.0f;
+      for (int64_t blk = 0; blk < q.blocks; ++blk) {
+        const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
+        const int8_t* ab = qa + blk * q.block;
+        const int64_t len = std::min(q.block, q.k - blk * q.block);
+        int32_t dot = 0;
+        for (int64_t j = 0; j < len; ++j) {
+          const int32_t w = (j & 1) ? (src[j / 2] >> 4) : (src[j / 2] & 0x0F);
+          dot += w * ab[j];
+        }
+        const float s = q.scales[col * q.blocks + blk];
+        total += static_cast<float>(dot) * (p.a.scale[r * q.blocks + blk] * s);
+        corr += p.a.scaled_sum[r * q.blocks + blk] * (s * q.Zero(col, blk));
+      }
+      p.y[r * q.n + col] = total - corr;
+    }
+  }
+}
+
+#ifdef INFERD_NBITS_AVX2
+struct Avx2Dot {
+  static inline __m256i Dot(__m256i acc, __m256i b, __m256i a) {
+    const __m256i pairs = _mm256_maddubs_epi16(b, a);  // u8 x s8, |pair| <= 3810: no saturation
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
+};
+struct AvxVnniDot {
+  __attribute__((target("avxvnni"))) static inline __m256i Dot(__m256i acc, __m256i b, __m256i a) {
+    return _mm256_dpbusd_avx_epi32(acc, b, a);
+  }
+};
+struct Avx512VnniDot {
+  __attribute__((target("avx512vnni,avx512vl,avx512bw,avx512f"))) static inline __m256i Dot(
+      __m256i acc, __m256i b, __m256i a) {
+    return _mm256_dpbusd_epi32(acc, b, a);
+  }
+};
+
+inline __m256i Broadcast4(const int8_t* a) {
+  int32_t v;
+  std::memcpy(&v, a, sizeof(v));
+  return _mm256_set1_epi32(v);
+}
+
+// kGroups groups of 8 columns from `g0`, kRows rows. Two dot chains a group and row (low and
+// high nibbles) and several groups at once keep enough vpdpbusd in flight; every loop over
+// groups and rows is unrolled so that the accumulators stay in registers.
+template <int kRows, int kGroups, class Ops>
+inline void Int8GroupRows(const Int8Args& p, int64_t g0) {
+  const Quant& q = *p.q;
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  const int64_t group_bytes = 4 * q.block;  // 8 columns x block / 2
+  __m256 acc[kGroups][kRows];
+#pragma GCC unroll 4
+  for (int g = 0; g < kGroups; ++g) {
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) acc[g][r] = _mm256_setzero_ps();
+  }
+  for (int64_t blk = 0; blk < q.blocks; ++blk) {
+    const int8_t* ab = p.a.q + blk * q.block;
+    __m256i lo[kGroups][kRows], hi[kGroups][kRows];
+#pragma GCC unroll 4
+    for (int g = 0; g < kGroups; ++g) {
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) lo[g][r] = hi[g][r] = _mm256_setzero_si256();
+    }
+    for (int64_t u = 0; u < q.block; u += 8) {
+      __m256i a0[kRows], a1[kRows];
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        a0[r] = Broadcast4(ab + r * p.a.row + u);
+        a1[r] = Broadcast4(ab + r * p.a.row + u + 4);
+      }
+#pragma GCC unroll 4
+      for (int g = 0; g < kGroups; ++g) {
+        const uint8_t* src = p.packed + ((g0 + g) * q.blocks + blk) * group_bytes + u * 4;
+        const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+        const __m256i b0 = _mm256_and_si256(bytes, low_mask);
+        const __m256i b1 = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low_mask);
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) {
+          lo[g][r] = Ops::Dot(lo[g][r], b0, a0[r]);
+          hi[g][r] = Ops::Dot(hi[g][r], b1, a1[r]);
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < kGroups; ++g) {
+      const int64_t at = ((g0 + g) * q.blocks + blk) * kGroupCols;
+      const __m256 bs = _mm256_loadu_ps(p.bs + at), zs = _mm256_loadu_ps(p.zs + at);
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        const __m256 dot = _mm256_cvtepi32_ps(_mm256_add_epi32(lo[g][r], hi[g][r]));
+        const __m256 scale = _mm256_mul_ps(bs, _mm256_set1_ps(p.a.scale[r * q.blocks + blk]));
+        acc[g][r] = _mm256_fmadd_ps(dot, scale, acc[g][r]);
+        acc[g][r] =
+            _mm256_fnmadd_ps(_mm256_set1_ps(p.a.scaled_sum[r * q.blocks + blk]), zs, acc[g][r]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int g = 0; g < kGroups; ++g) {
+    const int64_t col = (g0 + g) * kGroupCols;
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      float* y = p.y + r * q.n + col;
+      if (col + kGroupCols <= q.n) {
+        _mm256_storeu_ps(y, acc[g][r]);
+      } else {  // the last, partial group
+        alignas(32) float tmp[kGroupCols];
+        _mm256_store_ps(tmp, acc[g][r]);
+        std::memcpy(y, tmp, static_cast<size_t>(q.n - col) * sizeof(float));
+      }
+    }
+  }
+}
+
+template <int kRows, class Ops>
+inline void Int8GroupsRows(const Int8Args& p, int64_t begin, int64_t end) {
+  constexpr int kGroups = kRows == 1 ? 4 : kRows == 2 ? 2 : 1;
+  int64_t g = begin;
+  for (; g + kGroups <= end; g += kGroups) Int8GroupRows<kRows, kGroups, Ops>(p, g);
+  for (; g < end; ++g) Int8GroupRows<kRows, 1, Ops>(p, g);
+}
+
+// Groups [begin, end) of 8 columns.
+template <class Ops>
+inline void Int8GroupsSimd(const Int8Args& p, int64_t begin, int64_t end) {
+  switch (p.m) {
+    case 1:
+      return Int8GroupsRows<1, Ops>(p, begin, end);
+    case 2:
+      return Int8GroupsRows<2, Ops>(p, begin, end);
+    case 3:
+      return Int8GroupsRows<3, Ops>(p, begin, end);
+    default:
+      return Int8GroupsRows<4, Ops>(p, begin, end);
+  }
+}
+
+// One entry point per instruction set: `flatten` inlines the templates and Ops::Dot into a
+// function compiled for that target.
+__attribute__((flatten)) void Int8GroupsAvx2(const Int8Args& p, int64_t begin, int64_t end) {
+  Int8GroupsSimd<Avx2Dot>(p, begin, end);
+}
+__attribute__((target("avxvnni"), flatten)) void Int8GroupsAvxVnni(const Int8Args& p, int64_t begin,
+                                                                   int64_t end) {
+  Int8GroupsSimd<AvxVnniDot>(p, begin, end);
+}
+__attribute__((target("avx512vnni,avx512vl,avx512bw,avx512f"), flatten)) void Int8GroupsAvx512Vnni(
+    const Int8Args& p, int64_t begin, int64_t end) {
+  Int8GroupsSimd<Avx512VnniDot>(p, begin, end);
+}
+#endif
+
+// Groups of 8 columns [begin, end) on the SIMD paths (B packed), else columns on the scalar one.
+void Int8Run(Int8Isa isa, const Int8Args& p, int64_t begin, int64_t end) {
+#ifdef INFERD_NBITS_AVX2
+  switch (isa) {
+    case Int8Isa::kAvx2:
+      return Int8GroupsAvx2(p, begin, end);
+    case Int8Isa::kAvxVnni:
+      return Int8GroupsAvxVnni(p, begin, end);
+    case Int8Isa::kAvx512Vnni:
+      return Int8GroupsAvx512Vnni(p, begin, end);
+    default:
+      break;
+  }
+#endif
+  Int8ColumnsScalar(p, begin, end);
+}
+
+// The repacked B, scales and scale * zero point for the SIMD paths (padding columns zero).
+struct PackedInt8 {
+  std::vector<uint8_t> b;
+  std::vector<float> bs, zs;
+};
+
+PackedInt8 PackForInt8(const Quant& q) {
+  const int64_t groups = (q.n + kGroupCols - 1) / kGroupCols;
+  PackedInt8 out;
+  out.b.assign(static_cast<size_t>(groups * q.blocks * 4 * q.block), 0);
+  out.bs.assign(static_cast<size_t>(groups * q.blocks * kGroupCols), 0.0f);
+  out.zs.assign(out.bs.size(), 0.0f);
+  for (int64_t col = 0; col < q.n; ++col) {
+    const int64_t g = col / kGroupCols, c = col % kGroupCols;
+    for (int64_t blk = 0; blk < q.blocks; ++blk) {
+      const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
+      auto value = [&](int64_t e) { return (e & 1) ? (src[e / 2] >> 4) : (src[e / 2] & 0x0F); };
+      uint8_t* dst = out.b.data() + (g * q.blocks + blk) * 4 * q.block;
+      for (int64_t u = 0; u < q.block; u += 8) {
+        for (int64_t i = 0; i < 4; ++i) {
+          dst[u * 4 + c * 4 + i] = static_cast<uint8_t>(value(u + i) | (value(u + 4 + i) << 4));
+        }
+      }
+      const int64_t at = (g * q.blocks + blk) * kGroupCols + c;
+      out.bs[at] = q.scales[col * q.blocks + blk];
+      out.zs[at] = out.bs[at] * q.Zero(col, blk);
+    }
+  }
+  return out;
+}
+
 class MatMulNBitsKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<MatMulNBitsKernel>> Create(const KernelInfo& info) {
@@ -215,7 +532,44 @@ class MatMulNBitsKernel final : public engine::OpKernel {
         return info.Error("only float32 A, scales and bias are supported");
       }
     }
-    return std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel(info, k, n, block));
+    auto kernel = std::unique_ptr<MatMulNBitsKernel>(new MatMulNBitsKernel(info, k, n, block));
+    // accuracy_level 4 with constant weights: int8 decode path, B repacked now.
+    const Tensor* b = info.input_present(1) ? info.input(1).constant : nullptr;
+    const int64_t blocks = (k + block - 1) / block;
+    // Float zero points keep the float path, as in ONNX Runtime.
+    const bool uint8_zp = !info.input_present(3) || info.input(3).type == DataType::kUint8;
+    if (info.GetInt("accuracy_level", 0) == 4 && uint8_zp && b != nullptr &&
+        b->dtype() == DataType::kUint8 && b->NumElements() == n * blocks * (block / 2)) {
+      kernel->int8_ = true;
+      kernel->isa_ = PickInt8Isa();
+      // The SIMD paths need the scales and zero points too (repacked with B).
+      const Tensor* scales = info.input(2).constant;
+      const Tensor* zp = info.input_present(3) ? info.input(3).constant : nullptr;
+      Quant q;
+      q.b = b->data<uint8_t>();
+      q.k = k;
+      q.n = n;
+      q.block = block;
+      q.blocks = blocks;
+      q.blob = block / 2;
+      q.zp_row = (blocks + 1) / 2;
+      const bool zp_ok =
+          !info.input_present(3) ||
+          (zp != nullptr && zp->dtype() == DataType::kUint8 && zp->NumElements() == n * q.zp_row);
+      if (kernel->isa_ != Int8Isa::kScalar && scales != nullptr &&
+          scales->dtype() == DataType::kFloat32 && scales->NumElements() == n * blocks && zp_ok) {
+        q.scales = scales->data<float>();
+        q.zp_packed = zp != nullptr ? zp->data<uint8_t>() : nullptr;
+        kernel->packed_ = PackForInt8(q);
+      } else {
+        kernel->isa_ = Int8Isa::kScalar;
+      }
+    }
+    return kernel;
+  }
+
+  size_t PersistentBytes() const override {
+    return packed_.b.size() + (packed_.bs.size() + packed_.zs.size()) * sizeof(float);
   }
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
@@ -223,10 +577,15 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     if (shapes.empty() || shapes[0].rank() < 1) return {};
     const int64_t m = shapes[0].SizeBetween(0, shapes[0].rank() - 1);
     if (m <= 0) return {};
+    if (int8_ && m <= kDecodeRows) {
+      const int64_t bytes = m * blocks_ * (2 * sizeof(float) + block_);
+      return {{kQuantASlot, static_cast<size_t>(bytes)}};
+    }
     if (m <= kDecodeRows) {
       return {{kBlockSums, static_cast<size_t>(m * blocks_) * sizeof(float)}};
     }
-    return {{kPanelSlot, static_cast<size_t>(std::min(n_, kPanel) * k_) * sizeof(float)}};
+    const int64_t buffers = std::min(panel_buffers_, (n_ + kPanel - 1) / kPanel);
+    return {{kPanelSlot, static_cast<size_t>(buffers * std::min(n_, kPanel) * k_) * sizeof(float)}};
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
@@ -297,7 +656,39 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     if (m == 0) return absl::OkStatus();
     const float* av = a->data<float>();
     float* yv = y->mutable_data<float>();
-    if (m <= kDecodeRows) {
+    if (int8_ && m <= kDecodeRows) {
+      if (q.zp_float != nullptr) {
+        return node_.InvalidArgument("zero_points were declared uint8 but are float32");
+      }
+      INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kQuantASlot));
+      float* scale = static_cast<float*>(ws);
+      float* scaled_sum = scale + m * blocks_;
+      int8_t* qa = reinterpret_cast<int8_t*>(scaled_sum + m * blocks_);
+      const int64_t row = blocks_ * block_;
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t blk = 0; blk < blocks_; ++blk) {
+          const int64_t k0 = blk * block_, len = std::min(block_, k_ - k0);
+          float* sc = scale + r * blocks_ + blk;
+          const int32_t sum = QuantizeBlock(av + r * k_ + k0, len, block_, qa + r * row + k0, sc);
+          scaled_sum[r * blocks_ + blk] = *sc * static_cast<float>(sum);
+        }
+      }
+      Int8Args p;
+      p.q = &q;
+      p.packed = packed_.b.data();
+      p.bs = packed_.bs.data();
+      p.zs = packed_.zs.data();
+      p.a = QuantA{qa, scale, scaled_sum, row};
+      p.y = yv;
+      p.m = m;
+      // The pool splits groups of 8 columns (SIMD) or columns (scalar), 64K weights or more a
+      // task.
+      const bool groups = isa_ != Int8Isa::kScalar;
+      const int64_t units = groups ? (n_ + kGroupCols - 1) / kGroupCols : n_;
+      const int64_t chunk = std::max<int64_t>(4, 65536 / (k_ * (groups ? kGroupCols : 1)));
+      ctx.threads().ParallelFor(units, chunk,
+                                [&](int64_t begin, int64_t end) { Int8Run(isa_, p, begin, end); });
+    } else if (m <= kDecodeRows) {
       INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kBlockSums));
       float* sums = static_cast<float*>(ws);
       for (int64_t r = 0; r < m; ++r) {
@@ -319,19 +710,35 @@ class MatMulNBitsKernel final : public engine::OpKernel {
         }
       });
     } else {
+      // Each intra-op thread takes whole panels (the next one free), dequantizes it into its
+      // own buffer and multiplies it with a one-thread sgemm. (Dequantizing on the pool and
+      // then calling sgemm with OpenMP's own threads left the pool's workers spinning beside
+      // OpenMP's: 2 threads were slower than 1.)
       INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kPanelSlot));
-      float* panel = static_cast<float*>(ws);
-      for (int64_t n0 = 0; n0 < n_; n0 += kPanel) {
-        const int64_t nb = std::min(kPanel, n_ - n0);
-        ctx.threads().ParallelFor(nb, 1, [&](int64_t begin, int64_t end) {
-          for (int64_t c = begin; c < end; ++c) DequantizeColumn(q, n0 + c, panel + c * k_);
-        });
-        const dnnl_status_t s =
-            dnnl_sgemm('N', 'T', m, nb, k_, 1.0f, av, k_, panel, k_, 0.0f, yv + n0, n_);
-        if (s != dnnl_success) {
-          return node_.Internal(
-              absl::StrCat("dnnl_sgemm failed with status ", static_cast<int>(s)));
+      float* panels = static_cast<float*>(ws);
+      const int64_t count = (n_ + kPanel - 1) / kPanel;
+      const int64_t workers =
+          std::min<int64_t>({ctx.threads().num_threads(), panel_buffers_, count});
+      const int64_t stride = std::min(n_, kPanel) * k_;
+      std::atomic<int64_t> next{0};
+      std::atomic<int> failed{static_cast<int>(dnnl_success)};
+      ctx.threads().ParallelFor(workers, 1, [&](int64_t begin, int64_t end) {
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(1);
+        for (int64_t t = begin; t < end; ++t) {
+          float* panel = panels + t * stride;
+          for (int64_t i; (i = next.fetch_add(1)) < count;) {
+            const int64_t n0 = i * kPanel, nb = std::min(kPanel, n_ - n0);
+            for (int64_t c = 0; c < nb; ++c) DequantizeColumn(q, n0 + c, panel + c * k_);
+            const dnnl_status_t s =
+                dnnl_sgemm('N', 'T', m, nb, k_, 1.0f, av, k_, panel, k_, 0.0f, yv + n0, n_);
+            if (s != dnnl_success) failed.store(static_cast<int>(s));
+          }
         }
+        omp_set_num_threads(saved);
+      });
+      if (failed.load() != static_cast<int>(dnnl_success)) {
+        return node_.Internal(absl::StrCat("dnnl_sgemm failed with status ", failed.load()));
       }
     }
     if (bias != nullptr) {
@@ -347,10 +754,20 @@ class MatMulNBitsKernel final : public engine::OpKernel {
 
  private:
   MatMulNBitsKernel(const KernelInfo& info, int64_t k, int64_t n, int64_t block)
-      : node_(info), k_(k), n_(n), block_(block), blocks_((k + block - 1) / block) {}
+      : node_(info),
+        k_(k),
+        n_(n),
+        block_(block),
+        blocks_((k + block - 1) / block),
+        panel_buffers_(std::max(1, info.intra_op_threads())) {}
 
   const NodeLabel node_;
   const int64_t k_, n_, block_, blocks_;
+  const int64_t panel_buffers_;  // prefill panels in flight: one per intra-op thread
+  // Level 4 (set once at creation).
+  bool int8_ = false;
+  Int8Isa isa_ = Int8Isa::kScalar;
+  PackedInt8 packed_;  // for the SIMD paths (empty on the scalar one)
 };
 
 }  // namespace

@@ -1,9 +1,16 @@
 // com.microsoft MatMulNBits against a naive dequantize-then-multiply reference: both paths
 // (M <= 4 on the fly, larger M through dequantized panels and sgemm), block sizes 16..256, K not
 // a multiple of the block, zero points absent / packed uint8 / float, bias, threads, and the
-// refusals (bits, g_idx, shapes, types).
+// refusals (bits, g_idx, shapes, types). accuracy_level 4 (M <= 4: A quantized to int8 per
+// block, integer dot products) against a reference written from that scheme, on every dot-product
+// path this CPU has (INFERD_NBITS_ISA picks one).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "engine/testing/kernel_tester.h"
@@ -69,14 +76,15 @@ Weights MakeWeights(const Case& c, uint32_t seed) {
 
 // `bits` and `block_attr` override the attributes (the refusal tests).
 KernelTester MakeTester(const Case& c, const Weights& w, const std::vector<float>& a,
-                        int64_t bits = 4, int64_t block_attr = 0) {
+                        int64_t bits = 4, int64_t block_attr = 0, int64_t level = 0,
+                        bool constant_b = true) {
   const int64_t blocks = (c.k + c.block - 1) / c.block;
   KernelTester t("MatMulNBits", 1, "com.microsoft");
   t.Attr("K", c.k).Attr("N", c.n).Attr("bits", bits);
   t.Attr("block_size", block_attr > 0 ? block_attr : c.block);
-  t.Attr("accuracy_level", int64_t{4});
+  t.Attr("accuracy_level", level);
   t.Input<float>({c.m, c.k}, a)
-      .Input<uint8_t>({c.n, blocks, c.block / 2}, w.b, true)
+      .Input<uint8_t>({c.n, blocks, c.block / 2}, w.b, constant_b)
       .Input<float>({c.n * blocks}, w.scales, true);
   if (c.zp == Zp::kPacked) {
     t.Input<uint8_t>({c.n * ((blocks + 1) / 2)}, w.zp_packed, true);
@@ -115,7 +123,8 @@ TEST(MatMulNBitsTest, MatchesDequantizedReference) {
           expected[r * c.n + col] = static_cast<float>(s);
         }
       }
-      KernelTester t = MakeTester(c, w, a);
+      // Level 4 keeps the float path above M = 4 (and levels 0..3 everywhere).
+      KernelTester t = MakeTester(c, w, a, 4, 0, /*level=*/c.m > 4 ? 4 : 0);
       t.Threads(threads);
       auto out = t.Run(CpuRegistry());
       ASSERT_TRUE(out.ok()) << out.status();
@@ -203,6 +212,124 @@ TEST(MatMulNBitsTest, Refusals) {
     u.Attr("N", c.n).Attr("block_size", c.block).Input<float>({1, c.k}, a).Outputs(1);
     EXPECT_FALSE(u.Run(CpuRegistry()).ok());
   }
+}
+
+// The level-4 scheme, written out: per row and block of K, scale = max|a| / 127 and
+// q = round-half-even(a * 127 / max|a|); per column and block an exact int32 sum of q * (w - z)
+// (w the raw 4-bit value; a float zero point is applied as z * sum(q)), times a_scale * b_scale,
+// summed in double.
+std::vector<float> Int8Reference(const Case& c, const Weights& w, const std::vector<float>& a) {
+  const int64_t blocks = (c.k + c.block - 1) / c.block, blob = c.block / 2;
+  const int64_t zp_row = (blocks + 1) / 2;
+  std::vector<float> out(c.m * c.n);
+  for (int64_t r = 0; r < c.m; ++r) {
+    for (int64_t col = 0; col < c.n; ++col) {
+      double total = c.bias ? w.bias[col] : 0.0;
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const int64_t k0 = blk * c.block, len = std::min(c.block, c.k - k0);
+        float amax = 0;
+        for (int64_t j = 0; j < len; ++j) amax = std::max(amax, std::fabs(a[r * c.k + k0 + j]));
+        const float a_scale = amax / 127.0f, inv = amax == 0 ? 0.0f : 127.0f / amax;
+        int64_t dot = 0, qsum = 0;
+        for (int64_t j = 0; j < len; ++j) {
+          const int64_t qa = std::lrint(a[r * c.k + k0 + j] * inv);  // ties to even
+          const uint8_t byte = w.b[(col * blocks + blk) * blob + j / 2];
+          dot += qa * ((j & 1) ? (byte >> 4) : (byte & 0x0F));
+          qsum += qa;
+        }
+        double z = 8.0;
+        if (c.zp == Zp::kPacked) {
+          const uint8_t zb = w.zp_packed[col * zp_row + blk / 2];
+          z = (blk & 1) ? (zb >> 4) : (zb & 0x0F);
+        } else if (c.zp == Zp::kFloat) {
+          z = w.zp_float[col * blocks + blk];
+        }
+        const double b_scale = w.scales[col * blocks + blk];
+        total += double{a_scale} * b_scale * (static_cast<double>(dot) - z * qsum);
+      }
+      out[r * c.n + col] = static_cast<float>(total);
+    }
+  }
+  return out;
+}
+
+bool CpuHas(const std::string& isa) {
+  if (isa == "avxvnni") return __builtin_cpu_supports("avxvnni");
+  if (isa == "avx512vnni") {
+    return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw");
+  }
+  return isa == "scalar" || __builtin_cpu_supports("avx2");
+}
+
+TEST(MatMulNBitsTest, Level4MatchesInt8Scheme) {
+  const Case cases[] = {
+      {1, 512, 37, 32, Zp::kNone, false},   {1, 300, 9, 32, Zp::kPacked, true},
+      {2, 257, 11, 64, Zp::kPacked, false}, {3, 200, 6, 128, Zp::kPacked, false},
+      {4, 96, 13, 32, Zp::kNone, true},     {4, 100, 5, 16, Zp::kPacked, false},
+      {1, 64, 8, 16, Zp::kNone, true},      {2, 1024, 7, 256, Zp::kPacked, true},
+      {3, 45, 10, 32, Zp::kNone, true},
+  };
+  int checked_paths = 0;
+  for (const char* isa : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
+    if (!CpuHas(isa)) {
+      std::printf("[ skipping ] INFERD_NBITS_ISA=%s: not on this CPU\n", isa);
+      continue;
+    }
+    ++checked_paths;
+    setenv("INFERD_NBITS_ISA", isa, 1);
+    uint32_t seed = 100;
+    for (const Case& c : cases) {
+      const Weights w = MakeWeights(c, seed);
+      auto a = RandomFloats(c.m * c.k, seed + 10, -2.0f, 2.0f);
+      if (c.k > 40) std::fill(a.begin() + 8, a.begin() + 40, 0.0f);  // an all-zero block
+      ++seed;
+      const std::vector<float> expected = Int8Reference(c, w, a);
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(::testing::Message()
+                     << isa << " M=" << c.m << " K=" << c.k << " N=" << c.n << " block=" << c.block
+                     << " zp=" << static_cast<int>(c.zp) << " threads=" << threads);
+        KernelTester t = MakeTester(c, w, a, 4, 0, /*level=*/4);
+        t.Threads(threads);
+        auto out = t.Run(CpuRegistry());
+        ASSERT_TRUE(out.ok()) << out.status();
+        EXPECT_EQ((*out)[0].shape(), (Shape{c.m, c.n}));
+        ExpectNear(Values<float>((*out)[0]), expected, 2e-4f);
+      }
+    }
+  }
+  unsetenv("INFERD_NBITS_ISA");
+  EXPECT_GE(checked_paths, 1);
+}
+
+// The int8 reference is far enough from the float one that the test above tells them apart,
+// and level 4 keeps the float path with B not constant (no prepacking) and with float zero
+// points (as ONNX Runtime does).
+TEST(MatMulNBitsTest, Level4DiffersFromFloatAndNeedsConstantB) {
+  const Case c{1, 256, 16, 32, Zp::kPacked, false};
+  const Weights w = MakeWeights(c, 9);
+  const auto a = RandomFloats(c.m * c.k, 19, -2.0f, 2.0f);
+  const std::vector<float> int8 = Int8Reference(c, w, a);
+  KernelTester f = MakeTester(c, w, a, 4, 0, /*level=*/0);
+  auto flt = f.Run(CpuRegistry());
+  ASSERT_TRUE(flt.ok()) << flt.status();
+  const std::vector<float> fv = Values<float>((*flt)[0]);
+  float max_diff = 0;
+  for (size_t i = 0; i < fv.size(); ++i) max_diff = std::max(max_diff, std::fabs(fv[i] - int8[i]));
+  EXPECT_GT(max_diff, 1e-3f);
+  KernelTester v = MakeTester(c, w, a, 4, 0, /*level=*/4, /*constant_b=*/false);
+  auto var = v.Run(CpuRegistry());
+  ASSERT_TRUE(var.ok()) << var.status();
+  ExpectNear(Values<float>((*var)[0]), fv, 1e-6f);
+  const Case cf{2, 256, 16, 32, Zp::kFloat, true};
+  const Weights wf = MakeWeights(cf, 21);
+  const auto af = RandomFloats(cf.m * cf.k, 22, -2.0f, 2.0f);
+  KernelTester f0 = MakeTester(cf, wf, af, 4, 0, /*level=*/0);
+  KernelTester f4 = MakeTester(cf, wf, af, 4, 0, /*level=*/4);
+  auto r0 = f0.Run(CpuRegistry());
+  auto r4 = f4.Run(CpuRegistry());
+  ASSERT_TRUE(r0.ok() && r4.ok());
+  ExpectNear(Values<float>((*r4)[0]), Values<float>((*r0)[0]), 1e-6f);
 }
 
 }  // namespace

@@ -8,8 +8,10 @@ inv_std_var unset), and
 GroupQueryAttention (prefill, decode into a longer buffer, a second prompt chunk, rotary,
 local window, softcap, packed QKV, uneven sequence lengths).
 
-References: ONNX Runtime (one thread, optimizations off). MatMulNBits cases leave
-accuracy_level at 0: at 4 ORT quantizes A to int8, while inferd always accumulates in float32.
+References: ONNX Runtime (one thread, optimizations off). Most MatMulNBits cases leave
+accuracy_level at 0 (float32); the mnb_acc4_* cases set 4, where both ORT and inferd quantize A
+to int8 per block for M <= 4 (the same scheme: ORT 1.23 is within 1e-5 of it, so the same
+tolerance as the float cases).
 GroupQueryAttention's present outputs are compared only where every position of the buffer is
 defined (ORT leaves a buffer's unused tail unset)."""
 import numpy as np
@@ -63,7 +65,7 @@ def vi(name, arr_or_type, shape=None):
     return helper.make_tensor_value_info(name, arr_or_type, shape)
 
 
-def matmul_nbits(w, name, m, k, n, block, zp="none", bias=False, lead=None):
+def matmul_nbits(w, name, m, k, n, block, zp="none", bias=False, lead=None, level=0):
     blocks = (k + block - 1) // block
     b = rng.integers(0, 256, size=(n, blocks, block // 2), dtype=np.uint8)
     scales = rng.uniform(0.01, 0.2, size=(n * blocks,)).astype(np.float32)
@@ -83,7 +85,7 @@ def matmul_nbits(w, name, m, k, n, block, zp="none", bias=False, lead=None):
     shape = (lead or [m]) + [k]
     a = f32(*shape)
     node = helper.make_node("MatMulNBits", names, ["Y"], domain=MS, K=k, N=n, bits=4,
-                            block_size=block)
+                            block_size=block, accuracy_level=level)
     out_shape = shape[:-1] + [n]
     w.write(name, model([node], [vi("A", a)], [vi("Y", F, out_shape)], inits), {"A": a},
             rtol=1e-4, atol=1e-4)
@@ -215,6 +217,16 @@ def main():
     matmul_nbits(w, "mnb_m17_prefill", 17, 256, 160, 32, zp="packed", bias=True)
     matmul_nbits(w, "mnb_m9_float_zp", 9, 200, 33, 64, zp="float")
     matmul_nbits(w, "mnb_batched_3d", 0, 128, 24, 32, zp="packed", lead=[2, 5])
+    # accuracy_level 4: int8 A per block (M <= 4; above that inferd computes in float32, ORT
+    # still in int8, so no case there). Float zero points: float32 in both.
+    matmul_nbits(w, "mnb_acc4_m1_b32", 1, 512, 64, 32, level=4)
+    matmul_nbits(w, "mnb_acc4_m1_b32_packed_zp_bias", 1, 256, 40, 32, zp="packed", bias=True,
+                 level=4)
+    matmul_nbits(w, "mnb_acc4_m2_b64_k_tail", 2, 300, 24, 64, zp="packed", level=4)
+    matmul_nbits(w, "mnb_acc4_m3_b128", 3, 384, 20, 128, level=4)
+    matmul_nbits(w, "mnb_acc4_m4_b32_k_tail", 4, 100, 33, 32, zp="packed", bias=True, level=4)
+    matmul_nbits(w, "mnb_acc4_m1_b16", 1, 128, 16, 16, zp="packed", level=4)
+    matmul_nbits(w, "mnb_acc4_m4_float_zp", 4, 256, 16, 32, zp="float", level=4)
     # GatherBlockQuantized: the builder's int4 token embeddings (tied to lm_head).
     gather_block_quantized(w, "gbq_int4_b32", [40], 64, 32)
     gather_block_quantized(w, "gbq_int4_b16_zp_int32_idx", [24], 96, 16, zp=True,
