@@ -41,6 +41,12 @@ MatMulSplit ChooseMatMulSplit(const MatMulSpec& spec, int threads) {
   const int64_t m = dst[rank - 2], n = dst[rank - 1], k = src[rank - 1];
   double work = 2.0 * static_cast<double>(k);
   for (dnnl::memory::dim d : dst) work *= static_cast<double>(d);
+  // A product of few rows (a decode step: M = 1..8) streams the whole weight matrix for little
+  // arithmetic: memory, not FLOPs, sets its time. Each weight counts as kWeightWork FLOPs, about
+  // what reading a float from L2 costs next to an AVX-512 FMA, so such a product is split over
+  // the threads by columns (it was one part: 2 threads decoded no faster than 1).
+  constexpr double kWeightWork = 16.0;
+  work = std::max(work, kWeightWork * static_cast<double>(k) * static_cast<double>(n));
   const bool constant = spec.constant_weights != nullptr;
   MatMulSplit split;
   auto consider = [&](Axis a, int d, int64_t max_parts) {
