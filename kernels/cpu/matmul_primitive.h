@@ -3,7 +3,9 @@
 //
 // Threads: the primitives are single-threaded and the kernel's intra-op threads run disjoint
 // parts of the problem (RunParts in onednn_util.h): slices of the batch, of the rows of dst, or
-// of its columns, whichever gives the most parts of about kPartWork. Small products are one part.
+// of its columns, whichever gives the most parts of about kPartWork. A product's work is its FLOPs,
+// or 16 per weight when that is more (a product of few rows, as in LLM decode, is bound by reading
+// the weights, so it is split by columns). Small products are one part.
 //
 // Weights given as constants at build time are reordered once into the layout the primitive
 // prefers ("prepacked") when that differs from the plain one, shared by the parts where the
