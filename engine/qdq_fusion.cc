@@ -238,8 +238,13 @@ absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
       f.op_type = "QGemm";
       f.domain = kMicrosoftDomain;
       f.opset = 1;
-      f.inputs = {input(dx, 0), input(dx, 1), input(dx, 2), input(dw, 0), input(dw, 1),
-                  input(dw, 2), m.dq_bias >= 0 ? g.nodes[m.dq_bias].inputs[0] : -1};
+      f.inputs = {input(dx, 0),
+                  input(dx, 1),
+                  input(dx, 2),
+                  input(dw, 0),
+                  input(dw, 1),
+                  input(dw, 2),
+                  m.dq_bias >= 0 ? g.nodes[m.dq_bias].inputs[0] : -1};
       for (const onnx::AttributeProto& a : op.attributes) {
         if (a.name() == "transA" || a.name() == "transB") f.attributes.push_back(a);
       }

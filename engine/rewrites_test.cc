@@ -389,9 +389,16 @@ struct QdqGemm {
     bs = Tensor::Borrowed(DataType::kFloat32, Shape{}, &bias_scale);
     bz = Tensor::Borrowed(DataType::kInt32, Shape{}, &s32_zp);
     bf = Tensor::Borrowed(DataType::kFloat32, Shape{4}, float_bias);
-    for (const auto& [name, t] : std::map<std::string, const Tensor*>{
-             {"xs", &xs}, {"ys", &xs}, {"xz", &xz}, {"yz", &xz}, {"wq", &wq}, {"wz", &wz},
-             {"bq", &bq}, {"bs", &bs}, {"bz", &bz}, {"bf", &bf}}) {
+    for (const auto& [name, t] : std::map<std::string, const Tensor*>{{"xs", &xs},
+                                                                      {"ys", &xs},
+                                                                      {"xz", &xz},
+                                                                      {"yz", &xz},
+                                                                      {"wq", &wq},
+                                                                      {"wz", &wz},
+                                                                      {"bq", &bq},
+                                                                      {"bs", &bs},
+                                                                      {"bz", &bz},
+                                                                      {"bf", &bf}}) {
       Value& v = g->values[g->FindValue(name)];
       v.initializer = t;
       v.type = t->dtype();

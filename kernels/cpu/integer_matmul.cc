@@ -52,7 +52,6 @@ enum Slot : int {
 
 using namespace int8;  // NOLINT: the shared 8-bit helpers
 
-
 // The float output of MatMulIntegerToFloat / DynamicQuantizeMatMul: y = (a_scale * b_scale[n])
 // * acc + bias[n] (the multiplier first, as ONNX Runtime's scale-bias output processor).
 struct ToFloat {

@@ -96,18 +96,18 @@ std::vector<engine::KernelDef> ContribNormKernelDefs();        // contrib_norm.c
 std::vector<engine::KernelDef> ContribAttentionKernelDefs();   // contrib_attention.cc
 
 // :genai_kernels (onnxruntime-genai model builder's ops, docs/genai-ops.md)
-std::vector<engine::KernelDef> MatMulNBitsKernelDefs();          // matmul_nbits.cc
-std::vector<engine::KernelDef> RotaryEmbeddingKernelDefs();      // rotary_embedding.cc
-std::vector<engine::KernelDef> GroupQueryAttentionKernelDefs();  // group_query_attention.cc
+std::vector<engine::KernelDef> MatMulNBitsKernelDefs();           // matmul_nbits.cc
+std::vector<engine::KernelDef> RotaryEmbeddingKernelDefs();       // rotary_embedding.cc
+std::vector<engine::KernelDef> GroupQueryAttentionKernelDefs();   // group_query_attention.cc
 std::vector<engine::KernelDef> GatherBlockQuantizedKernelDefs();  // gather_block_quantized.cc
 
 // :quant_kernels
-std::vector<engine::KernelDef> QuantizeKernelDefs();        // quantize.cc
-std::vector<engine::KernelDef> IntegerMatMulKernelDefs();   // integer_matmul.cc
-std::vector<engine::KernelDef> IntegerConvKernelDefs();     // integer_conv.cc
-std::vector<engine::KernelDef> QGemmKernelDefs();           // qgemm.cc (in :onednn_kernels)
+std::vector<engine::KernelDef> QuantizeKernelDefs();            // quantize.cc
+std::vector<engine::KernelDef> IntegerMatMulKernelDefs();       // integer_matmul.cc
+std::vector<engine::KernelDef> IntegerConvKernelDefs();         // integer_conv.cc
+std::vector<engine::KernelDef> QGemmKernelDefs();               // qgemm.cc (in :onednn_kernels)
 std::vector<engine::KernelDef> QLinearSoftmaxPoolKernelDefs();  // qlinear_softmax_pool.cc (same)
-std::vector<engine::KernelDef> QLinearContribKernelDefs();  // qlinear_ops.cc
+std::vector<engine::KernelDef> QLinearContribKernelDefs();      // qlinear_ops.cc
 
 }  // namespace inferd::kernels::cpu
 
