@@ -43,8 +43,10 @@ def ortgenai_greedy(model_dir, ids, new_tokens):
     with open(os.path.join(model_dir, "genai_config.json")) as f:
         eos = json.load(f)["model"]["eos_token_id"]
     eos = set(eos if isinstance(eos, list) else [eos])
-    return [t for t in out if t not in eos][:len(out)] if not eos & set(out) else \
-        out[:min(out.index(e) for e in eos & set(out))]
+    for i, t in enumerate(out):  # cut at the first EOS, as the ORT loop stops there
+        if t in eos:
+            return out[:i]
+    return out
 
 
 def make_genai(out):
