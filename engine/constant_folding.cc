@@ -13,6 +13,7 @@
 #include "base/checked_math.h"
 #include "base/status_macros.h"
 #include "engine/domain.h"
+#include "engine/execution_plan.h"
 #include "engine/rewrite_util.h"
 #include "engine/thread_pool.h"
 #include "memory/execution_arena.h"
@@ -350,14 +351,9 @@ class Folder {
     uint64_t known_bytes = 0;
     std::vector<bool> wanted;
     for (int v : n.outputs) {
-      KernelIoInfo io;
+      KernelIoInfo io = KernelIoOf(g_, v);
       if (v >= 0) {
         const Value& val = g_.values[v];
-        io.name = val.name;
-        io.present = true;
-        io.type = val.type;
-        io.kind = val.kind;
-        io.shape = val.shape;
         if (std::optional<Shape> s = val.shape.ToShape(); s && ElementSize(val.type) > 0) {
           const std::optional<int64_t> count = CheckedNumElements(s->dims(), ElementSize(val.type));
           if (!count) return false;

@@ -144,6 +144,19 @@ class Refusals {
 
 }  // namespace
 
+KernelIoInfo KernelIoOf(const Graph& g, int v) {
+  KernelIoInfo io;
+  if (v < 0) return io;
+  const Value& val = g.values[v];
+  io.name = val.name;
+  io.present = true;
+  io.type = val.type;
+  io.kind = val.kind;
+  io.shape = val.shape;
+  io.constant = val.initializer;
+  return io;
+}
+
 absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int threads) {
   const Graph& g = *graph_;
   Refusals refusals;
@@ -152,31 +165,12 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
     std::vector<DataType> in_types, out_types;
     std::vector<KernelIoInfo> in_info, out_info;
     for (int v : node.inputs) {
-      KernelIoInfo io;
-      if (v >= 0) {
-        const Value& val = g.values[v];
-        io.name = val.name;
-        io.present = true;
-        io.type = val.type;
-        io.kind = val.kind;
-        io.shape = val.shape;
-        io.constant = val.initializer;
-      }
-      in_types.push_back(io.type);
-      in_info.push_back(std::move(io));
+      in_info.push_back(KernelIoOf(g, v));
+      in_types.push_back(in_info.back().type);
     }
     for (int v : node.outputs) {
-      KernelIoInfo io;
-      if (v >= 0) {
-        const Value& val = g.values[v];
-        io.name = val.name;
-        io.present = true;
-        io.type = val.type;
-        io.kind = val.kind;
-        io.shape = val.shape;
-      }
-      out_types.push_back(io.type);
-      out_info.push_back(std::move(io));
+      out_info.push_back(KernelIoOf(g, v));
+      out_types.push_back(out_info.back().type);
     }
     const std::string device_type = DeviceType(devices_[step.device].name);
     step.def = EngineKernels().Find(node.domain, node.op_type, node.opset, device_type, in_types,

@@ -37,6 +37,10 @@ inline constexpr int kNeverReleased = INT_MAX;
 
 class ExecutionPlan;
 
+// What a kernel is told about value `v` of `g` at creation: name, type, kind, shape, and its
+// data when it is a weight. Absent (present = false) when v < 0 (an omitted optional).
+KernelIoInfo KernelIoOf(const Graph& g, int v);
+
 struct ValuePlan {
   AllocationRole role = AllocationRole::kBorrowed;
   int root = -1;  // the value whose buffer this value uses (itself for owners and borrowed)
