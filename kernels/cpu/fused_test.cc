@@ -69,7 +69,8 @@ TEST(FusedMatMulTest, EqualsMatMulThenAdd) {
       CheckFusedMatMul({2, 3, 8}, {8, 5}, {5}, constant_b, threads);
       CheckFusedMatMul({2, 3, 8}, {2, 8, 5}, {1, 5}, constant_b, threads);
       CheckFusedMatMul({64, 256}, {256, 192}, {192}, constant_b, threads);
-      CheckFusedMatMul({8}, {8, 6}, {6}, constant_b, threads);  // 1-D A
+      CheckFusedMatMul({8}, {8, 6}, {6}, constant_b, threads);                // 1-D A
+      CheckFusedMatMul({1, 1, 256}, {256, 700}, {700}, constant_b, threads);  // one row
     }
   }
 }
@@ -85,22 +86,29 @@ TEST(FusedMatMulTest, KZeroIsTheBias) {
 TEST(FusedMatMulTest, GeluActivations) {
   for (const char* form : {"Gelu", "GeluTanh"}) {
     SCOPED_TRACE(form);
-    for (int threads : {1, 2}) {
-      const Shape as{3, 37, 64}, bs{64, 96}, bias_shape{96};
-      const auto a = RandomFloats(as.NumElements(), 7), b = RandomFloats(bs.NumElements(), 8);
-      const auto bias = RandomFloats(96, 9);
-      KernelTester plain("FusedMatMul", 1, kInferdDomain);
-      plain.Input<float>(as, a).Input<float>(bs, b, true).Input<float>(bias_shape, bias, true);
-      Shape shape;
-      const auto linear = RunOne(plain, &shape);
-      KernelTester gelu("Gelu", 20);
-      gelu.Attr("approximate", std::string(std::string(form) == "Gelu" ? "none" : "tanh"));
-      gelu.Input<float>(shape, linear);
-      const auto expected = RunOne(gelu);
-      KernelTester fused("FusedMatMul", 1, kInferdDomain);
-      fused.Attr("activation", std::string(form)).Threads(threads);
-      fused.Input<float>(as, a).Input<float>(bs, b, true).Input<float>(bias_shape, bias, true);
-      ExpectNear(RunOne(fused), expected, 2e-5f);
+    // Rows against constant weights (the primitive's eltwise post-op); one row against weights
+    // that are not (the row product, the activation applied after it).
+    for (const auto& [as, constant_b] :
+         {std::pair(Shape{3, 37, 64}, true), std::pair(Shape{1, 64}, false)}) {
+      for (int threads : {1, 2}) {
+        const Shape bs{64, 96}, bias_shape{96};
+        const auto a = RandomFloats(as.NumElements(), 7), b = RandomFloats(bs.NumElements(), 8);
+        const auto bias = RandomFloats(96, 9);
+        KernelTester plain("FusedMatMul", 1, kInferdDomain);
+        plain.Input<float>(as, a).Input<float>(bs, b, true).Input<float>(bias_shape, bias, true);
+        Shape shape;
+        const auto linear = RunOne(plain, &shape);
+        KernelTester gelu("Gelu", 20);
+        gelu.Attr("approximate", std::string(std::string(form) == "Gelu" ? "none" : "tanh"));
+        gelu.Input<float>(shape, linear);
+        const auto expected = RunOne(gelu);
+        KernelTester fused("FusedMatMul", 1, kInferdDomain);
+        fused.Attr("activation", std::string(form)).Threads(threads);
+        fused.Input<float>(as, a)
+            .Input<float>(bs, b, constant_b)
+            .Input<float>(bias_shape, bias, true);
+        ExpectNear(RunOne(fused), expected, 2e-5f);
+      }
     }
   }
   KernelTester empty("FusedMatMul", 1, kInferdDomain);
@@ -122,6 +130,18 @@ TEST(FusedMatMulTest, AlphaScalesTheProduct) {
     KernelTester fused("FusedMatMul", 1, kInferdDomain);
     fused.Attr("alpha", 0.125f).Threads(threads).Input<float>(as, a).Input<float>(bs, b);
     ExpectNear(RunOne(fused), expected, 1e-5f);
+  }
+  // One row (the row product scales inside dnnl_sgemm).
+  const Shape row{1, 16}, wide{16, 300};
+  const auto r = RandomFloats(row.NumElements(), 12), w = RandomFloats(wide.NumElements(), 13);
+  KernelTester row_matmul("MatMul", 13);
+  row_matmul.Input<float>(row, r).Input<float>(wide, w);
+  std::vector<float> row_expected = RunOne(row_matmul);
+  for (float& v : row_expected) v *= 0.125f;
+  for (int threads : {1, 2}) {
+    KernelTester fused("FusedMatMul", 1, kInferdDomain);
+    fused.Attr("alpha", 0.125f).Threads(threads).Input<float>(row, r).Input<float>(wide, w);
+    ExpectNear(RunOne(fused), row_expected, 1e-5f);
   }
   KernelTester both("FusedMatMul", 1, kInferdDomain);
   both.Attr("alpha", 0.5f)

@@ -67,17 +67,21 @@ void CheckGemm(const GemmCase& g) {
 }
 
 TEST(GemmTest, AllAttributeForms) {
-  const int64_t m = 5, k = 7, n = 6;
-  const std::vector<std::optional<Shape>> cs = {std::nullopt, std::optional<Shape>(std::in_place),
-                                                Shape{1},     Shape{n},
-                                                Shape{1, n},  Shape{m, 1},
-                                                Shape{m, n},  Shape{1, 1}};
-  for (bool ta : {false, true}) {
-    for (bool tb : {false, true}) {
-      for (const auto& c : cs) {
-        for (auto [alpha, beta] : std::vector<std::pair<float, float>>{
-                 {1.0f, 1.0f}, {0.5f, 1.0f}, {1.0f, 2.0f}, {-1.5f, 0.25f}, {2.0f, 0.0f}}) {
-          CheckGemm({m, k, n, ta, tb, alpha, beta, c});
+  // M = 1 with B not constant is the row product (dnnl_sgemm), bias, alpha and beta applied
+  // around it; M = 5 the matmul primitive.
+  for (const int64_t m : {5, 1}) {
+    const int64_t k = 7, n = 6;
+    const std::vector<std::optional<Shape>> cs = {std::nullopt, std::optional<Shape>(std::in_place),
+                                                  Shape{1},     Shape{n},
+                                                  Shape{1, n},  Shape{m, 1},
+                                                  Shape{m, n},  Shape{1, 1}};
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        for (const auto& c : cs) {
+          for (auto [alpha, beta] : std::vector<std::pair<float, float>>{
+                   {1.0f, 1.0f}, {0.5f, 1.0f}, {1.0f, 2.0f}, {-1.5f, 0.25f}, {2.0f, 0.0f}}) {
+            CheckGemm({m, k, n, ta, tb, alpha, beta, c});
+          }
         }
       }
     }
@@ -88,6 +92,9 @@ TEST(GemmTest, PrepackedAndThreaded) {
   for (int threads : {1, 2}) {
     CheckGemm({128, 256, 192, false, true, 1.0f, 1.0f, Shape{192}, true, 13, threads});
     CheckGemm({64, 96, 80, true, false, 0.5f, 2.0f, Shape{64, 80}, true, 11, threads});
+    // One row, weights not constant: the row product, in column parts with 2 threads.
+    CheckGemm({1, 384, 1000, false, true, 1.0f, 1.0f, Shape{1000}, false, 13, threads});
+    CheckGemm({1, 384, 1000, true, false, 0.5f, 2.0f, Shape{1, 1000}, false, 13, threads});
   }
 }
 

@@ -146,8 +146,87 @@ absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec
   return plan;
 }
 
+MatMulPrimitive::RowProduct MatMulPrimitive::MakeRowProduct(const MatMulSpec& spec, int threads) {
+  RowProduct row;
+  // Prepacked weights (shapes known at load) are read as fast by the primitive.
+  if (spec.constant_weights != nullptr) return row;
+  const dnnl::memory::dims dst = spec.dst.dims(), weights = spec.weights.dims();
+  const int rank = static_cast<int>(dst.size());
+  for (int i = 0; i + 1 < rank; ++i) {
+    if (dst[i] != 1) return row;  // more than one row
+  }
+  for (int i = 0; i + 2 < rank; ++i) {
+    if (weights[i] != 1) return row;  // one weight matrix per batch
+  }
+  const dnnl::memory::dims src_strides = StridesOf(spec.src),
+                           weight_strides = StridesOf(spec.weights),
+                           dst_strides = StridesOf(spec.dst);
+  row.k = weights[rank - 2];
+  row.n = weights[rank - 1];
+  if (dst_strides[rank - 1] != 1 && row.n > 1) return row;
+  // The row as a 1 x K matrix, or (strided) as the transpose of a K x 1 one.
+  if (src_strides[rank - 1] == 1 || row.k == 1) {
+    row.trans_a = 'N', row.lda = row.k;
+  } else {
+    row.trans_a = 'T', row.lda = src_strides[rank - 1];
+  }
+  // The weights K x N row-major, or the transpose of N x K row-major (Gemm's transB).
+  const int64_t k_stride = weight_strides[rank - 2], n_stride = weight_strides[rank - 1];
+  if ((n_stride == 1 || row.n == 1) && (k_stride >= row.n || row.k == 1)) {
+    row.trans_b = 'N', row.ldb = std::max<int64_t>(k_stride, row.n);
+  } else if ((k_stride == 1 || row.k == 1) && n_stride >= row.k) {
+    row.trans_b = 'T', row.ldb = n_stride;
+  } else {
+    return row;
+  }
+  row.has_bias = spec.bias.get_size() != 0;
+  if (row.has_bias && StridesOf(spec.bias)[rank - 1] != 1 && row.n > 1) return row;
+  row.alpha = spec.alpha;
+  row.beta = spec.beta;
+  row.post_ops = spec.post_ops;
+  // Parts of columns as the primitive would split them, their bounds on 16 columns (a cache line).
+  const MatMulSplit split = ChooseMatMulSplit(spec, threads);
+  const int count = split.axis == Axis::kCols ? split.count : 1;
+  for (int i = 0; i <= count; ++i) {
+    const int64_t bound = i == count ? row.n : (row.n * i / count) / 16 * 16;
+    if (row.bounds.empty() || bound > row.bounds.back()) row.bounds.push_back(bound);
+  }
+  row.enabled = true;
+  return row;
+}
+
+absl::Status MatMulPrimitive::RunRowPart(int part, const float* src, const float* weights,
+                                         const float* bias, float* dst,
+                                         const NodeLabel& node) const {
+  const RowProduct& r = row_;
+  const int64_t c0 = r.bounds[part], cols = r.bounds[part + 1] - c0;
+  float* y = dst + c0;
+  float beta = r.beta;
+  if (r.has_bias) {  // y = beta * y + alpha * bias, then the product added to it
+    const float* b = bias + c0;
+    for (int64_t j = 0; j < cols; ++j) y[j] = (beta != 0.0f ? beta * y[j] : 0.0f) + r.alpha * b[j];
+    beta = 1.0f;
+  }
+  const float* w = weights + (r.trans_b == 'N' ? c0 : c0 * r.ldb);
+  dnnl_status_t status;
+  {
+    ScopedOmpThreads scoped(1);  // parallelism is the parts'
+    status =
+        dnnl_sgemm(r.trans_a, r.trans_b, 1, cols, r.k, r.alpha, src, r.lda, w, r.ldb, beta, y, r.n);
+  }
+  if (status != dnnl_success) {
+    return node.Internal(absl::StrCat("oneDNN sgemm failed (status ", static_cast<int>(status),
+                                      ") on a row of ", r.k, " against ", r.k, "x", r.n));
+  }
+  if (!r.post_ops.empty()) {
+    for (int64_t j = 0; j < cols; ++j) y[j] = ApplyPostOps(y[j], r.post_ops);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<size_t> MatMulPrimitive::WorkspaceBytes(const MatMulSpec& spec, int threads,
                                                        const NodeLabel& node) {
+  if (MakeRowProduct(spec, threads).enabled) return size_t{0};
   INFERD_ASSIGN_OR_RETURN(Plan plan, MakePlan(spec, threads, node));
   return plan.workspace;
 }
@@ -156,6 +235,8 @@ absl::StatusOr<std::shared_ptr<const MatMulPrimitive>> MatMulPrimitive::Build(
     const MatMulSpec& spec, int threads, const NodeLabel& node) {
   INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
   std::shared_ptr<MatMulPrimitive> p(new MatMulPrimitive());
+  p->row_ = MakeRowProduct(spec, threads);
+  if (p->row_.enabled) return std::shared_ptr<const MatMulPrimitive>(std::move(p));
   INFERD_ASSIGN_OR_RETURN(p->plan_, MakePlan(spec, threads, node));
   INFERD_RETURN_IF_ERROR(CatchDnnl(node, "creating the matmul", [&]() -> absl::Status {
     ScopedOmpThreads scoped(1);
@@ -214,6 +295,12 @@ absl::Status MatMulPrimitive::RunPart(int index, const MemoryPool::Lease& mem,
 absl::Status MatMulPrimitive::Execute(engine::KernelContext& ctx, const void* src,
                                       const void* weights, const void* bias, void* dst,
                                       const NodeLabel& node) const {
+  if (row_.enabled) {
+    return RunParts(ctx.threads(), parts(), [&](int i, int) {
+      return RunRowPart(i, static_cast<const float*>(src), static_cast<const float*>(weights),
+                        static_cast<const float*>(bias), static_cast<float*>(dst), node);
+    });
+  }
   INFERD_ASSIGN_OR_RETURN(void* workspace, ScratchpadFor(ctx, plan_.workspace, node));
   INFERD_ASSIGN_OR_RETURN(MemoryPool::Lease mem, memories_->Acquire(node));
   INFERD_RETURN_IF_ERROR(BindOperands(mem, plan_.parts, {kSrc, kWeights, kBias, kDst, kNumArgs},

@@ -7,6 +7,14 @@
 // or 16 per weight when that is more (a product of few rows, as in LLM decode, is bound by reading
 // the weights, so it is split by columns). Small products are one part.
 //
+// One row against weights that are not prepacked (a decode step of a model whose shapes are only
+// known at run time: its plans are built per shape, without prepacking, so that prompts of many
+// lengths do not each keep a copy of every weight): oneDNN's sgemm per column part, whose
+// matrix-vector kernel streams the plain weights at about the cache's bandwidth (26 GB/s at
+// 1536x512 on one core here) where the matmul primitive copied them into its blocked layout on
+// every call first (12 GB/s); it allocates nothing for one row. Bias, alpha, beta and the
+// post-ops are applied to the part's columns around it. row_product() says which path a plan took.
+//
 // Weights given as constants at build time are reordered once into the layout the primitive
 // prefers ("prepacked") when that differs from the plain one, shared by the parts where the
 // layout allows (one copy per column part otherwise). The copies live in oneDNN-allocated memory
@@ -57,7 +65,10 @@ class MatMulPrimitive {
 
   size_t scratchpad_bytes() const { return plan_.workspace; }
   size_t prepacked_bytes() const { return PrepackedBytes(packed_); }
-  int parts() const { return static_cast<int>(plan_.parts.size()); }
+  int parts() const {
+    return static_cast<int>(row_.enabled ? row_.bounds.size() - 1 : plan_.parts.size());
+  }
+  bool row_product() const { return row_.enabled; }
 
   // `weights` is ignored when the weights were prepacked; `bias` when there is none.
   absl::Status Execute(engine::KernelContext& ctx, const void* src, const void* weights,
@@ -82,12 +93,29 @@ class MatMulPrimitive {
   // Indices into the memory pool, per part.
   enum Arg { kSrc, kWeights, kBias, kDst, kScratchpad, kNumArgs };
 
+  // The row-product path (see the top of this file): dnnl_sgemm's row-major arguments.
+  struct RowProduct {
+    bool enabled = false;
+    char trans_a = 'N', trans_b = 'N';
+    int64_t lda = 0, ldb = 0, k = 0, n = 0;
+    bool has_bias = false;
+    float alpha = 1.0f, beta = 0.0f;
+    std::vector<EltwisePostOp> post_ops;
+    std::vector<int64_t> bounds;  // column parts: part i is [bounds[i], bounds[i + 1])
+  };
+
   static absl::StatusOr<Plan> MakePlan(const MatMulSpec& spec, int threads, const NodeLabel& node);
+  // The row-product plan for `spec`, disabled when the spec is not one row against plain
+  // weights.
+  static RowProduct MakeRowProduct(const MatMulSpec& spec, int threads);
   absl::Status RunPart(int part, const MemoryPool::Lease& mem, const NodeLabel& node) const;
+  absl::Status RunRowPart(int part, const float* src, const float* weights, const float* bias,
+                          float* dst, const NodeLabel& node) const;
 
   MatMulPrimitive() = default;
 
-  Plan plan_;
+  Plan plan_;  // unused when row_ is enabled
+  RowProduct row_;
   std::vector<dnnl::matmul> primitives_;  // per kind
   std::vector<dnnl::memory> packed_;      // prepacked weights: one, or one per part
   std::unique_ptr<MemoryPool> memories_;  // kNumArgs per part

@@ -5,6 +5,7 @@
 
 #include "engine/testing/kernel_tester.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/matmul_primitive.h"
 #include "kernels/cpu/testing/kernel_runner.h"
 #include "kernels/cpu/testing/reference.h"
 
@@ -65,6 +66,57 @@ TEST(MatMulTest, MatchesReference) {
 TEST(MatMulTest, PrepackedWeightsOnLargeShapes) {
   CheckMatMul({64, 256}, {256, 192}, /*constant_b=*/true, 1);
   CheckMatMul({3, 64, 128}, {128, 96}, /*constant_b=*/true, 2);
+}
+
+TEST(MatMulTest, OneRowAgainstPlainWeights) {
+  // The row product (dnnl_sgemm per column part): widths that are and are not multiples of the
+  // 16-column part bounds, a single column, batch dims of 1, 1 and 2 threads.
+  for (int threads : {1, 2}) {
+    CheckMatMul({1, 300}, {300, 1000}, /*constant_b=*/false, threads);
+    CheckMatMul({300}, {300, 1000}, false, threads);
+    CheckMatMul({1, 1, 512}, {512, 1537}, false, threads);
+    CheckMatMul({1, 64}, {64, 17}, false, threads);
+    CheckMatMul({1, 64}, {64, 1}, false, threads);
+    CheckMatMul({1, 1, 1, 96}, {1, 96, 40}, false, threads);
+  }
+}
+
+TEST(MatMulTest, WhichProductsTakeTheRowProduct) {
+  const NodeLabel node("mm", "MatMul");
+  auto build = [&](const dnnl::memory::dims& src, const dnnl::memory::dims& weights,
+                   const dnnl::memory::dims& dst, const void* constant, int threads) {
+    MatMulSpec spec;
+    spec.src = PlainDesc(src);
+    spec.weights = PlainDesc(weights);
+    spec.dst = PlainDesc(dst);
+    spec.constant_weights = constant;
+    absl::StatusOr<std::shared_ptr<const MatMulPrimitive>> p =
+        MatMulPrimitive::Build(spec, threads, node);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : nullptr;
+  };
+  auto one_row = build({1, 1, 1536}, {1, 1536, 512}, {1, 1, 512}, nullptr, 2);
+  ASSERT_NE(one_row, nullptr);
+  EXPECT_TRUE(one_row->row_product());
+  EXPECT_GT(one_row->parts(), 1);  // a decode step uses both threads
+  EXPECT_EQ(one_row->scratchpad_bytes(), 0u);
+  EXPECT_EQ(one_row->prepacked_bytes(), 0u);
+  auto single = build({1, 1536}, {1536, 512}, {1, 512}, nullptr, 1);
+  ASSERT_NE(single, nullptr);
+  EXPECT_TRUE(single->row_product());
+  EXPECT_EQ(single->parts(), 1);
+  // Two rows, or one weight matrix per batch: the primitive.
+  auto two_rows = build({2, 64}, {64, 32}, {2, 32}, nullptr, 1);
+  ASSERT_NE(two_rows, nullptr);
+  EXPECT_FALSE(two_rows->row_product());
+  auto batched = build({2, 1, 64}, {2, 64, 32}, {2, 1, 32}, nullptr, 1);
+  ASSERT_NE(batched, nullptr);
+  EXPECT_FALSE(batched->row_product());
+  // Constant weights are prepacked for the primitive instead.
+  const std::vector<float> weights(1536 * 512, 0.5f);
+  auto prepacked = build({1, 1536}, {1536, 512}, {1, 512}, weights.data(), 1);
+  ASSERT_NE(prepacked, nullptr);
+  EXPECT_FALSE(prepacked->row_product());
 }
 
 TEST(MatMulTest, TwoThreadsMatchOne) {
