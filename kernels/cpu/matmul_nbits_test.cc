@@ -100,38 +100,55 @@ KernelTester MakeTester(const Case& c, const Weights& w, const std::vector<float
 
 TEST(MatMulNBitsTest, MatchesDequantizedReference) {
   const Case cases[] = {
-      {1, 64, 8, 16, Zp::kNone, false},    {1, 4096 / 16, 33, 32, Zp::kPacked, true},
-      {1, 100, 7, 32, Zp::kPacked, false}, {3, 257, 19, 64, Zp::kFloat, true},
-      {4, 300, 5, 128, Zp::kNone, true},   {1, 512, 16, 256, Zp::kPacked, false},
-      {5, 96, 12, 16, Zp::kPacked, true},  {17, 333, 150, 32, Zp::kFloat, false},
-      {9, 256, 260, 128, Zp::kNone, true}, {2, 31, 3, 16, Zp::kPacked, false},
+      {1, 64, 8, 16, Zp::kNone, false},
+      {1, 4096 / 16, 33, 32, Zp::kPacked, true},
+      {1, 100, 7, 32, Zp::kPacked, false},
+      {3, 257, 19, 64, Zp::kFloat, true},
+      {4, 300, 5, 128, Zp::kNone, true},
+      {1, 512, 16, 256, Zp::kPacked, false},
+      {5, 96, 12, 16, Zp::kPacked, true},
+      {17, 333, 150, 32, Zp::kFloat, false},
+      {9, 256, 260, 128, Zp::kNone, true},
+      {2, 31, 3, 16, Zp::kPacked, false},
+      // K and block multiples of 32: the AVX-512 decode form where the CPU has it (a partial
+      // last block, each row count, 4 columns at a time and the remainder).
+      {2, 96, 13, 64, Zp::kNone, true},
+      {3, 160, 9, 32, Zp::kPacked, false},
+      {4, 256, 10, 128, Zp::kPacked, true},
+      {4, 192, 7, 64, Zp::kFloat, false},
+      {1, 224, 70, 64, Zp::kNone, false},
   };
-  uint32_t seed = 1;
-  for (const Case& c : cases) {
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(::testing::Message()
-                   << "M=" << c.m << " K=" << c.k << " N=" << c.n << " block=" << c.block
-                   << " zp=" << static_cast<int>(c.zp) << " threads=" << threads);
-      const Weights w = MakeWeights(c, seed);
-      const auto a = RandomFloats(c.m * c.k, seed + 10);
-      ++seed;
-      std::vector<float> expected(c.m * c.n);
-      for (int64_t r = 0; r < c.m; ++r) {
-        for (int64_t col = 0; col < c.n; ++col) {
-          double s = c.bias ? w.bias[col] : 0.0;
-          for (int64_t k = 0; k < c.k; ++k) s += double{a[r * c.k + k]} * w.dense[col * c.k + k];
-          expected[r * c.n + col] = static_cast<float>(s);
+  // The default forms, then the portable decode form (INFERD_NBITS_ISA=avx2) on every case.
+  for (const char* isa : {"", "avx2"}) {
+    if (*isa != 0) setenv("INFERD_NBITS_ISA", isa, 1);
+    uint32_t seed = 1;
+    for (const Case& c : cases) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "isa '" << isa << "' M=" << c.m << " K=" << c.k << " N=" << c.n << " block="
+                     << c.block << " zp=" << static_cast<int>(c.zp) << " threads=" << threads);
+        const Weights w = MakeWeights(c, seed);
+        const auto a = RandomFloats(c.m * c.k, seed + 10);
+        ++seed;
+        std::vector<float> expected(c.m * c.n);
+        for (int64_t r = 0; r < c.m; ++r) {
+          for (int64_t col = 0; col < c.n; ++col) {
+            double s = c.bias ? w.bias[col] : 0.0;
+            for (int64_t k = 0; k < c.k; ++k) s += double{a[r * c.k + k]} * w.dense[col * c.k + k];
+            expected[r * c.n + col] = static_cast<float>(s);
+          }
         }
+        // Level 4 keeps the float path above M = 4 (and levels 0..3 everywhere).
+        KernelTester t = MakeTester(c, w, a, 4, 0, /*level=*/c.m > 4 ? 4 : 0);
+        t.Threads(threads);
+        auto out = t.Run(CpuRegistry());
+        ASSERT_TRUE(out.ok()) << out.status();
+        EXPECT_EQ((*out)[0].shape(), (Shape{c.m, c.n}));
+        ExpectNear(Values<float>((*out)[0]), expected, 1e-3f);
       }
-      // Level 4 keeps the float path above M = 4 (and levels 0..3 everywhere).
-      KernelTester t = MakeTester(c, w, a, 4, 0, /*level=*/c.m > 4 ? 4 : 0);
-      t.Threads(threads);
-      auto out = t.Run(CpuRegistry());
-      ASSERT_TRUE(out.ok()) << out.status();
-      EXPECT_EQ((*out)[0].shape(), (Shape{c.m, c.n}));
-      ExpectNear(Values<float>((*out)[0]), expected, 1e-3f);
     }
   }
+  unsetenv("INFERD_NBITS_ISA");
 }
 
 TEST(MatMulNBitsTest, BatchedLeadingDims) {
