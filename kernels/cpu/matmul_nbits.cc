@@ -269,7 +269,8 @@ class MatMulNBitsKernel final : public engine::OpKernel {
           float* panel = panels + t * stride;
           for (int64_t i; (i = next.fetch_add(1)) < count;) {
             const int64_t n0 = i * kPanel, nb = std::min(kPanel, n_ - n0);
-            for (int64_t c = 0; c < nb; ++c) nbits::DequantizeColumn(q, n0 + c, panel + c * k_);
+            for (int64_t c = 0; c < nb; ++c)
+              nbits::DequantizeColumn(float_isa_, q, n0 + c, panel + c * k_);
             const dnnl_status_t s =
                 dnnl_sgemm('N', 'T', m, nb, k_, 1.0f, av, k_, panel, k_, 0.0f, yv + n0, n_);
             if (s != dnnl_success) failed.store(static_cast<int>(s));

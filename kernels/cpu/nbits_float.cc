@@ -223,12 +223,49 @@ __attribute__((target("avx512f"), flatten)) void Avx512DecodeColumns(const Float
   Avx512Dispatch<false>(d, begin, end);
 }
 
+// Column `col` dequantized into `dst` (K floats): 32 values at a time within a block (the low and
+// high nibbles, then interleaved into element order with two permutes), the rest scalar.
+__attribute__((target("avx512f"))) void Avx512DequantizeColumn(const Quant& q, int64_t col,
+                                                               float* dst) {
+  const __m512i low_mask = _mm512_set1_epi32(0x0F);
+  // Output lane i takes lo[i / 2] (even i) or hi[i / 2] (odd i); the second half from lane 8.
+  const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i second =
+      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  for (int64_t blk = 0; blk < q.blocks; ++blk) {
+    const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
+    const float s = q.scales[col * q.blocks + blk];
+    const float z = q.Zero(col, blk);
+    const int64_t k0 = blk * q.block, len = std::min(q.block, q.k - k0);
+    float* out = dst + k0;
+    const __m512 scale = _mm512_set1_ps(s), zero = _mm512_set1_ps(z);
+    int64_t j = 0;
+    for (; j + 32 <= len; j += 32) {
+      const __m512i x =
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + j / 2)));
+      const __m512 lo = _mm512_mul_ps(
+          _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_and_si512(x, low_mask)), zero), scale);
+      const __m512 hi =
+          _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(x, 4)), zero), scale);
+      _mm512_storeu_ps(out + j, _mm512_permutex2var_ps(lo, first, hi));
+      _mm512_storeu_ps(out + j + 16, _mm512_permutex2var_ps(lo, second, hi));
+    }
+    for (; j < len; ++j) {
+      const uint8_t v = src[j / 2];
+      out[j] = (static_cast<float>((j & 1) ? (v >> 4) : (v & 0x0F)) - z) * s;
+    }
+  }
+}
+
 #pragma GCC diagnostic pop
 #endif
 
 }  // namespace
 
-void DequantizeColumn(const Quant& q, int64_t col, float* dst) {
+void DequantizeColumn(FloatIsa isa, const Quant& q, int64_t col, float* dst) {
+#ifdef INFERD_NBITS_AVX2
+  if (isa == FloatIsa::kAvx512) return Avx512DequantizeColumn(q, col, dst);
+#endif
   for (int64_t blk = 0; blk < q.blocks; ++blk) {
     const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
     const float s = q.scales[col * q.blocks + blk];

@@ -1,5 +1,6 @@
 // MatMulNBits' float32 paths (docs/genai-ops.md): dequantizing whole columns (the prefill path
-// dequantizes panels for sgemm) and the on-the-fly decode path for M <= kDecodeRows.
+// dequantizes panels for sgemm; AVX-512 where the decode form below is) and the on-the-fly decode
+// path for M <= kDecodeRows.
 //
 // The decode path has two forms:
 //   - AVX-512 (kAvx512: the CPU has AVX-512F, block_size and K are multiples of 32, zero points
@@ -22,10 +23,10 @@
 
 namespace inferd::kernels::cpu::nbits {
 
-// Dequantizes column `col` of B into `dst` (K floats).
-void DequantizeColumn(const Quant& q, int64_t col, float* dst);
-
 enum class FloatIsa { kPortable, kAvx512 };
+
+// Dequantizes column `col` of B into `dst` (K floats); kAvx512 converts 32 values at a time.
+void DequantizeColumn(FloatIsa isa, const Quant& q, int64_t col, float* dst);
 
 // The decode path for these attributes on this CPU; INFERD_NBITS_ISA=avx2 or scalar asks for the
 // portable one (tests and benchmarks).
