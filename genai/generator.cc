@@ -14,11 +14,6 @@
 namespace inferd::genai {
 namespace {
 
-constexpr char kInputIds[] = "input_ids";
-constexpr char kAttentionMask[] = "attention_mask";
-constexpr char kPositionIds[] = "position_ids";
-constexpr char kLogits[] = "logits";
-
 double MillisSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -78,7 +73,7 @@ absl::StatusOr<std::unique_ptr<GenerativeModel>> GenerativeModel::Load(
     m->max_length_ = std::min(model_max > 0 ? model_max : kDefaultMaxLength, kDefaultMaxLength);
   }
   for (const engine::Value* v : m->session_->outputs()) {
-    if (v->name == kLogits && v->shape.rank_known && !v->shape.dims.empty() &&
+    if (v->name == m->config_.names.logits && v->shape.rank_known && !v->shape.dims.empty() &&
         v->shape.dims.back().known()) {
       m->vocab_size_ = static_cast<int32_t>(v->shape.dims.back().value);
     }
@@ -89,13 +84,21 @@ absl::StatusOr<std::unique_ptr<GenerativeModel>> GenerativeModel::Load(
 
 absl::Status GenerativeModel::FindCaches(const engine::KvCacheRewrite* rewrite) {
   const engine::Graph& g = session_->graph();
+  const DecoderNames& names = config_.names;
   bool ids = false;
   for (const engine::Value* v : session_->inputs()) {
-    ids = ids || v->name == kInputIds;
-    has_mask_ = has_mask_ || v->name == kAttentionMask;
-    has_positions_ = has_positions_ || v->name == kPositionIds;
+    ids = ids || v->name == names.input_ids;
+    has_mask_ = has_mask_ || v->name == names.attention_mask;
+    has_positions_ = has_positions_ || v->name == names.position_ids;
   }
-  if (!ids) return absl::InvalidArgumentError("the model has no input_ids input");
+  if (!ids) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model has no input '", names.input_ids, "' (the token ids)"));
+  }
+  if (g.FindValue(names.logits) < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model has no output '", names.logits, "' (the logits)"));
+  }
   auto add = [&](const std::string& input, const std::string& present,
                  const std::string& device) -> absl::Status {
     const int v = g.FindValue(input);
@@ -126,6 +129,29 @@ absl::Status GenerativeModel::FindCaches(const engine::KvCacheRewrite* rewrite) 
         if (n.name == b.append_node) device = n.device;
       }
       INFERD_RETURN_IF_ERROR(add(b.input, b.present, device));
+    }
+    return absl::OkStatus();
+  }
+  if (names.caches_configured) {
+    // genai_config.json's templates, layer by layer until the first missing key input.
+    for (int layer = 0;; ++layer) {
+      const std::string key = LayerName(names.past_key, layer);
+      if (g.FindValue(key) < 0) break;
+      for (const auto& [past, present] :
+           {std::pair(key, LayerName(names.present_key, layer)),
+            std::pair(LayerName(names.past_value, layer), LayerName(names.present_value, layer))}) {
+        if (g.FindValue(past) < 0 || g.FindValue(present) < 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "layer ", layer, " of the cache has no input '", past, "' or no output '", present,
+              "' (the names genai_config.json's decoder inputs / outputs give)"));
+        }
+        INFERD_RETURN_IF_ERROR(add(past, present, ""));
+      }
+    }
+    if (caches_.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the model has no input '", LayerName(names.past_key, 0),
+                       "' (genai_config.json's past_key_names for layer 0)"));
     }
     return absl::OkStatus();
   }
@@ -163,15 +189,18 @@ absl::StatusOr<std::unique_ptr<Sequence>> Sequence::Start(const GenerativeModel&
   s->mask_.reserve(cap);
   s->positions_.reserve(cap);
   s->logits_.resize(static_cast<size_t>(model.vocab_size()));
-  s->inputs_.push_back({kInputIds, engine::DataType::kInt64, engine::Shape{1, 0}, nullptr, 0});
+  const DecoderNames& names = model.config().names;
+  s->inputs_.push_back(
+      {names.input_ids, engine::DataType::kInt64, engine::Shape{1, 0}, nullptr, 0});
   if (model.has_mask_) {
     s->inputs_.push_back(
-        {kAttentionMask, engine::DataType::kInt64, engine::Shape{1, 0}, nullptr, 0});
+        {names.attention_mask, engine::DataType::kInt64, engine::Shape{1, 0}, nullptr, 0});
   }
   if (model.has_positions_) {
-    s->inputs_.push_back({kPositionIds, engine::DataType::kInt64, engine::Shape{1, 0}, nullptr, 0});
+    s->inputs_.push_back(
+        {names.position_ids, engine::DataType::kInt64, engine::Shape{1, 0}, nullptr, 0});
   }
-  s->outputs_.push_back(kLogits);
+  s->outputs_.push_back(names.logits);
   for (const GenerativeModel::CacheInput& c : model.caches()) {
     engine::InputTensor in{c.input, engine::DataType::kFloat32,
                            engine::Shape{1, c.kv_heads, 0, c.head_dim}, nullptr, 0};

@@ -45,7 +45,58 @@ void AddIds(const rapidjson::Value& obj, const char* key, std::vector<int32_t>* 
   }
 }
 
+// Reads decoder.inputs / decoder.outputs names into `names`; a cache template must hold exactly
+// one %d and no other %.
+absl::Status ReadNames(const rapidjson::Value& decoder, const std::string& dir,
+                       DecoderNames* names) {
+  struct Key {
+    const char* group;
+    const char* key;
+    std::string* name;
+    bool layer_template;
+  };
+  const Key keys[] = {
+      {"inputs", "input_ids", &names->input_ids, false},
+      {"inputs", "attention_mask", &names->attention_mask, false},
+      {"inputs", "position_ids", &names->position_ids, false},
+      {"inputs", "past_key_names", &names->past_key, true},
+      {"inputs", "past_value_names", &names->past_value, true},
+      {"outputs", "logits", &names->logits, false},
+      {"outputs", "present_key_names", &names->present_key, true},
+      {"outputs", "present_value_names", &names->present_value, true},
+  };
+  for (const Key& k : keys) {
+    auto group = decoder.FindMember(k.group);
+    if (group == decoder.MemberEnd() || !group->value.IsObject()) continue;
+    auto it = group->value.FindMember(k.key);
+    if (it == group->value.MemberEnd()) continue;
+    const std::string where =
+        absl::StrCat(dir, "/genai_config.json: model.decoder.", k.group, ".", k.key);
+    if (!it->value.IsString() || it->value.GetStringLength() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(where, " must be a non-empty string"));
+    }
+    const std::string value = it->value.GetString();
+    if (k.layer_template) {
+      const size_t at = value.find("%d");
+      if (at == std::string::npos || value.find('%', at + 2) != std::string::npos ||
+          value.find('%') != at) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, " is '", value, "': it must contain %d (the layer index) once, and no other %"));
+      }
+      names->caches_configured = true;
+    }
+    *k.name = value;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string LayerName(const std::string& name_template, int layer) {
+  const size_t at = name_template.find("%d");
+  if (at == std::string::npos) return name_template;
+  return absl::StrCat(name_template.substr(0, at), layer, name_template.substr(at + 2));
+}
 
 const char* ChatTemplateName(ChatTemplate t) {
   switch (t) {
@@ -102,6 +153,7 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
       }
       if (auto v = Int(m["decoder"], "head_size")) c.head_size = static_cast<int>(*v);
       if (auto v = Int(m["decoder"], "num_key_value_heads")) c.kv_heads = static_cast<int>(*v);
+      if (absl::Status s = ReadNames(m["decoder"], dir, &c.names); !s.ok()) return s;
     }
     if (genai.HasMember("search") && genai["search"].IsObject() && !c.max_length) {
       if (auto v = Int(genai["search"], "max_length")) c.max_length = static_cast<int>(*v);
