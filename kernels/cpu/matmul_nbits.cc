@@ -5,9 +5,9 @@
 //   first); scales float [N * k_blocks] (or [N, k_blocks]); zero_points optional: uint8 packed
 //   two a byte ([N * ceil(k_blocks / 2)]) or float [N * k_blocks]; absent means 8. An element
 //   is (q - zero_point) * scale. K need not be a multiple of block_size (the last block is
-//   padded in B). accuracy_level 4 with constant B (and no float zero points) and M <= 4 takes
-//   the int8 path below, as ONNX Runtime does; other levels, and larger M (prefill, where the
-//   float32 sgemm is faster here), compute in float32.
+//   padded in B). accuracy_level 4 with constant B (and no float zero points) takes the int8
+//   path (nbits_int8.h) at every M, as ONNX Runtime does (a prompt's rows 4 at a time); other
+//   levels compute in float32.
 //   bits other than 4 and g_idx (act-order) are refused at creation.
 //
 // Float paths (docs/genai-ops.md):
@@ -129,7 +129,7 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     if (shapes.empty() || shapes[0].rank() < 1) return {};
     const int64_t m = shapes[0].SizeBetween(0, shapes[0].rank() - 1);
     if (m <= 0) return {};
-    if (int8_ && m <= kDecodeRows) {
+    if (int8_) {
       const int64_t bytes = m * blocks_ * (2 * sizeof(float) + block_);
       return {{kQuantASlot, static_cast<size_t>(bytes)}};
     }
@@ -209,7 +209,7 @@ class MatMulNBitsKernel final : public engine::OpKernel {
     if (m == 0) return absl::OkStatus();
     const float* av = a->data<float>();
     float* yv = y->mutable_data<float>();
-    if (int8_ && m <= kDecodeRows) {
+    if (int8_) {
       if (q.zp_float != nullptr) {
         return node_.InvalidArgument("zero_points were declared uint8 but are float32");
       }
@@ -227,21 +227,30 @@ class MatMulNBitsKernel final : public engine::OpKernel {
           scaled_sum[r * blocks_ + blk] = *sc * static_cast<float>(sum);
         }
       }
-      nbits::Int8Args p;
-      p.q = &q;
-      p.packed = packed_.b.data();
-      p.bs = packed_.bs.data();
-      p.zs = packed_.zs.data();
-      p.a = nbits::QuantA{qa, scale, scaled_sum, row};
-      p.y = yv;
-      p.m = m;
-      // The pool splits groups of 8 columns (SIMD) or columns (scalar), 64K weights or more a
+      // Rows in groups of kDecodeRows (a prompt's rows read B once a group); the pool splits
+      // (row group, groups of 8 columns (SIMD) or columns (scalar)) pairs, 64K weights or more a
       // task.
       const bool groups = isa_ != Int8Isa::kScalar;
       const int64_t units = groups ? (n_ + nbits::kGroupCols - 1) / nbits::kGroupCols : n_;
+      const int64_t row_groups = (m + kDecodeRows - 1) / kDecodeRows;
       const int64_t chunk = std::max<int64_t>(4, 65536 / (k_ * (groups ? nbits::kGroupCols : 1)));
-      ctx.threads().ParallelFor(
-          units, chunk, [&](int64_t begin, int64_t end) { nbits::Int8Run(isa_, p, begin, end); });
+      ctx.threads().ParallelFor(row_groups * units, chunk, [&](int64_t begin, int64_t end) {
+        while (begin < end) {
+          const int64_t g = begin / units, u0 = begin % units;
+          const int64_t u1 = std::min(units, u0 + (end - begin));
+          const int64_t r0 = g * kDecodeRows;
+          nbits::Int8Args p;
+          p.q = &q;
+          p.packed = packed_.b.data();
+          p.bs = packed_.bs.data();
+          p.zs = packed_.zs.data();
+          p.a = nbits::QuantA{qa + r0 * row, scale + r0 * blocks_, scaled_sum + r0 * blocks_, row};
+          p.y = yv + r0 * n_;
+          p.m = std::min(kDecodeRows, m - r0);
+          nbits::Int8Run(isa_, p, u0, u1);
+          begin += u1 - u0;
+        }
+      });
     } else if (m <= kDecodeRows) {
       INFERD_ASSIGN_OR_RETURN(void* ws, ctx.GetWorkspace(kDecodeSlot));
       const nbits::FloatDecode d =

@@ -1,7 +1,7 @@
 // matmul_nbits_bench: microseconds per run of com.microsoft MatMulNBits (4-bit weights, block 32,
-// packed zero points) on 4096 x 4096 at M = 1 and 4 (the decode path) and M = 32 (the dequantize +
-// sgemm path), at accuracy_level 0 (float32) and 4 (int8 A), at 1 and 2 intra-op threads, beside
-// the time ONNX Runtime takes on the same shapes when --ort_us gives it (tools:
+// packed zero points) on 4096 x 4096 at M = 1 and 4 (the decode path) and M = 32 and 256 (prompts:
+// the dequantize + sgemm path), at accuracy_level 0 (float32) and 4 (int8 A), at 1 and 2 intra-op
+// threads, beside the time ONNX Runtime takes on the same shapes when --ort_us gives it (tools:
 // kernels/cpu/matmul_nbits_bench_ort.py prints those figures). The kernel is created once and run
 // repeatedly through a minimal KernelContext, so the figures are Compute alone. Not a test: prints
 // a table.
@@ -77,7 +77,7 @@ void Run() {
   std::printf("%-36s %12s %12s %14s\n", "MatMulNBits (4-bit, zp)", "inferd 1t", "inferd 2t",
               "weight GB/s 1t");
   for (int64_t level : {0, 4}) {
-    for (int64_t m : {1, 4, 32}) {
+    for (int64_t m : {1, 4, 32, 256}) {
       for (int64_t block : {32, 128}) {
         const int64_t k = 4096, n = 4096;
         const double t1 = Time(m, k, n, block, 1, level), t2 = Time(m, k, n, block, 2, level);

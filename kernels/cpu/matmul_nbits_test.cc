@@ -1,7 +1,7 @@
 // com.microsoft MatMulNBits against a naive dequantize-then-multiply reference: both paths
 // (M <= 4 on the fly, larger M through dequantized panels and sgemm), block sizes 16..256, K not
 // a multiple of the block, zero points absent / packed uint8 / float, bias, threads, and the
-// refusals (bits, g_idx, shapes, types). accuracy_level 4 (M <= 4: A quantized to int8 per
+// refusals (bits, g_idx, shapes, types). accuracy_level 4 (any M: A quantized to int8 per
 // block, integer dot products) against a reference written from that scheme, on every dot-product
 // path this CPU has (INFERD_NBITS_ISA picks one).
 #include <algorithm>
@@ -138,8 +138,7 @@ TEST(MatMulNBitsTest, MatchesDequantizedReference) {
             expected[r * c.n + col] = static_cast<float>(s);
           }
         }
-        // Level 4 keeps the float path above M = 4 (and levels 0..3 everywhere).
-        KernelTester t = MakeTester(c, w, a, 4, 0, /*level=*/c.m > 4 ? 4 : 0);
+        KernelTester t = MakeTester(c, w, a, 4, 0, /*level=*/0);
         t.Threads(threads);
         auto out = t.Run(CpuRegistry());
         ASSERT_TRUE(out.ok()) << out.status();
@@ -281,11 +280,19 @@ bool CpuHas(const std::string& isa) {
 
 TEST(MatMulNBitsTest, Level4MatchesInt8Scheme) {
   const Case cases[] = {
-      {1, 512, 37, 32, Zp::kNone, false},   {1, 300, 9, 32, Zp::kPacked, true},
-      {2, 257, 11, 64, Zp::kPacked, false}, {3, 200, 6, 128, Zp::kPacked, false},
-      {4, 96, 13, 32, Zp::kNone, true},     {4, 100, 5, 16, Zp::kPacked, false},
-      {1, 64, 8, 16, Zp::kNone, true},      {2, 1024, 7, 256, Zp::kPacked, true},
+      {1, 512, 37, 32, Zp::kNone, false},
+      {1, 300, 9, 32, Zp::kPacked, true},
+      {2, 257, 11, 64, Zp::kPacked, false},
+      {3, 200, 6, 128, Zp::kPacked, false},
+      {4, 96, 13, 32, Zp::kNone, true},
+      {4, 100, 5, 16, Zp::kPacked, false},
+      {1, 64, 8, 16, Zp::kNone, true},
+      {2, 1024, 7, 256, Zp::kPacked, true},
       {3, 45, 10, 32, Zp::kNone, true},
+      // Prompts: rows in groups of 4 (a partial last group), each group over the column groups.
+      {9, 256, 21, 32, Zp::kPacked, true},
+      {17, 160, 40, 32, Zp::kNone, false},
+      {5, 100, 9, 16, Zp::kPacked, false},
   };
   int checked_paths = 0;
   for (const char* isa : {"scalar", "avx2", "avxvnni", "avx512vnni"}) {
