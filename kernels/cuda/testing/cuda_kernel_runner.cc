@@ -1,0 +1,179 @@
+#include "kernels/cuda/testing/cuda_kernel_runner.h"
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <memory>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "base/cuda_status.h"
+#include "base/status_macros.h"
+#include "engine/cuda_kernel_context.h"
+#include "engine/cuda_stream.h"
+#include "kernels/cpu/testing/kernel_runner.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "memory/cuda_system_allocator.h"
+#include "memory/execution_arena.h"
+
+namespace inferd::kernels::cuda::testing {
+namespace {
+
+using engine::DataType;
+using engine::Shape;
+using engine::Tensor;
+using engine::testing::TestTensor;
+
+class DeviceContext final : public engine::KernelContext, public engine::CudaKernelContext {
+ public:
+  DeviceContext(std::vector<const Tensor*> inputs, int num_outputs, memory::ExecutionArena& arena,
+                const engine::CudaStream& stream,
+                std::map<int, memory::AllocationHandle>& workspaces)
+      : inputs_(std::move(inputs)),
+        outputs_(num_outputs),
+        arena_(arena),
+        stream_(stream),
+        workspaces_(workspaces) {}
+
+  int num_inputs() const override { return static_cast<int>(inputs_.size()); }
+  const Tensor* input(int i) const override {
+    return i >= 0 && i < num_inputs() ? inputs_[i] : nullptr;
+  }
+  int num_outputs() const override { return static_cast<int>(outputs_.size()); }
+  bool output_wanted(int slot) const override { return slot >= 0 && slot < num_outputs(); }
+
+  absl::StatusOr<Tensor*> MakeOutputTensor(int slot, DataType type, const Shape& shape) override {
+    if (slot < 0 || slot >= num_outputs()) {
+      return absl::InvalidArgumentError(absl::StrCat("no output slot ", slot));
+    }
+    INFERD_ASSIGN_OR_RETURN(Tensor t, MakeTemporaryTensor(type, shape));
+    outputs_[slot] = std::move(t);
+    return &outputs_[slot];
+  }
+  absl::StatusOr<Tensor*> MakeOutputAlias(int slot, int input_index, const Shape& shape) override {
+    const Tensor* in = input(input_index);
+    if (in == nullptr) return absl::InvalidArgumentError("alias of an absent input");
+    INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, in->dtype(), shape));
+    INFERD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out->raw_mutable_data(), in->raw_data(),
+                                                in->bytes(), cudaMemcpyDeviceToDevice,
+                                                stream_.get()));
+    return out;
+  }
+  absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) override {
+    const size_t bytes = static_cast<size_t>(shape.NumElements()) * engine::ElementSize(type);
+    INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, arena_.Allocate(bytes));
+    return Tensor::Owned(type, shape, std::move(h));
+  }
+  absl::StatusOr<void*> GetWorkspace(int slot_id) override {
+    auto it = workspaces_.find(slot_id);
+    if (it == workspaces_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("workspace ", slot_id, " was not declared"));
+    }
+    return it->second.data();
+  }
+  engine::ThreadPool& threads() override { return pool_; }
+
+  int cuda_device() const override { return stream_.device(); }
+  cudaStream_t cuda_stream() const override { return stream_.get(); }
+
+  std::vector<Tensor>& outputs() { return outputs_; }
+
+ private:
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor> outputs_;
+  memory::ExecutionArena& arena_;
+  const engine::CudaStream& stream_;
+  std::map<int, memory::AllocationHandle>& workspaces_;
+  engine::ThreadPool pool_{1};
+};
+
+}  // namespace
+
+const engine::KernelRegistry& CudaRegistry() {
+  static const engine::KernelRegistry* registry = [] {
+    auto* r = new engine::KernelRegistry;
+    const absl::Status s = RegisterCudaKernels(*r);
+    if (!s.ok()) std::abort();  // a test-only registry: overlapping definitions are a bug
+    return r;
+  }();
+  return *registry;
+}
+
+absl::StatusOr<std::vector<TestTensor>> RunCudaKernel(const engine::OpKernel& kernel,
+                                                      const std::vector<const TestTensor*>& inputs,
+                                                      int num_outputs) {
+  INFERD_ASSIGN_OR_RETURN(std::shared_ptr<memory::CudaSystemAllocator> gpu,
+                          memory::CudaSystemAllocator::Create(0));
+  INFERD_ASSIGN_OR_RETURN(engine::CudaStream stream, engine::CudaStream::Create(0));
+  memory::ExecutionArena arena(gpu);
+
+  // pass 1: upload the inputs.
+  std::vector<Tensor> device_inputs;
+  device_inputs.reserve(inputs.size());
+  std::vector<const Tensor*> ptrs;
+  std::vector<Shape> shapes;
+  for (const TestTensor* t : inputs) {
+    if (t == nullptr) {
+      device_inputs.emplace_back();
+      ptrs.push_back(nullptr);
+      shapes.emplace_back();
+      continue;
+    }
+    INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, arena.Allocate(t->bytes.size()));
+    if (!t->bytes.empty()) {
+      INFERD_CUDA_RETURN_IF_ERROR(
+          cudaMemcpy(h.data(), t->bytes.data(), t->bytes.size(), cudaMemcpyHostToDevice));
+    }
+    device_inputs.push_back(Tensor::Owned(t->type, t->shape, std::move(h)));
+    ptrs.push_back(&device_inputs.back());
+    shapes.push_back(t->shape);
+  }
+  std::map<int, memory::AllocationHandle> workspaces;
+  for (const engine::WorkspaceRequirement& w : kernel.DeclareWorkspaceRequirements(shapes)) {
+    INFERD_ASSIGN_OR_RETURN(workspaces[w.slot_id], arena.Allocate(w.bytes));
+  }
+
+  // pass 2: run on the stream; wait for it.
+  DeviceContext ctx(std::move(ptrs), num_outputs, arena, stream, workspaces);
+  INFERD_RETURN_IF_ERROR(kernel.Compute(ctx));
+  INFERD_RETURN_IF_ERROR(stream.Synchronize());
+
+  // pass 3: download the outputs.
+  std::vector<TestTensor> out;
+  for (const Tensor& t : ctx.outputs()) {
+    TestTensor o;
+    o.type = t.dtype();
+    o.shape = t.shape();
+    o.bytes.resize(t.empty() ? 0 : t.bytes());
+    if (!o.bytes.empty()) {
+      INFERD_CUDA_RETURN_IF_ERROR(
+          cudaMemcpy(o.bytes.data(), t.raw_data(), o.bytes.size(), cudaMemcpyDeviceToHost));
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+absl::StatusOr<CpuAndCuda> RunOnCpuAndCuda(engine::testing::KernelTester& tester,
+                                           const std::vector<const TestTensor*>& inputs,
+                                           int num_outputs) {
+  CpuAndCuda out;
+  tester.DeviceType(engine::DeviceKind::kCpu);
+  INFERD_ASSIGN_OR_RETURN(std::unique_ptr<engine::OpKernel> cpu,
+                          tester.Create(cpu::testing::CpuRegistry()));
+  INFERD_ASSIGN_OR_RETURN(out.cpu, engine::testing::RunKernel(*cpu, inputs, num_outputs, 1));
+  tester.DeviceType(engine::DeviceKind::kCuda);
+  INFERD_ASSIGN_OR_RETURN(std::unique_ptr<engine::OpKernel> gpu, tester.Create(CudaRegistry()));
+  INFERD_ASSIGN_OR_RETURN(out.cuda, RunCudaKernel(*gpu, inputs, num_outputs));
+  return out;
+}
+
+std::vector<float> RandomFloats(size_t count, float lo, float hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(count);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+}  // namespace inferd::kernels::cuda::testing

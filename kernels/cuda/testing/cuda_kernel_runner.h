@@ -1,0 +1,51 @@
+// RunCudaKernel (tests only): the device side of the kernel harness (engine/testing/
+// kernel_tester.h). A CUDA kernel created by KernelTester (DeviceType(DeviceKind::kCuda)) runs
+// once on device 0: inputs are uploaded into a device ExecutionArena, Compute runs with a
+// KernelContext that is also a CudaKernelContext (one stream; outputs, temporaries and
+// workspaces in device arenas), the stream is synchronized and the outputs are downloaded.
+// Fails with FAILED_PRECONDITION "no CUDA device: ..." where there is none.
+//
+// Example:
+//   KernelTester t("Add", 14);
+//   t.Input(a).Input(b);
+//   auto cpu = t.Create(CpuRegistry());
+//   auto gpu = t.DeviceType(DeviceKind::kCuda).Create(CudaRegistry());
+//   auto want = RunKernel(**cpu, {&a, &b}, 1, 1);
+//   auto got = RunCudaKernel(**gpu, {&a, &b}, 1);
+#ifndef INFERD_KERNELS_CUDA_TESTING_CUDA_KERNEL_RUNNER_H_
+#define INFERD_KERNELS_CUDA_TESTING_CUDA_KERNEL_RUNNER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/kernel.h"
+#include "engine/kernel_registry.h"
+#include "engine/testing/kernel_tester.h"
+
+namespace inferd::kernels::cuda::testing {
+
+// The registry with every CUDA kernel (RegisterCudaKernels), built once.
+const engine::KernelRegistry& CudaRegistry();
+
+// nullptr inputs are absent. Outputs in slot order, copied to the host.
+absl::StatusOr<std::vector<engine::testing::TestTensor>> RunCudaKernel(
+    const engine::OpKernel& kernel, const std::vector<const engine::testing::TestTensor*>& inputs,
+    int num_outputs);
+
+// The node `tester` describes (with `inputs`, which it was given too), run by the CPU kernel and
+// by the CUDA kernel: each one's outputs.
+struct CpuAndCuda {
+  std::vector<engine::testing::TestTensor> cpu, cuda;
+};
+absl::StatusOr<CpuAndCuda> RunOnCpuAndCuda(
+    engine::testing::KernelTester& tester,
+    const std::vector<const engine::testing::TestTensor*>& inputs, int num_outputs = 1);
+
+// `count` values uniform in [lo, hi) from `seed` (tests draw a fresh seed per run from
+// std::random_device and print it with SCOPED_TRACE).
+std::vector<float> RandomFloats(size_t count, float lo, float hi, uint32_t seed);
+
+}  // namespace inferd::kernels::cuda::testing
+
+#endif  // INFERD_KERNELS_CUDA_TESTING_CUDA_KERNEL_RUNNER_H_
