@@ -10,7 +10,6 @@
 #include "base/cuda_status.h"
 #include "engine/testing/kernel_tester.h"
 #include "gtest/gtest.h"
-#include "kernels/cpu/testing/kernel_runner.h"
 #include "kernels/cuda/testing/cuda_kernel_runner.h"
 
 namespace inferd::kernels::cuda {
@@ -37,6 +36,7 @@ TEST(CudaMatMulTest, MatchesCpu) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   uint32_t next = seed;
+  testing::CpuComparison compare;
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{7, 5}, {5, 3}},  // one GEMM
       {{64, 256}, {256, 96}},
@@ -58,11 +58,9 @@ TEST(CudaMatMulTest, MatchesCpu) {
     t.Input(a).Input(b);
     absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, {&a, &b});
     ASSERT_TRUE(out.ok()) << out.status();
-    EXPECT_EQ(out->cuda[0].shape, out->cpu[0].shape);
-    const int64_t k = sa[sa.rank() - 1];
-    cpu::testing::ExpectNear(out->cuda[0].values<float>(), out->cpu[0].values<float>(),
-                             Tolerance(k));
+    compare.ExpectNear(*out, Tolerance(sa[sa.rank() - 1]));
   }
+  compare.Record();
 }
 
 TEST(CudaGemmTest, MatchesCpu) {
@@ -70,6 +68,7 @@ TEST(CudaGemmTest, MatchesCpu) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   uint32_t next = seed;
+  testing::CpuComparison compare;
   const int64_t m = 13, k = 37, n = 11;
   const std::vector<Shape> c_shapes = {Shape{},     Shape{n},    Shape{1, n},
                                        Shape{m, 1}, Shape{m, n}, Shape{1}};
@@ -106,11 +105,11 @@ TEST(CudaGemmTest, MatchesCpu) {
         absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, inputs);
         ASSERT_TRUE(out.ok()) << out.status();
         EXPECT_EQ(out->cuda[0].shape, (Shape{m, n}));
-        cpu::testing::ExpectNear(out->cuda[0].values<float>(), out->cpu[0].values<float>(),
-                                 Tolerance(k) * alpha + 1e-5f);
+        compare.ExpectNear(*out, Tolerance(k) * alpha + 1e-5f);
       }
     }
   }
+  compare.Record();
 }
 
 TEST(CudaMatMulTest, InnerDimensionsThatDifferAreRefused) {

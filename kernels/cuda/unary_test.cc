@@ -8,7 +8,6 @@
 #include "base/cuda_status.h"
 #include "engine/testing/kernel_tester.h"
 #include "gtest/gtest.h"
-#include "kernels/cpu/testing/kernel_runner.h"
 #include "kernels/cuda/testing/cuda_kernel_runner.h"
 
 namespace inferd::kernels::cuda {
@@ -25,6 +24,7 @@ TEST(CudaUnaryTest, MatchesCpu) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   uint32_t next = seed;
+  testing::CpuComparison compare;
   for (const char* op : {"Relu", "Sigmoid", "Tanh"}) {
     for (const Shape& shape : {Shape{}, Shape{7}, Shape{3, 5, 17}, Shape{1 << 20}, Shape{0, 4}}) {
       SCOPED_TRACE(absl::StrCat(op, " ", shape.ToString()));
@@ -41,9 +41,10 @@ TEST(CudaUnaryTest, MatchesCpu) {
       absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, {&in});
       ASSERT_TRUE(out.ok()) << out.status();
       EXPECT_EQ(out->cuda[0].shape, shape);
-      cpu::testing::ExpectNear(out->cuda[0].values<float>(), out->cpu[0].values<float>(), 2e-6f);
+      compare.ExpectNear(*out, 2e-6f);
     }
   }
+  compare.Record();
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -11,6 +13,7 @@
 #include "base/status_macros.h"
 #include "engine/cuda_kernel_context.h"
 #include "engine/cuda_stream.h"
+#include "gtest/gtest.h"
 #include "kernels/cpu/testing/kernel_runner.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "memory/cuda_system_allocator.h"
@@ -166,6 +169,33 @@ absl::StatusOr<CpuAndCuda> RunOnCpuAndCuda(engine::testing::KernelTester& tester
   INFERD_ASSIGN_OR_RETURN(std::unique_ptr<engine::OpKernel> gpu, tester.Create(CudaRegistry()));
   INFERD_ASSIGN_OR_RETURN(out.cuda, RunCudaKernel(*gpu, inputs, num_outputs));
   return out;
+}
+
+float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return std::numeric_limits<float>::infinity();
+  float worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const float d = std::fabs(a[i] - b[i]);
+    if (!(d <= worst)) worst = d;  // NaN counts as worse than anything
+  }
+  return worst;
+}
+
+void CpuComparison::ExpectNear(const CpuAndCuda& out, float tolerance) {
+  ASSERT_FALSE(out.cuda.empty());
+  ASSERT_FALSE(out.cpu.empty());
+  EXPECT_EQ(out.cuda[0].shape, out.cpu[0].shape);
+  const std::vector<float> cuda = out.cuda[0].values<float>();
+  const std::vector<float> cpu = out.cpu[0].values<float>();
+  cpu::testing::ExpectNear(cuda, cpu, tolerance);
+  const float d = MaxAbsDiff(cuda, cpu);
+  if (!(d <= worst_)) worst_ = d;
+  ++comparisons_;
+}
+
+void CpuComparison::Record() const {
+  ::testing::Test::RecordProperty("worst_abs_error", absl::StrCat(worst_));
+  ::testing::Test::RecordProperty("comparisons", comparisons_);
 }
 
 std::vector<float> RandomFloats(size_t count, float lo, float hi, uint32_t seed) {

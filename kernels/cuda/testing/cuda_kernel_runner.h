@@ -42,6 +42,23 @@ absl::StatusOr<CpuAndCuda> RunOnCpuAndCuda(
     engine::testing::KernelTester& tester,
     const std::vector<const engine::testing::TestTensor*>& inputs, int num_outputs = 1);
 
+// max |a[i] - b[i]| (infinity when the sizes differ; NaN counts as infinitely wrong).
+float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b);
+
+// The float comparisons of one test: ExpectNear EXPECTs output 0 of the CUDA kernel within
+// `tolerance` of the CPU kernel's (same shape) and keeps the worst error; Record writes it and the
+// number of comparisons as the test's properties "worst_abs_error" and "comparisons" (in the
+// gtest XML, where tests/gpu/run.sh reads them).
+class CpuComparison {
+ public:
+  void ExpectNear(const CpuAndCuda& out, float tolerance);
+  void Record() const;
+
+ private:
+  float worst_ = 0;
+  int comparisons_ = 0;
+};
+
 // `count` values uniform in [lo, hi) from `seed` (tests draw a fresh seed per run from
 // std::random_device and print it with SCOPED_TRACE).
 std::vector<float> RandomFloats(size_t count, float lo, float hi, uint32_t seed);
