@@ -19,7 +19,12 @@ if [ ! -f "$bundle" ]; then
 fi
 work=$(mktemp -d /tmp/inferd-gpu-run.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-tar -C "$work" -xJf "$bundle"
+if command -v xz >/dev/null 2>&1; then
+  tar -C "$work" -xJf "$bundle"
+else  # a machine without xz: Python's tarfile reads it
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+    "$bundle" "$work"
+fi
 
 # The machine's cuBLAS / cuDNN: the folders holding them.
 cuda_libs=${CUDA_LIBS:-}
@@ -104,5 +109,6 @@ echo "== summary ($(( $(date +%s) - start )) s; logs in $out)"
 {
   echo "CHECK RESULT PASSED SKIPPED FAILED SECONDS COMPARED WORST_ERR"
   printf '%s\n' "${rows[@]}"
-} | column -t | tee "$out/summary.txt"
+} | awk '{printf "%-28s %-8s %7s %8s %7s %8s %9s %10s\n", $1, $2, $3, $4, $5, $6, $7, $8}' |
+  tee "$out/summary.txt"
 [ "$failures" -eq 0 ]
