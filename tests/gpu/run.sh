@@ -52,14 +52,22 @@ export LD_LIBRARY_PATH="$work/lib${cuda_libs:+:$cuda_libs}${LD_LIBRARY_PATH:+:$L
 # the CPU kernels where the check records one.
 rows=()
 failures=0
-while read -r target timeout_s; do
+benches=()
+while read -r target timeout_s kind; do
   [[ -z "$target" || "$target" == \#* ]] && continue
   name=${target##*:}
   log="$out/$name.log"
   xml="$out/$name.xml"
+  rm -f "$xml"  # a crash must not leave an earlier run's report to be read
   t0=$(date +%s)
-  timeout --kill-after=10 "$timeout_s" "$work/bin/$name" --gtest_output="xml:$xml" >"$log" 2>&1
-  rc=$?
+  if [ "${kind:-}" = "bench" ]; then  # a program that prints a table: shown before the summary
+    timeout --kill-after=10 "$timeout_s" "$work/bin/$name" >"$log" 2>&1
+    rc=$?
+    benches+=("$log")
+  else
+    timeout --kill-after=10 "$timeout_s" "$work/bin/$name" --gtest_output="xml:$xml" >"$log" 2>&1
+    rc=$?
+  fi
   seconds=$(( $(date +%s) - t0 ))
   counts=$(python3 - "$xml" <<'PY' 2>/dev/null || echo "0 0 0 - -"
 import sys, xml.etree.ElementTree as ET
@@ -90,8 +98,11 @@ print(passed, skipped, failed, "-" if worst is None else f"{worst:.3g}", compare
 PY
 )
   read -r passed skipped failed worst compared <<<"$counts"
+  [ "${kind:-}" = "bench" ] && passed=- skipped=- failed=-
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     result="TIMEOUT"
+  elif [ "${kind:-}" = "bench" ]; then
+    [ "$rc" -eq 0 ] && result="ok" || result="FAIL"
   elif [ "$rc" -ne 0 ] || [ "$failed" != 0 ]; then
     result="FAIL"
   elif [ "$passed" = 0 ] && [ "$skipped" != 0 ]; then
@@ -104,6 +115,11 @@ PY
   rows+=("$name $result $passed $skipped $failed $seconds $compared $worst")
 done <"$work/checks.txt"
 
+for log in "${benches[@]}"; do
+  echo
+  echo "== $(basename "$log" .log)"
+  cat "$log"
+done
 echo
 echo "== summary ($(( $(date +%s) - start )) s; logs in $out)"
 {

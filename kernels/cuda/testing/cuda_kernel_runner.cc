@@ -20,13 +20,13 @@
 #include "memory/execution_arena.h"
 
 namespace inferd::kernels::cuda::testing {
-namespace {
 
 using engine::DataType;
 using engine::Shape;
 using engine::Tensor;
 using engine::testing::TestTensor;
 
+// The KernelContext of a CudaKernelRun: a CudaKernelContext too, with device buffers.
 class DeviceContext final : public engine::KernelContext, public engine::CudaKernelContext {
  public:
   DeviceContext(std::vector<const Tensor*> inputs, int num_outputs, memory::ExecutionArena& arena,
@@ -80,6 +80,10 @@ class DeviceContext final : public engine::KernelContext, public engine::CudaKer
   cudaStream_t cuda_stream() const override { return stream_.get(); }
 
   std::vector<Tensor>& outputs() { return outputs_; }
+  // Before a run: the last run's outputs go back to the arena (reused in stream order).
+  void ClearOutputs() {
+    for (Tensor& t : outputs_) t.Reset();
+  }
 
  private:
   std::vector<const Tensor*> inputs_;
@@ -89,8 +93,6 @@ class DeviceContext final : public engine::KernelContext, public engine::CudaKer
   std::map<int, memory::AllocationHandle>& workspaces_;
   engine::ThreadPool pool_{1};
 };
-
-}  // namespace
 
 const engine::KernelRegistry& CudaRegistry() {
   static const engine::KernelRegistry* registry = [] {
@@ -102,48 +104,69 @@ const engine::KernelRegistry& CudaRegistry() {
   return *registry;
 }
 
-absl::StatusOr<std::vector<TestTensor>> RunCudaKernel(const engine::OpKernel& kernel,
-                                                      const std::vector<const TestTensor*>& inputs,
-                                                      int num_outputs) {
+CudaKernelRun::CudaKernelRun(const engine::OpKernel& kernel,
+                             std::shared_ptr<memory::CudaSystemAllocator> gpu,
+                             engine::CudaStream stream)
+    : kernel_(kernel),
+      gpu_(std::move(gpu)),
+      stream_(std::move(stream)),
+      arena_(std::make_unique<memory::ExecutionArena>(gpu_)) {}
+
+// The context (and its outputs) goes before the arena, and the arena before the stream.
+CudaKernelRun::~CudaKernelRun() {
+  if (stream_.valid()) stream_.Synchronize().IgnoreError();
+  ctx_.reset();
+  workspaces_.clear();
+  inputs_.clear();
+  arena_.reset();
+}
+
+absl::StatusOr<std::unique_ptr<CudaKernelRun>> CudaKernelRun::Create(
+    const engine::OpKernel& kernel, const std::vector<const TestTensor*>& inputs, int num_outputs) {
   INFERD_ASSIGN_OR_RETURN(std::shared_ptr<memory::CudaSystemAllocator> gpu,
                           memory::CudaSystemAllocator::Create(0));
   INFERD_ASSIGN_OR_RETURN(engine::CudaStream stream, engine::CudaStream::Create(0));
-  memory::ExecutionArena arena(gpu);
+  std::unique_ptr<CudaKernelRun> run(new CudaKernelRun(kernel, std::move(gpu), std::move(stream)));
 
   // pass 1: upload the inputs.
-  std::vector<Tensor> device_inputs;
-  device_inputs.reserve(inputs.size());
+  run->inputs_.reserve(inputs.size());
   std::vector<const Tensor*> ptrs;
   std::vector<Shape> shapes;
   for (const TestTensor* t : inputs) {
     if (t == nullptr) {
-      device_inputs.emplace_back();
-      ptrs.push_back(nullptr);
+      run->inputs_.emplace_back();
       shapes.emplace_back();
       continue;
     }
-    INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, arena.Allocate(t->bytes.size()));
+    INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, run->arena_->Allocate(t->bytes.size()));
     if (!t->bytes.empty()) {
       INFERD_CUDA_RETURN_IF_ERROR(
           cudaMemcpy(h.data(), t->bytes.data(), t->bytes.size(), cudaMemcpyHostToDevice));
     }
-    device_inputs.push_back(Tensor::Owned(t->type, t->shape, std::move(h)));
-    ptrs.push_back(&device_inputs.back());
+    run->inputs_.push_back(Tensor::Owned(t->type, t->shape, std::move(h)));
     shapes.push_back(t->shape);
   }
-  std::map<int, memory::AllocationHandle> workspaces;
-  for (const engine::WorkspaceRequirement& w : kernel.DeclareWorkspaceRequirements(shapes)) {
-    INFERD_ASSIGN_OR_RETURN(workspaces[w.slot_id], arena.Allocate(w.bytes));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ptrs.push_back(inputs[i] == nullptr ? nullptr : &run->inputs_[i]);
   }
+  // pass 2: the declared workspaces, once.
+  for (const engine::WorkspaceRequirement& w : kernel.DeclareWorkspaceRequirements(shapes)) {
+    INFERD_ASSIGN_OR_RETURN(run->workspaces_[w.slot_id], run->arena_->Allocate(w.bytes));
+  }
+  run->ctx_ = std::make_unique<DeviceContext>(std::move(ptrs), num_outputs, *run->arena_,
+                                              run->stream_, run->workspaces_);
+  return run;
+}
 
-  // pass 2: run on the stream; wait for it.
-  DeviceContext ctx(std::move(ptrs), num_outputs, arena, stream, workspaces);
-  INFERD_RETURN_IF_ERROR(kernel.Compute(ctx));
-  INFERD_RETURN_IF_ERROR(stream.Synchronize());
+absl::Status CudaKernelRun::Enqueue() {
+  ctx_->ClearOutputs();
+  return kernel_.Compute(*ctx_);
+}
 
-  // pass 3: download the outputs.
+absl::StatusOr<std::vector<TestTensor>> CudaKernelRun::Download() {
+  INFERD_RETURN_IF_ERROR(stream_.Synchronize());
   std::vector<TestTensor> out;
-  for (const Tensor& t : ctx.outputs()) {
+  for (const Tensor& t : ctx_->outputs()) {
     TestTensor o;
     o.type = t.dtype();
     o.shape = t.shape();
@@ -155,6 +178,15 @@ absl::StatusOr<std::vector<TestTensor>> RunCudaKernel(const engine::OpKernel& ke
     out.push_back(std::move(o));
   }
   return out;
+}
+
+absl::StatusOr<std::vector<TestTensor>> RunCudaKernel(const engine::OpKernel& kernel,
+                                                      const std::vector<const TestTensor*>& inputs,
+                                                      int num_outputs) {
+  INFERD_ASSIGN_OR_RETURN(std::unique_ptr<CudaKernelRun> run,
+                          CudaKernelRun::Create(kernel, inputs, num_outputs));
+  INFERD_RETURN_IF_ERROR(run->Enqueue());
+  return run->Download();
 }
 
 absl::StatusOr<CpuAndCuda> RunOnCpuAndCuda(engine::testing::KernelTester& tester,
