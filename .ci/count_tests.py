@@ -2,7 +2,8 @@
 """Counts test cases from Bazel's test.xml files (gtest / JUnit format).
 
 Usage: count_tests.py [--failed-step NAME ...] TESTLOGS_DIR [TESTLOGS_DIR ...]
-Prints "N passed, N failed" for the test cases found, and lists the failures. A test target whose
+Prints "N skipped" (cases that skipped themselves: GPU tests without a device) and then
+"N passed, N failed" for the test cases found, and lists the failures. A test target whose
 log shows it ran but whose XML has no test case (a crash before gtest wrote its report) counts as
 one failed case, and so does every --failed-step that left no failed case behind (a build
 error, say), so the count never reads as a pass when a step failed.
@@ -13,7 +14,7 @@ import xml.etree.ElementTree as ET
 
 
 def count(dirs):
-    passed, failed, failures = 0, 0, []
+    passed, failed, skipped, failures = 0, 0, 0, []
     for root_dir in dirs:
         for root, _, files in os.walk(root_dir):
             if "test.xml" not in files:
@@ -32,14 +33,16 @@ def count(dirs):
                 failures.append(f"{target}: no test cases reported")
                 continue
             for case in cases:
-                if case.get("status") == "notrun" or case.find("skipped") is not None:
+                if case.get("status") == "notrun" or case.find("skipped") is not None or \
+                        case.get("result") == "skipped":
+                    skipped += 1
                     continue
                 if case.find("failure") is not None or case.find("error") is not None:
                     failed += 1
                     failures.append(f"{target}: {case.get('classname')}.{case.get('name')}")
                 else:
                     passed += 1
-    return passed, failed, failures
+    return passed, failed, skipped, failures
 
 
 def main():
@@ -50,13 +53,14 @@ def main():
             failed_steps.append(args.pop(0))
         else:
             dirs.append(a)
-    passed, failed, failures = count(dirs)
+    passed, failed, skipped, failures = count(dirs)
     for step in failed_steps:
         if not any(f.startswith(step + "/") for f in failures):
             failed += 1
             failures.append(f"{step}/: the step failed (see its output above)")
     for f in failures:
         print(f"FAILED {f}")
+    print(f"{skipped} skipped")
     print(f"{passed} passed, {failed} failed")
 
 

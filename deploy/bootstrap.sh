@@ -57,4 +57,19 @@ if [ "$(cat "$VENV/.requirements-sha256" 2>/dev/null)" != "$want" ]; then
   echo "$want" >"$VENV/.requirements-sha256"
 fi
 
+# CUDA is optional: the default build is CPU-only; with a toolkit, `--config=cuda` also builds
+# kernels/cuda and the CUDA allocators (docs/cuda.md). Say which this machine has.
+cuda="${CUDA_PATH:-/usr/local/cuda}"
+if [ -x "$cuda/bin/nvcc" ]; then
+  cuda_version=$("$cuda/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+  cuda_libs=()
+  for lib in cublas cudnn; do
+    compgen -G "$cuda/lib64/lib$lib.so*" >/dev/null && cuda_libs+=("$lib")
+  done
+  echo "bootstrap: CUDA toolkit $cuda_version at $cuda (${cuda_libs[*]:-no cuBLAS, no cuDNN}):" \
+    "--config=cuda builds the CUDA targets"
+else
+  echo "bootstrap: no CUDA toolkit at $cuda (no bin/nvcc): CPU-only build"
+fi
+
 echo "bootstrap: ok"

@@ -1,0 +1,32 @@
+// cuBLAS handles for the CUDA kernels: one per (thread, device), created on first use, bound to
+// the caller's stream on every call, destroyed when the thread ends. cuBLAS handles must not be
+// used by two threads at once; a thread's own handle never is. cuBLAS allocates its own workspace
+// with each handle (outside the arenas). Built only with --config=cuda.
+//
+// Example:
+//   INFERD_ASSIGN_OR_RETURN(cublasHandle_t h, CublasHandleFor(device, stream));
+//   INFERD_RETURN_IF_ERROR(CublasStatus(cublasSgemm(h, ...), "node 'mm'"));
+#ifndef INFERD_KERNELS_CUDA_CUBLAS_HANDLE_H_
+#define INFERD_KERNELS_CUDA_CUBLAS_HANDLE_H_
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace inferd::kernels::cuda {
+
+// This thread's handle for `device`, bound to `stream`. The device becomes the thread's current
+// device (cuBLAS works on the current one).
+absl::StatusOr<cublasHandle_t> CublasHandleFor(int device, cudaStream_t stream);
+
+// OK for CUBLAS_STATUS_SUCCESS; otherwise "<what>: <cublas status name>: <description>",
+// RESOURCE_EXHAUSTED for CUBLAS_STATUS_ALLOC_FAILED, INVALID_ARGUMENT for invalid values,
+// INTERNAL for the rest.
+absl::Status CublasStatus(cublasStatus_t status, absl::string_view what);
+
+}  // namespace inferd::kernels::cuda
+
+#endif  // INFERD_KERNELS_CUDA_CUBLAS_HANDLE_H_

@@ -1,0 +1,22 @@
+// The CUDA kernel families' definition tables, one function per family (at the bottom of its
+// .cc); cuda_kernels.cc registers them all. Internal to //kernels/cuda.
+#ifndef INFERD_KERNELS_CUDA_REGISTRATION_H_
+#define INFERD_KERNELS_CUDA_REGISTRATION_H_
+
+#include <vector>
+
+#include "engine/kernel_registry.h"
+
+namespace inferd::kernels::cuda {
+
+// The latest opset the kernels claim: the bound the CPU kernels use (kernels/cpu/kernel_util.h,
+// kMaxOpset), so that a later opset that changes an operator is refused rather than misread.
+inline constexpr int kMaxOpset = 22;
+
+std::vector<engine::KernelDef> BinaryKernelDefs();  // binary_kernel.cc
+std::vector<engine::KernelDef> UnaryKernelDefs();   // unary_kernel.cc
+std::vector<engine::KernelDef> MatMulKernelDefs();  // matmul.cc: MatMul, Gemm
+
+}  // namespace inferd::kernels::cuda
+
+#endif  // INFERD_KERNELS_CUDA_REGISTRATION_H_

@@ -1,0 +1,51 @@
+// Relu, Sigmoid, Tanh on CUDA against the CPU kernels on fresh random inputs, including values
+// far out where sigmoid and tanh saturate. Skips without a GPU.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/cuda_status.h"
+#include "engine/testing/kernel_tester.h"
+#include "gtest/gtest.h"
+#include "kernels/cuda/testing/cuda_kernel_runner.h"
+
+namespace inferd::kernels::cuda {
+namespace {
+
+using engine::Shape;
+using engine::testing::KernelTester;
+using engine::testing::TestTensor;
+using testing::RandomFloats;
+using testing::RunOnCpuAndCuda;
+
+TEST(CudaUnaryTest, MatchesCpu) {
+  if (absl::Status s = CheckCudaDevice(0); !s.ok()) GTEST_SKIP() << s.message();
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  uint32_t next = seed;
+  testing::CpuComparison compare;
+  for (const char* op : {"Relu", "Sigmoid", "Tanh"}) {
+    for (const Shape& shape : {Shape{}, Shape{7}, Shape{3, 5, 17}, Shape{1 << 20}, Shape{0, 4}}) {
+      SCOPED_TRACE(absl::StrCat(op, " ", shape.ToString()));
+      std::vector<float> x = RandomFloats(shape.NumElements(), -8, 8, next++);
+      if (x.size() > 4) {
+        x[0] = 100.0f;  // saturation, and no overflow in exp
+        x[1] = -100.0f;
+        x[2] = 0.0f;
+        x[3] = -0.0f;
+      }
+      const TestTensor in = TestTensor::Of<float>(shape, x);
+      KernelTester t(op, 14);
+      t.Input(in);
+      absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, {&in});
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(out->cuda[0].shape, shape);
+      compare.ExpectNear(*out, 2e-6f);
+    }
+  }
+  compare.Record();
+}
+
+}  // namespace
+}  // namespace inferd::kernels::cuda
