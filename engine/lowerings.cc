@@ -92,7 +92,12 @@ absl::StatusOr<bool> LowerDynamicQuantizeLstm(Graph& g, Node& n, DerivedWeights&
 
 absl::StatusOr<int> ApplyLowerings(Graph& g, const KernelRegistry& registry,
                                    DerivedWeights& derived) {
-  if (!registry.HasOp(kOnnxDomain, "LSTM")) return 0;
+  // A registry with DynamicQuantizeLSTM's own kernel (the CPU's: integer products) runs it as it
+  // is; the float lowering is for registries with only an LSTM.
+  if (!registry.HasOp(kOnnxDomain, "LSTM") ||
+      registry.HasOp(kMicrosoftDomain, "DynamicQuantizeLSTM")) {
+    return 0;
+  }
   int lowered = 0;
   for (Node& n : g.nodes) {
     if (n.domain != kMicrosoftDomain || n.op_type != "DynamicQuantizeLSTM") continue;

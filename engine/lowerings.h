@@ -7,7 +7,8 @@
 //     dequantized once into float32 ([D, I, 4H] -> [D, 4H, I], the LSTM's layout), kept in
 //     the session's DerivedWeights: 4 bytes per weight instead of 1. ONNX Runtime quantizes X and
 //     H at every step; the float LSTM does not, so its results are the float model's, within the
-//     weights' quantization error of ONNX Runtime's.
+//     weights' quantization error of ONNX Runtime's. Only for a registry without a
+//     DynamicQuantizeLSTM kernel: the CPU's runs it in integers (kernels/cpu/rnn_quant.cc).
 #ifndef INFERD_ENGINE_LOWERINGS_H_
 #define INFERD_ENGINE_LOWERINGS_H_
 

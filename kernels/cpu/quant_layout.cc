@@ -44,8 +44,7 @@ float FloatAt(const Tensor& t, int64_t i) {
   }
 }
 
-void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zero_point,
-                       engine::ThreadPool& pool) {
+void DynamicQuantizeParamsU8(const float* x, int64_t n, float* scale, uint8_t* zero_point) {
   // NaN compares false and is skipped, in every lane as in a sequential loop.
   float lo = 0.0f, hi = 0.0f;
 #pragma omp simd reduction(min : lo) reduction(max : hi)
@@ -54,22 +53,29 @@ void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint
     hi = x[i] > hi ? x[i] : hi;
   }
   const float s = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-  const float zp = std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - lo / s)));
   *scale = s;
-  *zero_point = static_cast<uint8_t>(zp);
-  pool.ParallelFor(n, 16384, [&](int64_t begin, int64_t end) {
-    // Locals, not the captured references: the uint8 stores may alias anything, and through
-    // the closure the compiler would reload x, y, s and zp at every element (a scalar loop).
-    const float* src = x;
-    uint8_t* dst = y;
-    const float sv = s, zv = zp;
+  *zero_point =
+      static_cast<uint8_t>(std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - lo / s))));
+}
+
+void QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y) {
+  const float zv = zero_point;
 #pragma omp simd
-    for (int64_t i = begin; i < end; ++i) {
-      float v = std::nearbyint(src[i] / sv) + zv;
-      v = v > 255.0f ? 255.0f : v;
-      v = v >= 0.0f ? v : 0.0f;  // NaN too
-      dst[i] = static_cast<uint8_t>(static_cast<int32_t>(v));
-    }
+  for (int64_t i = 0; i < n; ++i) {
+    float v = std::nearbyint(x[i] / scale) + zv;
+    v = v > 255.0f ? 255.0f : v;
+    v = v >= 0.0f ? v : 0.0f;  // NaN too
+    y[i] = static_cast<uint8_t>(static_cast<int32_t>(v));
+  }
+}
+
+void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zero_point,
+                       engine::ThreadPool& pool) {
+  DynamicQuantizeParamsU8(x, n, scale, zero_point);
+  const float s = *scale;
+  const uint8_t zp = *zero_point;
+  pool.ParallelFor(n, 16384, [&](int64_t begin, int64_t end) {
+    QuantizeU8(x + begin, end - begin, s, zp, y + begin);
   });
 }
 

@@ -54,6 +54,9 @@ struct QuantLayout {
 // round_half_even(clamp(-min / scale, 0, 255)), y = saturate(round_half_even(x / scale) + zp).
 void DynamicQuantizeU8(const float* x, int64_t n, uint8_t* y, float* scale, uint8_t* zero_point,
                        engine::ThreadPool& pool);
+// Its two halves, on the calling thread: the scale and zero point of x[0, n), then y.
+void DynamicQuantizeParamsU8(const float* x, int64_t n, float* scale, uint8_t* zero_point);
+void QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y);
 
 // Element `i` of an integer tensor (int8, uint8, int16, uint16, int32) as int64.
 int64_t IntegerAt(const engine::Tensor& t, int64_t i);

@@ -261,11 +261,17 @@ std::vector<engine::KernelDef> RnnKernelDefs() {
   // that far, whatever kMaxOpset says, as the loader accepts opsets 18-21.
   constexpr int kLatest = 21;
   return {
-      Def<RnnOp::kLstm>("LSTM", 1, 6),        Def<RnnOp::kLstm>("LSTM", 7, 13),
-      Def<RnnOp::kLstm>("LSTM", 14, kLatest), Def<RnnOp::kGru>("GRU", 1, 2),
-      Def<RnnOp::kGru>("GRU", 3, 6),          Def<RnnOp::kGru>("GRU", 7, 13),
-      Def<RnnOp::kGru>("GRU", 14, kLatest),   Def<RnnOp::kRnn>("RNN", 1, 6),
-      Def<RnnOp::kRnn>("RNN", 7, 13),         Def<RnnOp::kRnn>("RNN", 14, kLatest),
+      Def<RnnOp::kLstm>("LSTM", 1, 6),
+      Def<RnnOp::kLstm>("LSTM", 7, 13),
+      Def<RnnOp::kLstm>("LSTM", 14, kLatest),
+      Def<RnnOp::kGru>("GRU", 1, 2),
+      Def<RnnOp::kGru>("GRU", 3, 6),
+      Def<RnnOp::kGru>("GRU", 7, 13),
+      Def<RnnOp::kGru>("GRU", 14, kLatest),
+      Def<RnnOp::kRnn>("RNN", 1, 6),
+      Def<RnnOp::kRnn>("RNN", 7, 13),
+      Def<RnnOp::kRnn>("RNN", 14, kLatest),
+      DynamicQuantizeLstmDef(),
   };
 }
 

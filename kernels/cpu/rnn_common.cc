@@ -104,8 +104,10 @@ absl::Status ExpectShape(const Shape* s, const Shape& expected, const char* what
 
 }  // namespace
 
-// `omp simd` (-fopenmp-simd): GCC's -O2 cost model leaves loops of unknown length scalar.
-void ApplyActivation(const Activation& a, float* x, int64_t n) {
+// `omp simd` (-fopenmp-simd): GCC's -O2 cost model leaves loops of unknown length scalar. Cloned
+// for AVX-512 (chosen at load by the CPU): 16 lanes instead of 8 for the gates' Sigmoid and Tanh.
+__attribute__((target_clones("avx512f", "default"))) void ApplyActivation(const Activation& a,
+                                                                          float* x, int64_t n) {
   const float alpha = a.alpha, beta = a.beta;
   switch (a.kind) {
     case ActivationKind::kRelu:

@@ -22,9 +22,11 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "engine/kernel.h"
+#include "engine/kernel_registry.h"
 #include "engine/shape.h"
 #include "engine/thread_pool.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/qgemv.h"
 
 namespace inferd::kernels::cpu {
 
@@ -118,6 +120,15 @@ absl::StatusOr<RnnGeometry> ComputeRnnGeometry(const RnnAttributes& attrs,
                                                const NodeLabel& node);
 
 // The inputs and wanted outputs of one run (nullptr: absent or unwanted).
+// com.microsoft DynamicQuantizeLSTM's weights packed at creation (rnn_quant.cc), per direction:
+// W^T as [I][G*C] and R^T as [C][G*C] with their scales and zero points. The own code then
+// quantizes X (once a run) and H (at every step) to uint8 as ONNX Runtime does and multiplies in
+// integers (qgemv.h).
+struct QuantRnnWeights {
+  std::vector<PackedInt8Weights> w, r;
+  QgemvIsa isa = QgemvIsa::kPortable;
+};
+
 struct RnnTensors {
   const float *x = nullptr, *w = nullptr, *r = nullptr, *b = nullptr;
   const int32_t* sequence_lens = nullptr;
@@ -125,6 +136,7 @@ struct RnnTensors {
   // W and R transposed ([D, I, G*C] and [D, C, G*C]) when the kernel made them at creation
   // (constant weights), for the own code's products; else nullptr.
   const float *w_t = nullptr, *r_t = nullptr;
+  const QuantRnnWeights* quant = nullptr;  // DynamicQuantizeLSTM: w, r, w_t and r_t unused
   float *y = nullptr, *y_h = nullptr, *y_c = nullptr;
 };
 
@@ -140,6 +152,9 @@ struct RnnSplit {
   int64_t end(const RnnGeometry& g, int chunk) const { return g.batch * (chunk + 1) / chunks; }
 };
 RnnSplit SplitRecurrence(const RnnGeometry& g, int threads);
+
+// DynamicQuantizeLSTM's kernel definition (rnn_quant.cc), listed by RnnKernelDefs.
+engine::KernelDef DynamicQuantizeLstmDef();
 
 // Runs run(part) for parts [0, parts): on `pool` (RunParts) when `parallel`, else in order on the
 // calling thread. oneDNN's OpenMP team is 1 on every thread that runs a part. No allocation.

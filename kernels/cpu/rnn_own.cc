@@ -6,6 +6,7 @@
 #include "base/status_macros.h"
 #include "dnnl.h"
 #include "kernels/cpu/onednn_util.h"
+#include "kernels/cpu/quant_layout.h"
 
 namespace inferd::kernels::cpu {
 namespace {
@@ -19,13 +20,17 @@ struct OwnLayout {
   size_t rh = 0;     // [D][N][C]: GRU (linear_before_reset 0) r (.) H_{t-1}
   size_t bias = 0;   // [D][G*C]: Wb + Rb (GRU linear_before_reset 1: Wb only for h)
   size_t rbias = 0;  // [D][C]: GRU linear_before_reset 1: Rbh
+  size_t qx = 0;     // quantized: [rows of X][I rounded up to 4] uint8 X
+  size_t qh = 0;     // quantized: [D][N][C rounded up to 4] uint8 H_{t-1}
   size_t total = 0;
 };
+
+int64_t Round4(int64_t v) { return (v + 3) / 4 * 4; }
 
 bool IsGruLbr(const RnnAttributes& a) { return a.op == RnnOp::kGru && a.linear_before_reset; }
 bool IsGruNoLbr(const RnnAttributes& a) { return a.op == RnnOp::kGru && !a.linear_before_reset; }
 
-OwnLayout MakeLayout(const RnnAttributes& a, const RnnGeometry& g) {
+OwnLayout MakeLayout(const RnnAttributes& a, const RnnGeometry& g, bool quantized) {
   const size_t d = g.dirs, n = g.batch, t = g.seq, c = g.hidden, gc = g.gate_width();
   OwnLayout l;
   size_t at = 0;
@@ -41,6 +46,13 @@ OwnLayout MakeLayout(const RnnAttributes& a, const RnnGeometry& g) {
   l.rh = take(IsGruNoLbr(a) ? d * n * c : 0);
   l.bias = take(d * gc);
   l.rbias = take(IsGruLbr(a) ? d * c : 0);
+  auto take_bytes = [&](size_t bytes) {
+    const size_t here = at;
+    at += AlignUp(bytes);
+    return here;
+  };
+  l.qx = take_bytes(quantized ? t * n * Round4(g.input) : 0);
+  l.qh = take_bytes(quantized ? d * n * Round4(g.hidden) : 0);
   l.total = at;
   return l;
 }
@@ -110,6 +122,7 @@ struct OwnRun {
   const RnnTensors& t;
   const NodeLabel& node;
   float *xw, *gates, *h, *c, *rh, *bias, *rbias;
+  uint8_t *qx, *qh;
 
   int64_t Length(int64_t n) const { return t.sequence_lens ? t.sequence_lens[n] : g.seq; }
   // Row of xw for step t of batch row n: X's memory order.
@@ -272,11 +285,24 @@ absl::Status OwnRun::Sequence(int d, int64_t b0, int64_t b1) const {
     const int64_t len = Length(n);
     return s >= len ? -1 : (reversed ? len - 1 - s : s);
   };
+  // Quantized: H_{t-1} of these rows as uint8, rows padded to a multiple of 4 with zeros.
+  const int64_t qh_row = Round4(hc);
+  uint8_t* qhs = t.quant != nullptr ? qh + (d * g.batch + b0) * qh_row : nullptr;
+  if (qhs != nullptr) std::fill_n(qhs, nb * qh_row, uint8_t{0});
   for (int64_t s = 0; s < max_len; ++s) {
     // The recurrent part of the gates (GRU without linear_before_reset: z and r first).
-    const int64_t width = IsGruNoLbr(a) ? 2 * hc : gc;
-    const Operand r = WeightColumns(t.r, t.r_t, d, hc, gc, 0);
-    INFERD_RETURN_IF_ERROR(Gemm(nb, width, hc, hs, hc, r.b, r.ldb, r.trans, gs, gc, node));
+    if (qhs != nullptr) {
+      // As ONNX Runtime: one scale and zero point for the step's H (every row of the batch).
+      float scale;
+      uint8_t zero;
+      DynamicQuantizeParamsU8(hs, nb * hc, &scale, &zero);
+      for (int64_t i = 0; i < nb; ++i) QuantizeU8(hs + i * hc, hc, scale, zero, qhs + i * qh_row);
+      QgemvRows(t.quant->isa, qhs, nb, qh_row, zero, scale, t.quant->r[d], gs, gc);
+    } else {
+      const int64_t width = IsGruNoLbr(a) ? 2 * hc : gc;
+      const Operand r = WeightColumns(t.r, t.r_t, d, hc, gc, 0);
+      INFERD_RETURN_IF_ERROR(Gemm(nb, width, hc, hs, hc, r.b, r.ldb, r.trans, gs, gc, node));
+    }
     for (int64_t n = b0; n < b1; ++n) {
       const int64_t step = step_of(n, s), i = n - b0;
       if (step < 0) continue;
@@ -316,17 +342,20 @@ absl::Status OwnRun::Sequence(int d, int64_t b0, int64_t b1) const {
 
 }  // namespace
 
-size_t OwnWorkspaceBytes(const RnnAttributes& attrs, const RnnGeometry& g) {
-  return MakeLayout(attrs, g).total;
+size_t OwnWorkspaceBytes(const RnnAttributes& attrs, const RnnGeometry& g, bool quantized) {
+  return MakeLayout(attrs, g, quantized).total;
 }
 
 absl::Status RunOwnRnn(const RnnAttributes& attrs, const RnnGeometry& g, const RnnTensors& t,
                        void* workspace, engine::ThreadPool& pool, const NodeLabel& node) {
-  const OwnLayout l = MakeLayout(attrs, g);
+  const bool quantized = t.quant != nullptr;
+  const OwnLayout l = MakeLayout(attrs, g, quantized);
   char* ws = static_cast<char*>(workspace);
   auto at = [&](size_t offset) { return reinterpret_cast<float*>(ws + offset); };
-  const OwnRun run{attrs,   g,       t,        node,       at(l.xw),   at(l.gates),
-                   at(l.h), at(l.c), at(l.rh), at(l.bias), at(l.rbias)};
+  auto bytes_at = [&](size_t offset) { return reinterpret_cast<uint8_t*>(ws + offset); };
+  const OwnRun run{attrs,         g,       t,        node,       at(l.xw),    at(l.gates),
+                   at(l.h),       at(l.c), at(l.rh), at(l.bias), at(l.rbias), bytes_at(l.qx),
+                   bytes_at(l.qh)};
   run.PrepareBias();
   const int threads = pool.num_threads(), dirs = g.dirs;
   const int64_t gc = g.gate_width();
@@ -336,16 +365,38 @@ absl::Status RunOwnRnn(const RnnAttributes& attrs, const RnnGeometry& g, const R
   const double projection = 2.0 * double(rows) * double(g.input) * double(gc) * dirs;
   const int p1 = PartCount(threads, projection, dirs * std::max<int64_t>(1, rows / 16));
   const int blocks = std::max(1, p1 / dirs);
+  // Quantized: X as uint8 with one scale and zero point for the whole tensor (as ONNX Runtime,
+  // which quantizes the A of each product as a whole), rows padded to a multiple of 4 with zeros.
+  float x_scale = 1.0f;
+  uint8_t x_zero = 0;
+  const int64_t qx_row = Round4(g.input);
+  if (quantized) {
+    DynamicQuantizeParamsU8(t.x, rows * g.input, &x_scale, &x_zero);
+    for (int64_t r = 0; r < rows; ++r) {
+      uint8_t* dst = run.qx + r * qx_row;
+      QuantizeU8(t.x + r * g.input, g.input, x_scale, x_zero, dst);
+      std::fill(dst + g.input, dst + qx_row, uint8_t{0});
+    }
+  }
   INFERD_RETURN_IF_ERROR(RunRnnParts(pool, p1 > 1, dirs * blocks, [&](int part, int) {
     const int d = part / blocks, block = part % blocks;
     const int64_t r0 = rows * block / blocks, r1 = rows * (block + 1) / blocks;
+    if (quantized) {
+      QgemvRows(t.quant->isa, run.qx + r0 * qx_row, r1 - r0, qx_row, x_zero, x_scale, t.quant->w[d],
+                run.xw + (d * rows + r0) * gc, gc);
+      return absl::OkStatus();
+    }
     const Operand w = WeightColumns(t.w, t.w_t, d, g.input, gc, 0);
     return Gemm(r1 - r0, gc, g.input, t.x + r0 * g.input, g.input, w.b, w.ldb, w.trans,
                 run.xw + (d * rows + r0) * gc, gc, node);
   }));
 
   // pass 2: the recurrence, per direction and block of batch rows.
-  const RnnSplit split = SplitRecurrence(g, threads);
+  RnnSplit split = SplitRecurrence(g, threads);
+  if (quantized) {  // each step's H is quantized over the whole batch: one block per direction
+    split.chunks = 1;
+    split.parallel = split.parallel && dirs > 1;
+  }
   return RunRnnParts(pool, split.parallel, split.parts(g), [&](int part, int) {
     const int d = part / split.chunks, chunk = part % split.chunks;
     return run.Sequence(d, split.begin(g, chunk), split.end(g, chunk));

@@ -13,6 +13,10 @@
 // zero, Y_h / Y_c hold its state after its last step (zero for a length of 0). The reverse
 // direction of a row runs from its own last step (length - 1) down to 0.
 //
+// DynamicQuantizeLSTM (RnnTensors::quant): both products in integers (qgemv.h), X quantized to
+// uint8 once a run and H at every step (over the whole batch, so a direction's batch rows run as
+// one part), each with its own scale and zero point from its range, as ONNX Runtime does.
+//
 // Memory: everything per run lives in the caller's workspace (OwnWorkspaceBytes, 64-byte aligned
 // regions); no heap allocation of ours. Pure functions; thread-safe.
 #ifndef INFERD_KERNELS_CPU_RNN_OWN_H_
@@ -27,8 +31,8 @@
 
 namespace inferd::kernels::cpu {
 
-// The workspace RunOwnRnn needs for this geometry.
-size_t OwnWorkspaceBytes(const RnnAttributes& attrs, const RnnGeometry& g);
+// The workspace RunOwnRnn needs for this geometry (`quantized`: with RnnTensors::quant).
+size_t OwnWorkspaceBytes(const RnnAttributes& attrs, const RnnGeometry& g, bool quantized = false);
 
 // Runs one LSTM, GRU or RNN over `t` (shapes already checked against `g`, sequence lengths in
 // [0, T]) with `workspace` of at least OwnWorkspaceBytes bytes.

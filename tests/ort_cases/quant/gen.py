@@ -864,33 +864,38 @@ def qdq_gemm_cases(w):
 
 
 def lstm_cases(w):
-    """quantize_dynamic of an LSTM writes com.microsoft DynamicQuantizeLSTM (int8 W and R, one
-    scale and zero point per direction). inferd lowers it to a float LSTM with the weights
-    dequantized at load (engine/lowerings.h); ONNX Runtime also quantizes X and H at every step,
-    so the outputs agree within that quantization error (2% of the output's range here)."""
+    """quantize_dynamic of an LSTM writes com.microsoft DynamicQuantizeLSTM (int8 or uint8 W and
+    R, one scale and zero point per direction, or per gate column with per_channel). inferd runs
+    it as ONNX Runtime does (kernels/cpu/rnn_quant.cc): X quantized to uint8 once and H at every
+    step, products in integers, so the outputs agree to float rounding."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
     tmp = tempfile.mkdtemp()
     for direction, d in (("forward", 1), ("bidirectional", 2)):
-        hidden, inp, steps, batch = 16, 12, 7, 3
-        inits = [numpy_helper.from_array(f32(d, 4 * hidden, inp, scale=0.3), "W"),
-                 numpy_helper.from_array(f32(d, 4 * hidden, hidden, scale=0.3), "R"),
-                 numpy_helper.from_array(f32(d, 8 * hidden, scale=0.1), "B")]
-        node = helper.make_node("LSTM", ["x", "W", "R", "B"], ["y", "yh", "yc"],
-                                hidden_size=hidden, direction=direction)
-        g = helper.make_graph([node], "lstm",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                             (steps, batch, inp))],
-                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
-                               for n in ("y", "yh", "yc")], inits)
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
-        m.ir_version = 8
-        src, dst = os.path.join(tmp, "lstm.onnx"), os.path.join(tmp, f"lstm_{direction}_q.onnx")
-        onnx.save(m, src)
-        quantize_dynamic(src, dst, weight_type=QuantType.QInt8, op_types_to_quantize=["LSTM"])
-        q = onnx.load(dst)
-        assert any(n.op_type == "DynamicQuantizeLSTM" for n in q.graph.node), "not quantized"
-        w.write(f"dynamicquantizelstm_{direction}", q, {"x": f32(steps, batch, inp)}, rtol=0,
-                atol=2e-2)
+        for wtype, per_channel in ((QuantType.QInt8, False), (QuantType.QUInt8, False),
+                                   (QuantType.QInt8, True)):
+            hidden, inp, steps, batch = 16, 12, 7, 3
+            inits = [numpy_helper.from_array(f32(d, 4 * hidden, inp, scale=0.3), "W"),
+                     numpy_helper.from_array(f32(d, 4 * hidden, hidden, scale=0.3), "R"),
+                     numpy_helper.from_array(f32(d, 8 * hidden, scale=0.1), "B")]
+            node = helper.make_node("LSTM", ["x", "W", "R", "B"], ["y", "yh", "yc"],
+                                    hidden_size=hidden, direction=direction)
+            g = helper.make_graph([node], "lstm",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                 (steps, batch, inp))],
+                                  [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+                                   for n in ("y", "yh", "yc")], inits)
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+            m.ir_version = 8
+            tag = f"{direction}_{'u8' if wtype == QuantType.QUInt8 else 's8'}" + \
+                ("_per_channel" if per_channel else "")
+            src, dst = os.path.join(tmp, "lstm.onnx"), os.path.join(tmp, f"lstm_{tag}_q.onnx")
+            onnx.save(m, src)
+            quantize_dynamic(src, dst, weight_type=wtype, per_channel=per_channel,
+                             op_types_to_quantize=["LSTM"])
+            q = onnx.load(dst)
+            assert any(n.op_type == "DynamicQuantizeLSTM" for n in q.graph.node), "not quantized"
+            w.write(f"dynamicquantizelstm_{tag}", q, {"x": f32(steps, batch, inp)}, rtol=0,
+                    atol=1e-5)
 
 
 if __name__ == "__main__":
