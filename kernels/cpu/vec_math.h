@@ -25,13 +25,17 @@ namespace inferd::kernels::cpu::vec {
 
 #ifdef INFERD_VEC_MATH_AVX2
 // exp of 8 floats.
-// Below ln(FLT_MIN) the result is 0, not FLT_MIN: a softmax row divides by its sum, which would
-// turn FLT_MIN into a subnormal, and arithmetic on subnormals is slow on x86 (BERT's masked
-// attention probabilities made oneDNN's attention-times-V product take 2.8 ms per layer instead of
-// about 0.06).
+// Below kExpLow (e^kExpLow = 2.4e-38, just above FLT_MIN) the result is 0: a softmax row divides
+// by its sum, which would turn FLT_MIN into a subnormal, and arithmetic on subnormals is slow on
+// x86 (BERT's masked attention probabilities made oneDNN's attention-times-V product take 2.8 ms
+// per layer instead of about 0.06). The clamp is there too, not at ln(FLT_MIN): from ln(FLT_MIN)
+// the last multiply by 2^-126 itself made subnormals in the lanes the mask then zeroed, and a
+// masked BERT softmax (a third of its scores -3.4e38) ran 4x slower than an unmasked one.
+inline constexpr float kExpLow = -86.64f;  // round(kExpLow / ln 2) = -125: 2^n p stays normal
+
 inline __m256 Exp8(__m256 x) {
   const __m256 hi = _mm256_set1_ps(88.3762626647949f);
-  const __m256 lo = _mm256_set1_ps(-87.3365478515625f);
+  const __m256 lo = _mm256_set1_ps(kExpLow);
   const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
   x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
   // n = round(x / ln 2); r = x - n ln 2 in two steps.
@@ -46,7 +50,7 @@ inline __m256 Exp8(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
   p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  // 2^n through the exponent bits (n in [-126, 127] after the clamp).
+  // 2^n through the exponent bits (n in [-125, 127] after the clamp).
   const __m256i e =
       _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_andnot_ps(under, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
@@ -70,7 +74,7 @@ inline float HorizontalMax(__m256 v) {
 // Scalar exp with the same clamp as Exp8, and 0 below it (for tails, so a row's values are
 // consistent).
 inline float ExpScalar(float x) {
-  if (x < -87.3365478515625f) return 0.0f;
+  if (x < kExpLow) return 0.0f;
   return std::exp(std::min(x, 88.3762626647949f));
 }
 
