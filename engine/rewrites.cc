@@ -1,5 +1,7 @@
 #include "engine/rewrites.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -445,6 +447,34 @@ absl::StatusOr<int> FuseGelu(Graph& g) {
   return fused;
 }
 
+// pass 4: every GELU (erf form) left, whatever writes its input, becomes one com.microsoft Gelu
+// named after its Erf: one pass over memory instead of five (an int8 BERT's GELUs, after
+// MatMulInteger and its dequantizing Mul and Add, took 30% of its time as five ops).
+absl::StatusOr<int> FuseStandaloneGelu(Graph& g, const KernelRegistry& registry) {
+  if (!registry.HasOp(kMicrosoftDomain, "Gelu")) return 0;
+  g.RebuildEdges();
+  std::vector<bool> keep(g.nodes.size(), true);
+  std::vector<std::pair<size_t, Node>> replacements;
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    std::vector<int> gelu;
+    if (!MatchGeluErf(g, static_cast<int>(v), gelu)) continue;
+    const Node& erf = g.nodes[gelu[1]];
+    bool free = true;
+    for (int n : gelu) free = free && keep[n] && g.nodes[n].device == erf.device;
+    if (!free) continue;
+    Node fused = Fused(erf, g.nodes[gelu.back()], "Gelu", kGeluSuffix);
+    fused.domain = kMicrosoftDomain;
+    fused.opset = 1;
+    fused.inputs = {static_cast<int>(v)};
+    for (int n : gelu) keep[n] = false;
+    replacements.emplace_back(gelu[0], std::move(fused));
+  }
+  std::sort(replacements.begin(), replacements.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  INFERD_RETURN_IF_ERROR(Replace(g, keep, replacements));
+  return static_cast<int>(replacements.size());
+}
+
 }  // namespace
 
 absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
@@ -453,7 +483,8 @@ absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
   INFERD_ASSIGN_OR_RETURN(const int qdq, FuseQdq(g, registry));
   INFERD_ASSIGN_OR_RETURN(const int pairs, FusePairs(g, registry, derived));
   INFERD_ASSIGN_OR_RETURN(const int gelu, FuseGelu(g));
-  return qdq + pairs + gelu;
+  INFERD_ASSIGN_OR_RETURN(const int standalone_gelu, FuseStandaloneGelu(g, registry));
+  return qdq + pairs + gelu + standalone_gelu;
 }
 
 }  // namespace inferd::engine

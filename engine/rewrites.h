@@ -11,7 +11,9 @@
 //   - MatMul + Add(bias over the last dim, a weight) -> com.inferd::FusedMatMul(A, B, bias);
 //     MatMul + Mul or Div by a scalar constant -> FusedMatMul(A, B) with `alpha`
 //     ("/MatMulScaleFusion"); then FusedMatMul + GELU in its erf form (Div or Mul by sqrt 2, Erf,
-//     Add 1, two Muls) -> the FusedMatMul with activation "Gelu" (its name kept)
+//     Add 1, two Muls) -> the FusedMatMul with activation "Gelu" (its name kept); a GELU left
+//     (its input not a FusedMatMul's: a quantized model's MatMulInteger, say) -> one
+//     com.microsoft::Gelu named after its Erf ("/GeluFusion")
 //   - Conv + an activation -> com.inferd::FusedConv(..., activation, activation_params), applied
 //     by the convolution as a post-op: Relu ("/ConvReluFusion"); LeakyRelu [alpha], Elu [alpha],
 //     HardSigmoid [alpha, beta], HardSwish, Sigmoid, Tanh, Clip [min, max] with constant bounds,
@@ -39,6 +41,7 @@ inline constexpr char kConvReluSuffix[] = "/ConvReluFusion";
 inline constexpr char kConvActivationSuffix[] = "/ConvActivationFusion";
 inline constexpr char kConvBatchNormSuffix[] = "/ConvBatchNormFusion";
 inline constexpr char kQdqSuffix[] = "/QdqFusion";
+inline constexpr char kGeluSuffix[] = "/GeluFusion";
 
 // Applies every fusion; returns how many fused nodes were made. New weights go into `derived`,
 // which must outlive every kernel made from `graph`.

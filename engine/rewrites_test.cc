@@ -127,6 +127,49 @@ TEST(RewritesTest, LinearThenGeluErfBecomesOneFusedMatMul) {
   }
 }
 
+// A GELU whose input no FusedMatMul writes (here an Add of two inputs, as after a quantized
+// model's MatMulInteger) becomes one com.microsoft Gelu named after its Erf, reading h and
+// writing y; without a Gelu kernel it stays as it is.
+TEST(RewritesTest, GeluErfAfterAnythingBecomesOneGelu) {
+  for (bool with_kernel : {true, false}) {
+    SCOPED_TRACE(with_kernel ? "Gelu registered" : "no Gelu kernel");
+    GraphBuilder b;
+    b.Input("p", {2, 4}).Input("q", {2, 4});
+    for (const char* c : {"inv_sqrt2", "one", "half"}) b.Weight(c, {});
+    b.Node("/m/add", "Add", {"p", "q"}, {"h"}, {2, 4});
+    b.Node("/m/act/Mul_s", "Mul", {"h", "inv_sqrt2"}, {"d"}, {2, 4});
+    b.Node("/m/act/Erf", "Erf", {"d"}, {"e"}, {2, 4});
+    b.Node("/m/act/Add", "Add", {"e", "one"}, {"a"}, {2, 4});
+    b.Node("/m/act/Mul", "Mul", {"h", "a"}, {"m"}, {2, 4});
+    b.Node("/m/act/Mul_1", "Mul", {"m", "half"}, {"y"}, {2, 4});
+    b.Output("y");
+    Graph& g = b.graph();
+    const float inv_sqrt2 = 0.70710678f, one = 1.0f, half = 0.5f;
+    std::deque<Tensor> scalars;
+    for (const auto& [name, value] : {std::pair<const char*, const float*>{"inv_sqrt2", &inv_sqrt2},
+                                      {"one", &one},
+                                      {"half", &half}}) {
+      scalars.push_back(Tensor::Borrowed(DataType::kFloat32, Shape{}, value));
+      g.values[g.FindValue(name)].initializer = &scalars.back();
+    }
+    KernelRegistry registry;
+    ASSERT_TRUE(registry.Register(Def(kInferdDomain, "FusedMatMul")).ok());
+    if (with_kernel) ASSERT_TRUE(registry.Register(Def(kMicrosoftDomain, "Gelu")).ok());
+    DerivedWeights derived;
+    ASSERT_EQ(ApplyFusions(g, registry, derived).value_or(-1), with_kernel ? 1 : 0);
+    ASSERT_EQ(g.nodes.size(), with_kernel ? 2u : 6u);
+    if (!with_kernel) continue;
+    const Node& gelu = g.nodes[1];
+    EXPECT_EQ(gelu.op_type, "Gelu");
+    EXPECT_EQ(gelu.domain, kMicrosoftDomain);
+    EXPECT_EQ(gelu.name, std::string("/m/act/Erf") + kGeluSuffix);
+    ASSERT_EQ(gelu.inputs.size(), 1u);
+    EXPECT_EQ(g.values[gelu.inputs[0]].name, "h");
+    EXPECT_EQ(g.values[gelu.outputs[0]].name, "y");
+    EXPECT_TRUE(g.Validate().ok());
+  }
+}
+
 // x -> Pad(constant 0, pads over H and W) -> Conv(pads 1,0,0,1): the Pad folds into the Conv,
 // which reads x and keeps its name; without Conv's kernel registered nothing else changes.
 TEST(RewritesTest, ZeroPadFoldsIntoTheConvsPads) {
