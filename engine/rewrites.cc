@@ -20,6 +20,7 @@ namespace {
 using rewrite::FindAttribute;
 using rewrite::FloatAttribute;
 using rewrite::FloatWeight;
+using rewrite::IntAttribute;
 using rewrite::Fused;
 using rewrite::IsOnnxOp;
 using rewrite::OtherInput;
@@ -475,16 +476,96 @@ absl::StatusOr<int> FuseStandaloneGelu(Graph& g, const KernelRegistry& registry)
   return static_cast<int>(replacements.size());
 }
 
+// Whether `value` is one float32 number: a scalar or [1] (a weight, or a shape inference said).
+bool IsScalarFloat(const Graph& g, int value) {
+  const Value& v = g.values[value];
+  if (v.type != DataType::kFloat32) return false;
+  if (v.initializer != nullptr) return v.initializer->NumElements() == 1;
+  if (!v.shape.rank_known || v.shape.dims.size() > 1) return false;
+  return v.shape.dims.empty() || (v.shape.dims[0].known() && v.shape.dims[0].value == 1);
+}
+
+// pass 0: what ONNX Runtime's quantize_dynamic writes for a MatMul,
+//   t = MatMulInteger(A, B, a_zp, b_zp); c = Cast(t, float); y = c * (a_scale * b_scale)
+//   [+ bias]
+// becomes com.microsoft MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp, b_zp[, bias]) named
+// "<MatMulInteger>/MatMulIntegerToFloatFusion": the int32 result is scaled (and biased) as it is
+// made instead of by three more passes over it. b_scale is the constant factor of the scales'
+// Mul (a scalar or one per column), a_scale the other (one number).
+absl::StatusOr<int> FuseMatMulIntegerToFloat(Graph& g, const KernelRegistry& registry) {
+  if (!registry.HasOp(kMicrosoftDomain, "MatMulIntegerToFloat")) return 0;
+  g.RebuildEdges();
+  std::vector<bool> keep(g.nodes.size(), true);
+  std::vector<std::pair<size_t, Node>> replacements;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& mm = g.nodes[i];
+    if (!IsOnnxOp(mm, "MatMulInteger") || mm.outputs.size() != 1 || mm.inputs.size() < 2) continue;
+    const int cast = SoleConsumer(g, mm.outputs[0]);
+    if (cast < 0 || !IsOnnxOp(g.nodes[cast], "Cast") ||
+        IntAttribute(g.nodes[cast], "to", 0) != static_cast<int64_t>(DataType::kFloat32)) {
+      continue;
+    }
+    const int c = g.nodes[cast].outputs[0];
+    const int mul = SoleConsumer(g, c);
+    if (mul < 0 || !IsOnnxOp(g.nodes[mul], "Mul")) continue;
+    const int s = OtherInput(g.nodes[mul], c);
+    if (s < 0 || g.values[s].producer < 0 || SoleConsumer(g, s) != mul) continue;
+    const int scales = g.values[s].producer;
+    const Node& sm = g.nodes[scales];
+    if (!IsOnnxOp(sm, "Mul") || sm.inputs.size() != 2) continue;
+    int a_scale = sm.inputs[0], b_scale = sm.inputs[1];
+    if (g.values[a_scale].initializer != nullptr && g.values[b_scale].initializer == nullptr) {
+      std::swap(a_scale, b_scale);
+    }
+    // b_scale: one number or one per column of B; a_scale: one number.
+    const Value& bv = g.values[mm.inputs[1]];
+    const int64_t n = bv.shape.rank_known && !bv.shape.dims.empty() && bv.shape.dims.back().known()
+                          ? bv.shape.dims.back().value
+                          : -1;
+    const bool b_ok =
+        IsScalarFloat(g, b_scale) || (n > 0 && FloatWeight(g, b_scale, n) != nullptr &&
+                                      g.values[b_scale].initializer->shape().rank() == 1);
+    if (!IsScalarFloat(g, a_scale) || !b_ok) continue;
+    // An Add of a constant bias [N] after it joins too.
+    int last = mul, bias = -1;
+    const int add = SoleConsumer(g, g.nodes[mul].outputs[0]);
+    if (add >= 0 && IsOnnxOp(g.nodes[add], "Add") && n > 0) {
+      const int other = OtherInput(g.nodes[add], g.nodes[mul].outputs[0]);
+      if (other >= 0 && FloatWeight(g, other, n) != nullptr &&
+          g.values[other].initializer->shape().rank() == 1) {
+        bias = other;
+        last = add;
+      }
+    }
+    bool free = true;
+    for (int node : {static_cast<int>(i), cast, mul, scales, last}) {
+      free = free && keep[node] && g.nodes[node].device == mm.device;
+    }
+    if (!free) continue;
+    Node fused = Fused(mm, g.nodes[last], "MatMulIntegerToFloat", kMatMulIntegerToFloatSuffix);
+    fused.domain = kMicrosoftDomain;
+    fused.opset = 1;
+    auto input = [&](size_t k) { return k < mm.inputs.size() ? mm.inputs[k] : -1; };
+    fused.inputs = {mm.inputs[0], mm.inputs[1], a_scale, b_scale, input(2), input(3), bias};
+    while (fused.inputs.back() < 0) fused.inputs.pop_back();
+    for (int node : {static_cast<int>(i), cast, mul, scales, last}) keep[node] = false;
+    replacements.emplace_back(i, std::move(fused));
+  }
+  INFERD_RETURN_IF_ERROR(Replace(g, keep, replacements));
+  return static_cast<int>(replacements.size());
+}
+
 }  // namespace
 
 absl::StatusOr<int> ApplyFusions(Graph& g, const KernelRegistry& registry,
                                  DerivedWeights& derived) {
   ForwardConstantIdentities(g);
   INFERD_ASSIGN_OR_RETURN(const int qdq, FuseQdq(g, registry));
+  INFERD_ASSIGN_OR_RETURN(const int to_float, FuseMatMulIntegerToFloat(g, registry));
   INFERD_ASSIGN_OR_RETURN(const int pairs, FusePairs(g, registry, derived));
   INFERD_ASSIGN_OR_RETURN(const int gelu, FuseGelu(g));
   INFERD_ASSIGN_OR_RETURN(const int standalone_gelu, FuseStandaloneGelu(g, registry));
-  return qdq + pairs + gelu + standalone_gelu;
+  return qdq + to_float + pairs + gelu + standalone_gelu;
 }
 
 }  // namespace inferd::engine

@@ -24,6 +24,8 @@
 //     com.microsoft::MatMulIntegerToFloat; Gemm -> com.microsoft::QGemm (engine/qdq_fusion.h).
 //     x per tensor, W per tensor or per output channel. A DequantizeLinear with other readers
 //     stays for them.
+//   - quantize_dynamic's MatMulInteger -> Cast(float) -> Mul(a_scale * b_scale) [-> Add(bias)]
+//     -> com.microsoft::MatMulIntegerToFloat ("/MatMulIntegerToFloatFusion")
 // The intermediate between the pair must have no other reader and must not be a graph output.
 #ifndef INFERD_ENGINE_REWRITES_H_
 #define INFERD_ENGINE_REWRITES_H_
@@ -42,6 +44,7 @@ inline constexpr char kConvActivationSuffix[] = "/ConvActivationFusion";
 inline constexpr char kConvBatchNormSuffix[] = "/ConvBatchNormFusion";
 inline constexpr char kQdqSuffix[] = "/QdqFusion";
 inline constexpr char kGeluSuffix[] = "/GeluFusion";
+inline constexpr char kMatMulIntegerToFloatSuffix[] = "/MatMulIntegerToFloatFusion";
 
 // Applies every fusion; returns how many fused nodes were made. New weights go into `derived`,
 // which must outlive every kernel made from `graph`.

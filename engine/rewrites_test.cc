@@ -170,6 +170,52 @@ TEST(RewritesTest, GeluErfAfterAnythingBecomesOneGelu) {
   }
 }
 
+// quantize_dynamic's MatMul: MatMulInteger -> Cast(float) -> Mul(a_scale * b_scale) [-> Add
+// bias] becomes one MatMulIntegerToFloat named after the MatMulInteger, whichever order the scales'
+// Mul has; without the Add the Mul's output is the fused node's.
+TEST(RewritesTest, MatMulIntegerCastMulBecomesMatMulIntegerToFloat) {
+  for (bool with_bias : {true, false}) {
+    SCOPED_TRACE(with_bias ? "with the bias Add" : "no bias");
+    GraphBuilder b;
+    b.Input("a_q", {2, 8}).Input("a_zp", {}).Input("a_scale", {});
+    b.Weight("b", {8, 4}).Weight("b_zp", {}).Weight("b_scale", {4}).Weight("bias", {4});
+    b.Node("/m/MatMul_quant", "MatMulInteger", {"a_q", "b", "a_zp", "b_zp"}, {"t"}, {2, 4});
+    const int cast = b.Node("/m/cast", "Cast", {"t"}, {"c"}, {2, 4});
+    if (with_bias) {
+      b.Node("/m/scales", "Mul", {"a_scale", "b_scale"}, {"s"}, {4});
+      b.Node("/m/mul", "Mul", {"c", "s"}, {"m"}, {2, 4});
+      b.Node("/m/add", "Add", {"bias", "m"}, {"y"}, {2, 4});
+      b.Output("y");
+    } else {
+      b.Node("/m/scales", "Mul", {"b_scale", "a_scale"}, {"s"}, {4});
+      b.Node("/m/mul", "Mul", {"s", "c"}, {"m"}, {2, 4});
+      b.Output("m");
+    }
+    Graph& g = b.graph();
+    onnx::AttributeProto to;
+    to.set_name("to");
+    to.set_type(onnx::AttributeProto::INT);
+    to.set_i(1);  // float
+    g.nodes[cast].attributes.push_back(to);
+    KernelRegistry registry;
+    ASSERT_TRUE(registry.Register(Def(kMicrosoftDomain, "MatMulIntegerToFloat")).ok());
+    DerivedWeights derived;
+    ASSERT_EQ(ApplyFusions(g, registry, derived).value_or(-1), 1);
+    ASSERT_EQ(g.nodes.size(), 1u);
+    const Node& f = g.nodes[0];
+    EXPECT_EQ(f.op_type, "MatMulIntegerToFloat");
+    EXPECT_EQ(f.domain, kMicrosoftDomain);
+    EXPECT_EQ(f.name, std::string("/m/MatMul_quant") + kMatMulIntegerToFloatSuffix);
+    std::vector<std::string> inputs;
+    for (int v : f.inputs) inputs.push_back(v < 0 ? "" : g.values[v].name);
+    std::vector<std::string> want = {"a_q", "b", "a_scale", "b_scale", "a_zp", "b_zp"};
+    if (with_bias) want.push_back("bias");
+    EXPECT_EQ(inputs, want);
+    EXPECT_EQ(g.values[f.outputs[0]].name, with_bias ? "y" : "m");
+    EXPECT_TRUE(g.Validate().ok());
+  }
+}
+
 // x -> Pad(constant 0, pads over H and W) -> Conv(pads 1,0,0,1): the Pad folds into the Conv,
 // which reads x and keeps its name; without Conv's kernel registered nothing else changes.
 TEST(RewritesTest, ZeroPadFoldsIntoTheConvsPads) {
