@@ -91,8 +91,8 @@ void BroadcastC(const float* c, int64_t c_rows, int64_t c_cols, int64_t m, int64
   }
 }
 
-MatMulSpec SpecFor(const GemmAttributes& attrs, const GemmGeometry& g,
-                   const void* constant_weights) {
+MatMulSpec SpecFor(const GemmAttributes& attrs, const GemmGeometry& g, const void* constant_weights,
+                   PackedWeightsCache* packed_cache = nullptr) {
   const dnnl::memory::dim m = g.m, k = g.k, n = g.n;
   MatMulSpec spec;
   spec.src =
@@ -106,6 +106,7 @@ MatMulSpec SpecFor(const GemmAttributes& attrs, const GemmGeometry& g,
   spec.alpha = attrs.alpha;
   spec.beta = g.c_mode == CMode::kSum ? attrs.beta : 0.0f;
   spec.constant_weights = constant_weights;
+  spec.packed_cache = constant_weights != nullptr ? packed_cache : nullptr;
   return spec;
 }
 
@@ -119,14 +120,15 @@ class GemmKernel final : public engine::OpKernel {
   static absl::StatusOr<std::unique_ptr<GemmKernel>> Create(const KernelInfo& info) {
     INFERD_RETURN_IF_ERROR(CheckC(info));
     auto k = std::unique_ptr<GemmKernel>(new GemmKernel(info));
+    const Tensor* constant_b = info.input(1).constant;
+    k->constant_b_ = constant_b != nullptr ? constant_b->raw_data() : nullptr;
     std::optional<std::vector<Shape>> shapes = StaticShapes(info);
     if (shapes) {
-      const Tensor* constant_b = info.input(1).constant;
       const Shape* refs[] = {&(*shapes)[0], &(*shapes)[1],
                              shapes->size() > 2 ? &(*shapes)[2] : nullptr};
       const ShapeRefs key(refs, shapes->size());
       INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const GemmPlan> plan,
-                              k->BuildPlan(key, constant_b ? constant_b->raw_data() : nullptr));
+                              k->BuildPlan(key, k->constant_b_, nullptr));
       k->cache_.Pin(key, k->threads_, std::move(plan));
     }
     return k;
@@ -190,6 +192,12 @@ class GemmKernel final : public engine::OpKernel {
     return ScratchpadRequirement((*plan)->primitive->scratchpad_bytes());
   }
 
+  size_t PersistentBytes() const override {
+    return packed_cache_.bytes() + cache_.SumBytes([](const GemmPlan& p) {
+      return p.primitive != nullptr ? p.primitive->prepacked_bytes() : size_t{0};
+    });
+  }
+
  private:
   explicit GemmKernel(const KernelInfo& info)
       : node_(info),
@@ -233,8 +241,8 @@ class GemmKernel final : public engine::OpKernel {
     return shapes;
   }
 
-  absl::StatusOr<std::shared_ptr<const GemmPlan>> BuildPlan(ShapeRefs shapes,
-                                                            const void* constant_b) const {
+  absl::StatusOr<std::shared_ptr<const GemmPlan>> BuildPlan(
+      ShapeRefs shapes, const void* constant_b, PackedWeightsCache* packed_cache) const {
     auto plan = std::make_shared<GemmPlan>();
     INFERD_ASSIGN_OR_RETURN(plan->geometry,
                             ComputeGeometry(attrs_, *shapes[0], *shapes[1],
@@ -243,13 +251,16 @@ class GemmKernel final : public engine::OpKernel {
     if (shapes.size() > 2) INFERD_RETURN_IF_ERROR(CheckLegacyBroadcast(g, *shapes[2]));
     if (g.m != 0 && g.n != 0 && g.k != 0) {
       INFERD_ASSIGN_OR_RETURN(
-          plan->primitive, MatMulPrimitive::Build(SpecFor(attrs_, g, constant_b), threads_, node_));
+          plan->primitive,
+          MatMulPrimitive::Build(SpecFor(attrs_, g, constant_b, packed_cache), threads_, node_));
     }
     return std::shared_ptr<const GemmPlan>(std::move(plan));
   }
 
   absl::StatusOr<std::shared_ptr<const GemmPlan>> PlanFor(ShapeRefs shapes) const {
-    return cache_.GetOrCreate(shapes, threads_, [&] { return BuildPlan(shapes, nullptr); });
+    // Constant weights are prepacked once into packed_cache_, shared by the plans of every shape.
+    return cache_.GetOrCreate(shapes, threads_,
+                              [&] { return BuildPlan(shapes, constant_b_, &packed_cache_); });
   }
 
   const NodeLabel node_;
@@ -258,6 +269,8 @@ class GemmKernel final : public engine::OpKernel {
   const bool strict_c_;  // opset < 7 with broadcast=0
   const int threads_;
   mutable ShapeCache<GemmPlan> cache_;
+  const void* constant_b_ = nullptr;  // B's data when it is a constant (set at creation)
+  mutable PackedWeightsCache packed_cache_;
 };
 
 }  // namespace

@@ -112,7 +112,8 @@ bool HasBias(const KernelInfo& info) {
 }
 
 MatMulSpec SpecFor(const MatMulGeometry& g, bool has_bias, const void* constant_weights,
-                   const std::vector<EltwisePostOp>& post_ops, float alpha) {
+                   const std::vector<EltwisePostOp>& post_ops, float alpha,
+                   PackedWeightsCache* packed_cache = nullptr) {
   MatMulSpec spec;
   spec.alpha = alpha;
   spec.post_ops = post_ops;
@@ -121,6 +122,7 @@ MatMulSpec SpecFor(const MatMulGeometry& g, bool has_bias, const void* constant_
   spec.dst = PlainDesc(g.dst);
   if (has_bias) spec.bias = PlainDesc(g.bias);
   spec.constant_weights = constant_weights;
+  spec.packed_cache = constant_weights != nullptr ? packed_cache : nullptr;
   return spec;
 }
 
@@ -140,11 +142,11 @@ class MatMulKernel final : public engine::OpKernel {
     // Known shapes: build now, prepacking constant weights.
     std::optional<Shape> a = StaticInputShape(info, 0), b = StaticInputShape(info, 1);
     std::optional<Shape> bias = k->has_bias_ ? StaticInputShape(info, 2) : Shape();
+    const Tensor* constant_b = info.input(1).constant;
+    k->constant_b_ = constant_b != nullptr ? constant_b->raw_data() : nullptr;
     if (a && b && bias) {
-      const Tensor* constant_b = info.input(1).constant;
-      INFERD_ASSIGN_OR_RETURN(
-          std::shared_ptr<const MatMulPlan> plan,
-          k->BuildPlan(*a, *b, *bias, constant_b ? constant_b->raw_data() : nullptr, k->threads_));
+      INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const MatMulPlan> plan,
+                              k->BuildPlan(*a, *b, *bias, k->constant_b_, nullptr, k->threads_));
       const Shape* shapes[] = {&*a, &*b, &*bias};
       k->cache_.Pin(ShapeRefs(shapes, k->has_bias_ ? 3 : 2), k->threads_, std::move(plan));
     }
@@ -199,7 +201,7 @@ class MatMulKernel final : public engine::OpKernel {
   }
 
   size_t PersistentBytes() const override {
-    return cache_.SumBytes([](const MatMulPlan& p) {
+    return packed_cache_.bytes() + cache_.SumBytes([](const MatMulPlan& p) {
       return p.primitive != nullptr ? p.primitive->prepacked_bytes() : size_t{0};
     });
   }
@@ -225,25 +227,28 @@ class MatMulKernel final : public engine::OpKernel {
   absl::StatusOr<std::shared_ptr<const MatMulPlan>> BuildPlan(const Shape& a, const Shape& b,
                                                               const Shape& bias,
                                                               const void* constant_b,
+                                                              PackedWeightsCache* packed_cache,
                                                               int threads) const {
     auto plan = std::make_shared<MatMulPlan>();
     INFERD_ASSIGN_OR_RETURN(plan->geometry, ComputeGeometry(a, b, node_));
     if (has_bias_) INFERD_RETURN_IF_ERROR(CheckBias(bias, plan->geometry.n, node_));
     if (!plan->geometry.degenerate) {
-      INFERD_ASSIGN_OR_RETURN(
-          plan->primitive,
-          MatMulPrimitive::Build(SpecFor(plan->geometry, has_bias_, constant_b, post_ops_, alpha_),
-                                 threads, node_));
+      INFERD_ASSIGN_OR_RETURN(plan->primitive,
+                              MatMulPrimitive::Build(SpecFor(plan->geometry, has_bias_, constant_b,
+                                                             post_ops_, alpha_, packed_cache),
+                                                     threads, node_));
     }
     return std::shared_ptr<const MatMulPlan>(std::move(plan));
   }
 
   // Plans are built for the kernel's thread count (the one its workspace was declared for).
+  // Constant weights are prepacked once into packed_cache_, shared by the plans of every shape.
   absl::StatusOr<std::shared_ptr<const MatMulPlan>> PlanFor(const Shape& a, const Shape& b,
                                                             const Shape& bias) const {
     const Shape* shapes[] = {&a, &b, &bias};
-    return cache_.GetOrCreate(ShapeRefs(shapes, has_bias_ ? 3 : 2), threads_,
-                              [&] { return BuildPlan(a, b, bias, nullptr, threads_); });
+    return cache_.GetOrCreate(ShapeRefs(shapes, has_bias_ ? 3 : 2), threads_, [&] {
+      return BuildPlan(a, b, bias, constant_b_, &packed_cache_, threads_);
+    });
   }
 
   const NodeLabel node_;
@@ -252,6 +257,8 @@ class MatMulKernel final : public engine::OpKernel {
   const int threads_;
   const std::vector<EltwisePostOp> post_ops_;  // FusedMatMul's activation
   mutable ShapeCache<MatMulPlan> cache_;
+  const void* constant_b_ = nullptr;  // B's data when it is a constant (set at creation)
+  mutable PackedWeightsCache packed_cache_;
 };
 
 }  // namespace

@@ -81,8 +81,10 @@ dnnl::primitive_attr MatMulAttr(const MatMulSpec& spec) {
 absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec& spec, int threads,
                                                                 const NodeLabel& node) {
   INFERD_ASSIGN_OR_RETURN(const dnnl::engine* eng, CpuEngine());
-  const bool constant = spec.constant_weights != nullptr;
   const MatMulSplit split = ChooseMatMulSplit(spec, threads);
+  // Prepacked unless the copies would be per column part of a plan built at run time.
+  const bool constant = spec.constant_weights != nullptr &&
+                        !(spec.packed_cache != nullptr && split.axis == Axis::kCols);
   const Axis axis = split.axis;
   const int dim = split.dim, count = split.count;
   const int64_t length = axis == Axis::kNone ? 1 : spec.dst.dims()[dim];
@@ -148,8 +150,8 @@ absl::StatusOr<MatMulPrimitive::Plan> MatMulPrimitive::MakePlan(const MatMulSpec
 
 MatMulPrimitive::RowProduct MatMulPrimitive::MakeRowProduct(const MatMulSpec& spec, int threads) {
   RowProduct row;
-  // Prepacked weights (shapes known at load) are read as fast by the primitive.
-  if (spec.constant_weights != nullptr) return row;
+  // Weights prepacked for this plan (shapes known at load) are read as fast by the primitive.
+  if (spec.constant_weights != nullptr && spec.packed_cache == nullptr) return row;
   const dnnl::memory::dims dst = spec.dst.dims(), weights = spec.weights.dims();
   const int rank = static_cast<int>(dst.size());
   for (int i = 0; i + 1 < rank; ++i) {
@@ -224,6 +226,23 @@ absl::Status MatMulPrimitive::RunRowPart(int part, const float* src, const float
   return absl::OkStatus();
 }
 
+dnnl::memory PackedWeightsCache::GetOrPack(const dnnl::engine& eng, const dnnl::memory::desc& plain,
+                                           const void* data, const dnnl::memory::desc& packed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.data == data && e.plain == plain && e.packed_desc == packed) return e.packed;
+  }
+  entries_.push_back(Entry{data, plain, packed, ReorderWeights(eng, plain, data, packed)});
+  return entries_.back().packed;
+}
+
+size_t PackedWeightsCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t total = 0;
+  for (const Entry& e : entries_) total += e.packed_desc.get_size();
+  return total;
+}
+
 absl::StatusOr<size_t> MatMulPrimitive::WorkspaceBytes(const MatMulSpec& spec, int threads,
                                                        const NodeLabel& node) {
   if (MakeRowProduct(spec, threads).enabled) return size_t{0};
@@ -242,7 +261,9 @@ absl::StatusOr<std::shared_ptr<const MatMulPrimitive>> MatMulPrimitive::Build(
     ScopedOmpThreads scoped(1);
     Plan& plan = p->plan_;
     for (const Kind& kind : plan.kinds) p->primitives_.emplace_back(kind.pd);
-    // Prepacking: one copy per part for column parts, else one per distinct layout.
+    // Prepacking: one copy per part for column parts, else one per distinct layout (from the
+    // shared cache for plans built at run time).
+    p->packed_shared_ = spec.packed_cache != nullptr;
     if (spec.constant_weights != nullptr) {
       const char* base = static_cast<const char*>(spec.constant_weights);
       for (Part& part : plan.parts) {
@@ -259,8 +280,11 @@ absl::StatusOr<std::shared_ptr<const MatMulPrimitive>> MatMulPrimitive::Build(
           if (part.packed >= 0) continue;
         }
         part.packed = static_cast<int>(p->packed_.size());
+        const void* at = base + part.weights_offset;
         p->packed_.push_back(
-            ReorderWeights(*eng, kind.weights, base + part.weights_offset, kind.pd.weights_desc()));
+            spec.packed_cache != nullptr
+                ? spec.packed_cache->GetOrPack(*eng, kind.weights, at, kind.pd.weights_desc())
+                : ReorderWeights(*eng, kind.weights, at, kind.pd.weights_desc()));
       }
     }
     std::vector<dnnl::memory::desc> descs;

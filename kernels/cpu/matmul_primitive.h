@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -44,6 +45,26 @@
 
 namespace inferd::kernels::cpu {
 
+// Weights prepacked once for the plans a kernel builds at run time (shapes unknown at load), shared
+// by every plan that wants the same layout of the same bytes: oneDNN's packed layout for f32
+// weights does not depend on the rows of A, so prompts of any length share one copy. Thread-safe.
+class PackedWeightsCache {
+ public:
+  // The packed copy of the `plain` weights at `data` in layout `packed`, made on first use.
+  dnnl::memory GetOrPack(const dnnl::engine& eng, const dnnl::memory::desc& plain, const void* data,
+                         const dnnl::memory::desc& packed);
+  size_t bytes() const;
+
+ private:
+  struct Entry {
+    const void* data;
+    dnnl::memory::desc plain, packed_desc;
+    dnnl::memory packed;
+  };
+  mutable std::mutex mu_;
+  std::vector<Entry> entries_;
+};
+
 struct MatMulSpec {
   // Plain (possibly strided: transposes) layouts of equal rank >= 2; bias zero-sized when absent.
   dnnl::memory::desc src, weights, bias, dst;
@@ -52,6 +73,11 @@ struct MatMulSpec {
   std::vector<EltwisePostOp> post_ops;  // after the sum (FusedMatMul's activation)
   // Non-null: constant weights to prepack (layout chosen by oneDNN).
   const void* constant_weights = nullptr;
+  // Non-null (with constant_weights; plans built at run time): the prepacked copies come from and
+  // stay in this cache, shared with the kernel's other plans, and prepacked_bytes() counts none
+  // of them. Plans cut into column parts then use the plain weights (their slices would each be
+  // another copy), and so does one row (the row product below).
+  PackedWeightsCache* packed_cache = nullptr;
 };
 
 class MatMulPrimitive {
@@ -64,7 +90,7 @@ class MatMulPrimitive {
                                                                       const NodeLabel& node);
 
   size_t scratchpad_bytes() const { return plan_.workspace; }
-  size_t prepacked_bytes() const { return PrepackedBytes(packed_); }
+  size_t prepacked_bytes() const { return packed_shared_ ? 0 : PrepackedBytes(packed_); }
   int parts() const {
     return static_cast<int>(row_.enabled ? row_.bounds.size() - 1 : plan_.parts.size());
   }
@@ -118,6 +144,7 @@ class MatMulPrimitive {
   RowProduct row_;
   std::vector<dnnl::matmul> primitives_;  // per kind
   std::vector<dnnl::memory> packed_;      // prepacked weights: one, or one per part
+  bool packed_shared_ = false;            // packed_ come from a PackedWeightsCache
   std::unique_ptr<MemoryPool> memories_;  // kNumArgs per part
 };
 

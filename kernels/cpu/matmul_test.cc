@@ -230,6 +230,37 @@ TEST(MatMulTest, ShapesUnknownAtLoadOneKernelManyShapes) {
   }
 }
 
+TEST(MatMulTest, ShapesUnknownAtLoadShareOnePrepackedCopy) {
+  // Constant weights, rows changing per run: the plans of every row count read one prepacked copy
+  // of B (held once, counted once), and each result is still right.
+  const Shape bs{256, 192};
+  const auto b = TestTensor::Of<float>(bs, RandomFloats(bs.NumElements(), 21));
+  for (const char* op : {"MatMul", "Gemm"}) {
+    SCOPED_TRACE(op);
+    KernelTester spec(op, 13);
+    spec.Input(TestTensor::Of<float>({1, 256}, std::vector<float>(256)), /*shape_known=*/false)
+        .Input(b, true, /*constant=*/true);
+    auto kernel = spec.Create(CpuRegistry());
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    EXPECT_EQ((*kernel)->PersistentBytes(), 0u);  // nothing packed before the first run
+    size_t after_first = 0;
+    for (const int64_t m : {5, 64, 1, 17, 33}) {
+      const Shape as{m, 256};
+      const std::vector<float> a = RandomFloats(as.NumElements(), 22 + static_cast<uint32_t>(m));
+      Shape expected_shape;
+      const std::vector<float> expected =
+          testing::RefMatMul(a, as, b.values<float>(), bs, &expected_shape);
+      const auto at = TestTensor::Of<float>(as, a);
+      auto out = RunKernel(**kernel, {&at, &b}, 1, 1);
+      ASSERT_TRUE(out.ok()) << out.status();
+      ExpectNear((*out)[0].values<float>(), expected, 1e-3f);
+      if (after_first == 0) after_first = (*kernel)->PersistentBytes();
+    }
+    EXPECT_GE(after_first, bs.NumElements() * sizeof(float));  // one packed copy of B
+    EXPECT_EQ((*kernel)->PersistentBytes(), after_first);      // and no other
+  }
+}
+
 TEST(MatMulTest, ConcurrentRunsOfOneKernel) {
   KernelTester spec("MatMul", 13);
   spec.Input(TestTensor::Of<float>({1, 32}, std::vector<float>(32)), false)
