@@ -79,6 +79,7 @@ const Family kFamilies[] = {
     {"NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss", LossKernelDefs},
     {"NonMaxSuppression", NmsKernelDefs},
     {"EyeLike, Compress", EyeCompressKernelDefs},
+    {"TfIdfVectorizer", TfIdfKernelDefs},
     {"HannWindow, HammingWindow, BlackmanWindow", SignalWindowKernelDefs},
     {"Det", DetKernelDefs},
     {"Unique", UniqueKernelDefs},

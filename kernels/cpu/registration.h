@@ -77,6 +77,7 @@ std::vector<engine::KernelDef> EyeCompressKernelDefs();   // eye_compress.cc
 std::vector<engine::KernelDef> SignalWindowKernelDefs();  // signal_window.cc
 std::vector<engine::KernelDef> DetKernelDefs();           // det.cc
 std::vector<engine::KernelDef> UniqueKernelDefs();        // unique.cc
+std::vector<engine::KernelDef> TfIdfKernelDefs();         // tfidf.cc: TfIdfVectorizer
 
 // :ops2_kernels (the node tests' last operators: sampling, pooling inverses, signal)
 std::vector<engine::KernelDef> GridSampleKernelDefs();       // grid_sample.cc

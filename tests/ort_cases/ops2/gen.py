@@ -233,6 +233,37 @@ def main():
         w.write(f"melweightmatrix_{k}", m, f)
         k += 1
 
+    # ---- TfIdfVectorizer (integer tokens) ----
+    # A pool of 1-, 2- and 3-grams over tokens 0..7, drawn so that the inputs hit some of them;
+    # every mode, skips, batched and 1-D X, int32 and int64, weights, output columns shared and
+    # left empty.
+    pool1, pool2, pool3 = [1, 3, 5, 7], [1, 2, 3, 3, 5, 1, 0, 4], [1, 2, 3, 2, 2, 2]
+    pool = pool1 + pool2 + pool3
+    counts = [0, len(pool1), len(pool1) + len(pool2)]
+    grams = len(pool1) + len(pool2) // 2 + len(pool3) // 3
+    k = 0
+    for mode, lo, hi, skip, shape, dtype, weighted, columns in (
+            ("TF", 1, 1, 0, (10,), np.int32, False, "plain"),
+            ("TF", 1, 2, 2, (3, 12), np.int64, False, "plain"),
+            ("IDF", 2, 3, 1, (2, 15), np.int32, True, "permuted"),
+            ("TFIDF", 1, 3, 3, (4, 9), np.int64, True, "permuted"),
+            ("TFIDF", 2, 2, 0, (20,), np.int64, False, "plain"),
+            ("IDF", 1, 3, 4, (2, 6), np.int32, False, "shared")):
+        x = rng.integers(0, 8, size=shape).astype(dtype)
+        indexes = list(range(grams))
+        if columns == "permuted":  # the weights follow Y's columns, not the pool's order
+            indexes = [int(v) for v in rng.permutation(grams)]
+        if columns == "shared":  # two grams into one column, and a column no gram writes
+            indexes = [0] + list(range(grams - 1))
+            indexes[-1] = grams
+        attrs = dict(mode=mode, min_gram_length=lo, max_gram_length=hi, max_skip_count=skip,
+                     ngram_counts=counts, ngram_indexes=indexes, pool_int64s=pool)
+        if weighted:  # one weight per n-gram, applied to Y's columns (ONNX Runtime's reading)
+            attrs["weights"] = [float(v) for v in rng.uniform(0.5, 2.0, grams)]
+        m, f = model("TfIdfVectorizer", {"x": x}, [("y", F)], 9, **attrs)
+        w.write(f"tfidfvectorizer_{k}", m, f)
+        k += 1
+
 
 if __name__ == "__main__":
     main()
