@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "engine/constant_folding.h"
 #include "engine/copy.h"
+#include "engine/blocked_layouts.h"
 #include "engine/device_copies.h"
 #include "engine/lowerings.h"
 #include "engine/registry_workspace_estimator.h"
@@ -60,6 +61,9 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   // pass 2: devices: partition (rules and budgets), then the copies at device boundaries.
   std::vector<std::string> devices;
   INFERD_RETURN_IF_ERROR(PartitionGraph(registry, &devices));
+  // Blocked activations between CPU convolutions (engine/blocked_layouts.h): once devices are
+  // known, since only CPU kernels read them.
+  if (options_.enable_fusions) AssignBlockedLayouts(graph_, registry);
   // pass 3: kernels and the execution plan.
   INFERD_ASSIGN_OR_RETURN(
       plan_, ExecutionPlan::Build(graph_, registry, devices, options_.intra_op_threads));
