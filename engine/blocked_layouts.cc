@@ -110,13 +110,41 @@ bool TransparentActivations(const Graph& g, const Node& n, std::vector<int>& act
   return false;
 }
 
+// A 2-D float MaxPool without its Indices output: it pools a blocked input into a blocked
+// output (the CPU kernel's own loops), so its input and output share one layout.
+bool IsBlockablePool(const Graph& g, const Node& n) {
+  if (!IsOnnxOp(n, "MaxPool") || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() ||
+      n.outputs[0] < 0 || (n.outputs.size() > 1 && n.outputs[1] >= 0)) {
+    return false;
+  }
+  const Value& x = g.values[n.inputs[0]];
+  return x.type == DataType::kFloat32 && x.shape.rank_known && x.shape.dims.size() == 4;
+}
+
+// GlobalAveragePool / GlobalMaxPool: read a blocked input, write their [N, C, 1...] output
+// plainly (the same bytes).
+bool IsGlobalPool(const Node& n) {
+  return IsOnnxOp(n, "GlobalAveragePool") || IsOnnxOp(n, "GlobalMaxPool");
+}
+
+// The activations of `n` that must share one layout: a transparent op's, or a blockable
+// MaxPool's input and output.
+bool SharedLayoutActivations(const Graph& g, const Node& n, std::vector<int>& acts) {
+  if (OnCpu(n) && IsBlockablePool(g, n)) {
+    acts = {n.inputs[0], n.outputs[0]};
+    return true;
+  }
+  return TransparentActivations(g, n, acts);
+}
+
 // Whether node `reader` reads blocked value `v` (at input `slot`) as it is.
 bool ReaderAccepts(const Graph& g, int reader, int slot, const std::vector<bool>& blocked) {
   const Node& n = g.nodes[reader];
   if (!OnCpu(n)) return false;
   if (IsConv(n)) return slot == 0 && (n.inputs.size() < 2 || n.inputs[1] != n.inputs[0]);
+  if (IsGlobalPool(n)) return slot == 0 && g.values[n.inputs[0]].type == DataType::kFloat32;
   std::vector<int> acts;
-  if (!TransparentActivations(g, n, acts)) return false;
+  if (!SharedLayoutActivations(g, n, acts)) return false;
   for (int a : acts) {
     if (!blocked[a]) return false;
   }
@@ -135,7 +163,7 @@ bool ProducerAccepts(const Graph& g, int v, const std::vector<bool>& blocked) {
            Channels(g.values[n.inputs[0]]) > 0;
   }
   std::vector<int> acts;
-  if (!TransparentActivations(g, n, acts)) return false;
+  if (!SharedLayoutActivations(g, n, acts)) return false;
   for (int a : acts) {
     if (!blocked[a]) return false;
   }
@@ -188,8 +216,14 @@ int AssignBlockedLayouts(Graph& g, const KernelRegistry& registry) {
       }
     }
   }
-  // pass 3: the convolutions at either end of a blocked value say so.
+  // pass 3: the convolutions at either end of a blocked value say so, and the pools that read
+  // one.
   for (Node& n : g.nodes) {
+    if ((IsGlobalPool(n) || IsBlockablePool(g, n)) && OnCpu(n) && blocked[n.inputs[0]]) {
+      SetIntAttribute(n, kBlockedInputAttr, 1);
+      if (!IsGlobalPool(n)) SetIntAttribute(n, kBlockedOutputAttr, 1);
+      continue;
+    }
     if (!IsConv(n) || !OnCpu(n) || n.inputs.empty() || n.outputs.empty()) continue;
     const bool in = n.inputs[0] >= 0 && blocked[n.inputs[0]];
     const bool out = n.outputs[0] >= 0 && blocked[n.outputs[0]];

@@ -18,16 +18,19 @@
 //     of at most one element; Add / Sub / Mul / Div of two activations of the same shape (equal
 //     known dims, or the same symbol), or of an activation and a one-element constant; Concat
 //     along the channel axis. On a permutation of the elements that is the same for all their
-//     activation inputs and outputs, these compute the same result.
+//     activation inputs and outputs, these compute the same result. A 2-D float MaxPool
+//     (without Indices) pools blocked to blocked; GlobalAveragePool / GlobalMaxPool read a
+//     blocked input and write their [N, C, 1...] output, whose bytes are the same either way.
 // The candidates are narrowed to a fixed point: a value whose producer or reader does not accept
 // it is dropped, and a transparent op with one plain activation makes all of its activations
 // plain.
 //
 // The convolutions that read or write a blocked value become com.inferd::FusedConv (a plain
 // Conv with no activation is one) keeping their names, with the int attributes `blocked_input`
-// and `blocked_output` (1: that tensor is blocked). Where a shape is not known at load (the
-// channel count, or the shapes of a binary op's operands), the value stays plain: a clean
-// fallback to today's per-convolution reorders.
+// and `blocked_output` (1: that tensor is blocked); the pools keep their op and get the same
+// attributes (MaxPool both, the global pools `blocked_input`). Where a shape is not known at
+// load (the channel count, or the shapes of a binary op's operands), the value stays plain: a
+// clean fallback to today's per-convolution reorders.
 #ifndef INFERD_ENGINE_BLOCKED_LAYOUTS_H_
 #define INFERD_ENGINE_BLOCKED_LAYOUTS_H_
 

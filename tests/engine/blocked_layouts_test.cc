@@ -127,7 +127,8 @@ void ExpectSameAsPlain(const ModelBuilder& b,
 
 // x [batch, 8, 12, 12] -> c1 (8->32, + Relu) -> c2 (32->32 3x3) -> dw (depthwise 3x3)
 //   -> Add(dw, c1's output) -> Clip(0, 6) -> Mul by 0.5 -> Concat(.., c2's output) (64 channels)
-//   -> c3 (64->16 1x1) -> y. Everything between c1 and c3 can stay blocked. At 40x40 the
+//   -> MaxPool 3x3 stride 2 -> c3 (64->16 1x1) -> y, and the pool's output -> GlobalAveragePool
+//   -> avg. Everything between c1 and c3 (and the average pool) can stay blocked. At 40x40 the
 // convolutions are cut into parts (channel blocks of one image, or images) at 2 threads.
 ModelBuilder ChainModel(int64_t size = 12) {
   ModelBuilder b(17);
@@ -143,8 +144,14 @@ ModelBuilder ChainModel(int64_t size = 12) {
   b.Initializer<float>("half", Shape{}, {0.5f});
   b.Node("Mul", {"clipped", "half"}, {"scaled"}, "mul");
   ModelBuilder::IntAttr(b.Node("Concat", {"scaled", "c2_out"}, {"cat"}, "concat"), "axis", 1);
-  AddConv(b, "c3", "cat", "y", 64, 16, 1);
-  b.Output("y", DataType::kFloat32, {-1, 16, size, size});
+  onnx::NodeProto& pool = b.Node("MaxPool", {"cat"}, {"pooled"}, "pool");
+  ModelBuilder::IntsAttr(pool, "kernel_shape", {3, 3});
+  ModelBuilder::IntsAttr(pool, "strides", {2, 2});
+  ModelBuilder::IntsAttr(pool, "pads", {1, 1, 1, 1});
+  AddConv(b, "c3", "pooled", "y", 64, 16, 1);
+  b.Node("GlobalAveragePool", {"pooled"}, {"avg"}, "gap");
+  b.Output("y", DataType::kFloat32, {-1, 16, size / 2, size / 2});
+  b.Output("avg", DataType::kFloat32, {-1, 64, 1, 1});
   return b;
 }
 
@@ -155,6 +162,8 @@ TEST(BlockedLayoutsTest, ChainStaysBlockedBetweenItsEdges) {
   EXPECT_EQ(l.marks, (Marks{{"c1/ConvReluFusion", {0, 1}},  // x is a graph input
                             {"c2", {1, 1}},
                             {"dw", {1, 1}},
+                            {"pool", {1, 1}},
+                            {"gap", {1, -1}},   // avg: the same bytes either way
                             {"c3", {1, 0}}}));  // y is a graph output
   for (const engine::Node& n : l.session->graph().nodes) {
     if (n.name == "c2") EXPECT_EQ(n.op_type, "FusedConv");  // Conv, marked, is a FusedConv
@@ -174,7 +183,8 @@ TEST(BlockedLayoutsTest, ChainEqualsPlainChain) {
 }
 
 // The edges a blocked region must not cross, each with 32 channels where it matters:
-//   a -> MaxPool (not a convolution or a transparent op) -> b;  a is also read by c;
+//   a -> AveragePool (not a convolution, a transparent op or a blockable pool) -> b;  a is
+//   also read by c;
 //   c writes 24 channels (not a multiple of the block) -> d;
 //   e writes a graph output that f also reads;
 //   g (input x) + h (input z: another symbolic batch) -> Add: the operands' shapes are not
@@ -192,7 +202,7 @@ ModelBuilder EdgesModel() {
       ->mutable_dim(0)
       ->set_dim_param("other_batch");
   AddConv(b, "a", "x", "a_out", 16, 32, 3);
-  onnx::NodeProto& pool = b.Node("MaxPool", {"a_out"}, {"pooled"}, "pool");
+  onnx::NodeProto& pool = b.Node("AveragePool", {"a_out"}, {"pooled"}, "pool");
   ModelBuilder::IntsAttr(pool, "kernel_shape", {3, 3});
   ModelBuilder::IntsAttr(pool, "pads", {1, 1, 1, 1});
   AddConv(b, "b", "pooled", "y1", 32, 16, 1);
