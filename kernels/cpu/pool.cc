@@ -324,35 +324,37 @@ void MaxPool2D(const float* x, float* y, int64_t planes, const Shape& in, const 
                    });
 }
 
-// MaxPool over a channel-blocked 2-D float tensor ([N][C/B][H][W][B], B = `block`): the same
-// windows as MaxPool2D, each position a vector of B channels. Block planes are split over the
-// pool's threads.
-void MaxPool2DBlocked(const float* x, float* y, int64_t block_planes, int64_t block,
-                      const Shape& in, const Shape& out, const WindowGeometry& w,
-                      engine::ThreadPool& pool) {
+// MaxPool over a channel-blocked 2-D float tensor ([N][C/B][H][W][B]): the same windows as
+// MaxPool2D, each position a vector of B channels (kept in registers: B is a template
+// argument). Block planes are split over the pool's threads.
+template <int B>
+void MaxPool2DBlocked(const float* x, float* y, int64_t block_planes, const Shape& in,
+                      const Shape& out, const WindowGeometry& w, engine::ThreadPool& pool) {
   const int64_t H = in[2], W = in[3], OH = out[2], OW = out[3];
   const int64_t kh = w.kernel[0], kw = w.kernel[1], sh = w.strides[0], sw = w.strides[1];
   const int64_t dh = w.dilations[0], dw = w.dilations[1], ph = w.pad_begin[0], pw = w.pad_begin[1];
   pool.ParallelFor(block_planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OH * OW)),
                    [&](int64_t begin, int64_t end) {
                      for (int64_t p = begin; p < end; ++p) {
-                       const float* xp = x + p * H * W * block;
-                       float* yp = y + p * OH * OW * block;
+                       const float* xp = x + p * H * W * B;
+                       float* yp = y + p * OH * OW * B;
                        for (int64_t oh = 0; oh < OH; ++oh) {
                          for (int64_t ow = 0; ow < OW; ++ow) {
-                           float* m = yp + (oh * OW + ow) * block;
-                           std::fill(m, m + block, -std::numeric_limits<float>::infinity());
+                           float m[B];
+                           for (int b = 0; b < B; ++b)
+                             m[b] = -std::numeric_limits<float>::infinity();
                            for (int64_t i = 0; i < kh; ++i) {
                              const int64_t h = oh * sh - ph + i * dh;
                              if (h < 0 || h >= H) continue;
                              for (int64_t j = 0; j < kw; ++j) {
                                const int64_t c = ow * sw - pw + j * dw;
                                if (c < 0 || c >= W) continue;
-                               const float* v = xp + (h * W + c) * block;
+                               const float* v = xp + (h * W + c) * B;
 #pragma omp simd
-                               for (int64_t b = 0; b < block; ++b) m[b] = std::max(m[b], v[b]);
+                               for (int b = 0; b < B; ++b) m[b] = std::max(m[b], v[b]);
                              }
                            }
+                           std::copy(m, m + B, yp + (oh * OW + ow) * B);
                          }
                        }
                      }
@@ -482,7 +484,8 @@ class PoolKernel final : public engine::OpKernel {
     const Shape& s = x.shape();
     const int64_t block = ChannelBlock();
     const bool max_2d = UsesOwnMaxPool2D(attrs_.kind, type_, s.rank());
-    if ((!max_2d && !IsGlobal(attrs_.kind)) || type_ != DataType::kFloat32 || s[1] % block != 0) {
+    if ((!max_2d && !IsGlobal(attrs_.kind)) || type_ != DataType::kFloat32 || s[1] % block != 0 ||
+        (block != 8 && block != 16)) {
       return node_.InvalidArgument(absl::StrCat(
           "a blocked input is read by 2-D float MaxPool and the global pools only, with channels "
           "a multiple of ",
@@ -490,8 +493,9 @@ class PoolKernel final : public engine::OpKernel {
     }
     const int64_t block_planes = s[0] * (s[1] / block);
     if (max_2d) {
-      MaxPool2DBlocked(x.data<float>(), y.mutable_data<float>(), block_planes, block, s, plan.out,
-                       plan.window, ctx.threads());
+      auto run = block == 16 ? &MaxPool2DBlocked<16> : &MaxPool2DBlocked<8>;
+      run(x.data<float>(), y.mutable_data<float>(), block_planes, s, plan.out, plan.window,
+          ctx.threads());
     } else {
       GlobalPoolBlocked(x.data<float>(), y.mutable_data<float>(), block_planes, block,
                         s.SizeFrom(2), attrs_.kind == PoolKind::kGlobalMax, ctx.threads());
