@@ -1,5 +1,6 @@
 #include "engine/blocked_layouts.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,49 @@ bool Eligible(const Graph& g, int v, const std::vector<bool>& implicit) {
          c % kLayoutChannelBlock == 0;
 }
 
+// The integers of an int64 or int32 weight, or false.
+bool ConstantInts(const Graph& g, int v, std::vector<int64_t>& out) {
+  out.clear();
+  if (v < 0 || g.values[v].initializer == nullptr) return false;
+  const Tensor& t = *g.values[v].initializer;
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    if (t.dtype() == DataType::kInt64) {
+      out.push_back(t.data<int64_t>()[i]);
+    } else if (t.dtype() == DataType::kInt32) {
+      out.push_back(t.data<int32_t>()[i]);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Slice (opset 10+) of whole channel blocks along the channel axis only, with constant starts,
+// ends, axes and unit steps: per image, the kept channels are one contiguous run of elements in
+// the blocked layout as in the plain one, at the same offset.
+bool IsChannelBlockSlice(const Graph& g, const Node& n) {
+  if (!IsOnnxOp(n, "Slice") || n.opset < 10 || n.inputs.size() < 4 || n.inputs[0] < 0) {
+    return false;
+  }
+  const Value& x = g.values[n.inputs[0]];
+  const int64_t c = Channels(x);
+  if (c <= 0) return false;
+  const int64_t rank = static_cast<int64_t>(x.shape.dims.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (!ConstantInts(g, n.inputs[1], starts) || !ConstantInts(g, n.inputs[2], ends) ||
+      !ConstantInts(g, n.inputs[3], axes) || starts.size() != 1 || ends.size() != 1 ||
+      axes.size() != 1 || (axes[0] != 1 && axes[0] != 1 - rank)) {
+    return false;
+  }
+  if (n.inputs.size() > 4 && n.inputs[4] >= 0 &&
+      (!ConstantInts(g, n.inputs[4], steps) || steps.size() != 1 || steps[0] != 1)) {
+    return false;
+  }
+  auto clamp = [c](int64_t i) { return std::max<int64_t>(0, std::min(c, i < 0 ? i + c : i)); };
+  const int64_t begin = clamp(starts[0]), end = clamp(ends[0]);
+  return begin < end && begin % kLayoutChannelBlock == 0 && end % kLayoutChannelBlock == 0;
+}
+
 // For a layout-transparent node, its activation inputs and outputs (which must share one
 // layout) in `acts`; false when the node is not transparent as used here.
 bool TransparentActivations(const Graph& g, const Node& n, std::vector<int>& acts) {
@@ -92,6 +136,10 @@ bool TransparentActivations(const Graph& g, const Node& n, std::vector<int>& act
     } else {
       return false;
     }
+    return true;
+  }
+  if (IsChannelBlockSlice(g, n)) {
+    acts = {n.inputs[0], n.outputs[0]};
     return true;
   }
   if (IsOnnxOp(n, "Concat")) {

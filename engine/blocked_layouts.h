@@ -17,8 +17,9 @@
 //     Elu, Sigmoid, Tanh, HardSigmoid, HardSwish, Softplus) whose other inputs are constants
 //     of at most one element; Add / Sub / Mul / Div of two activations of the same shape (equal
 //     known dims, or the same symbol), or of an activation and a one-element constant; Concat
-//     along the channel axis. On a permutation of the elements that is the same for all their
-//     activation inputs and outputs, these compute the same result. A 2-D float MaxPool
+//     along the channel axis; Slice of whole channel blocks along the channel axis (constant
+//     starts, ends and axes, unit steps). On a permutation of the elements that is the same for all
+//     their activation inputs and outputs, these compute the same result. A 2-D float MaxPool
 //     (without Indices) pools blocked to blocked; GlobalAveragePool / GlobalMaxPool read a
 //     blocked input and write their [N, C, 1...] output, whose bytes are the same either way.
 // The candidates are narrowed to a fixed point: a value whose producer or reader does not accept

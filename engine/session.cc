@@ -63,7 +63,7 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   INFERD_RETURN_IF_ERROR(PartitionGraph(registry, &devices));
   // Blocked activations between CPU convolutions (engine/blocked_layouts.h): once devices are
   // known, since only CPU kernels read them.
-  if (options_.enable_fusions) AssignBlockedLayouts(graph_, registry);
+  if (options_.enable_fusions) blocked_values_ = AssignBlockedLayouts(graph_, registry);
   // pass 3: kernels and the execution plan.
   INFERD_ASSIGN_OR_RETURN(
       plan_, ExecutionPlan::Build(graph_, registry, devices, options_.intra_op_threads));

@@ -275,6 +275,33 @@ TEST(BlockedLayoutsTest, UnknownSpatialDimsFallBackAtBinaryOps) {
   }
 }
 
+// Slice along the channels: of whole blocks (16..48 of 64) it is transparent; of channels 8..40
+// it is not, and its input stays plain.
+TEST(BlockedLayoutsTest, ChannelSlicesOfWholeBlocks) {
+  ModelBuilder b(17);
+  b.Input("x", DataType::kFloat32, {-1, 16, 10, 10});
+  AddConv(b, "a1", "x", "a1_out", 16, 64, 3);
+  AddConv(b, "a2", "x", "a2_out", 16, 64, 3);
+  b.Initializer<int64_t>("axes", Shape{1}, {1});
+  b.Initializer<int64_t>("s16", Shape{1}, {16});
+  b.Initializer<int64_t>("e48", Shape{1}, {48});
+  b.Initializer<int64_t>("s8", Shape{1}, {8});
+  b.Initializer<int64_t>("e40", Shape{1}, {40});
+  b.Node("Slice", {"a1_out", "s16", "e48", "axes"}, {"whole"}, "slice_whole");
+  b.Node("Slice", {"a2_out", "s8", "e40", "axes"}, {"part"}, "slice_part");
+  AddConv(b, "b", "whole", "y1", 32, 16, 3);
+  AddConv(b, "c", "part", "y2", 32, 16, 3);
+  b.Output("y1", DataType::kFloat32, {-1, 16, 10, 10});
+  b.Output("y2", DataType::kFloat32, {-1, 16, 10, 10});
+  Loaded l = Load(b, true, 1);
+  ASSERT_TRUE(l.session);
+  using Marks = std::map<std::string, std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(l.marks, (Marks{{"a1", {0, 1}}, {"b", {1, 0}}}));
+  for (int threads : {1, 2}) {
+    for (int64_t batch : {1, 2}) ExpectSameAsPlain(b, {{"x", Shape{batch, 16, 10, 10}}}, threads);
+  }
+}
+
 // The pass on a graph that is not on a CPU device changes nothing.
 TEST(BlockedLayoutsTest, OnlyCpuNodes) {
   auto model = engine::Model::Parse(ChainModel().Serialize(), "");
