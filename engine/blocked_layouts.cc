@@ -42,7 +42,10 @@ bool IsScalarWeight(const Graph& g, int v) {
          g.values[v].initializer->NumElements() <= 1;
 }
 
-// Equal ranks and, dim by dim, equal known values or the same symbol.
+// Equal ranks and, dim by dim, equal known values or the same symbol. Two values share a symbol
+// where the model declares it (ONNX: one name, one size) or where load-time inference derived
+// them equal (it names unknown dims "unk__N" and carries a name only through ops that keep the
+// dim), so the op does not broadcast.
 bool SameShape(const ShapeInfo& a, const ShapeInfo& b) {
   if (!a.rank_known || !b.rank_known || a.dims.size() != b.dims.size()) return false;
   for (size_t i = 0; i < a.dims.size(); ++i) {
