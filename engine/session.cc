@@ -9,6 +9,7 @@
 #include "base/checked_math.h"
 #include "base/device_name.h"
 #include "base/status_macros.h"
+#include "engine/blocked_layouts.h"
 #include "engine/constant_folding.h"
 #include "engine/copy.h"
 #include "engine/device_copies.h"
@@ -60,6 +61,9 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   // pass 2: devices: partition (rules and budgets), then the copies at device boundaries.
   std::vector<std::string> devices;
   INFERD_RETURN_IF_ERROR(PartitionGraph(registry, &devices));
+  // Blocked activations between CPU convolutions (engine/blocked_layouts.h): once devices are
+  // known, since only CPU kernels read them.
+  if (options_.enable_fusions) blocked_values_ = AssignBlockedLayouts(graph_, registry);
   // pass 3: kernels and the execution plan.
   INFERD_ASSIGN_OR_RETURN(
       plan_, ExecutionPlan::Build(graph_, registry, devices, options_.intra_op_threads));

@@ -111,6 +111,8 @@ class Session {
   memory::IOArena& staging_arena() const { return *devices_[staging_device_].io; }
   SessionStats stats() const;
   int fused_nodes() const { return fused_nodes_; }
+  // Values kept channel-blocked between CPU convolutions (engine/blocked_layouts.h).
+  int blocked_values() const { return blocked_values_; }
   // What the precision widening pass did: nodes widened to float32, casts inserted, half
   // weights converted and the bytes their float32 copies hold.
   const WideningReport& half_precision() const { return half_precision_; }
@@ -151,6 +153,7 @@ class Session {
   std::unique_ptr<ThreadPool> threads_;
   std::vector<std::unique_ptr<RunSlot>> slots_;
   int fused_nodes_ = 0;
+  int blocked_values_ = 0;
   int boundary_copies_ = 0;
   size_t staging_device_ = 0;  // where misaligned inputs are staged
   partition::PlanReport partition_report_;

@@ -1,6 +1,7 @@
 // Conv (ai.onnx; 1-D, 2-D and 3-D, groups, dilations, strides, pads, auto_pad, optional bias)
 // and FusedConv (com.inferd: the same plus `activation` and `activation_params`, applied as
-// post-ops, see ActivationPostOps in onednn_util.h):
+// post-ops, see ActivationPostOps in onednn_util.h, and `blocked_input` / `blocked_output`, the
+// tensors kept channel-blocked between convolutions, engine/blocked_layouts.h):
 // one oneDNN convolution per set of input shapes (ConvPrimitive: layouts, workspace, constant
 // weights prepacked when the shapes are known at load).
 #include <algorithm>
@@ -33,6 +34,8 @@ struct ConvAttributes {
   WindowAttributes window;
   int64_t group = 1;
   std::vector<EltwisePostOp> post_ops;  // FusedConv activation
+  // FusedConv: x / y channel-blocked (engine/blocked_layouts.h).
+  bool blocked_input = false, blocked_output = false;
 
   static absl::StatusOr<ConvAttributes> Read(const KernelInfo& info) {
     ConvAttributes a;
@@ -44,6 +47,9 @@ struct ConvAttributes {
           ActivationPostOps(info.GetString("activation", ""), info.GetFloats("activation_params"));
       if (!ops.ok()) return info.Error(ops.status().message());
       a.post_ops = *std::move(ops);
+      // Set by the engine's pass (kBlockedInputAttr, kBlockedOutputAttr there).
+      a.blocked_input = info.GetInt("blocked_input", 0) != 0;
+      a.blocked_output = info.GetInt("blocked_output", 0) != 0;
     }
     return a;
   }
@@ -83,7 +89,16 @@ absl::StatusOr<ConvGeometry> ConvAttributes::Compute(const Shape& x, const Shape
   spec.pad_begin = ToDnnlDims(win.pad_begin);
   spec.pad_end = ToDnnlDims(win.pad_end);
   spec.post_ops = post_ops;
-  spec.layout = ChooseConvLayout(channels, filters, g, kernel, post_ops);
+  const int64_t block = ChannelBlock();
+  if ((blocked_input && channels % block != 0) || (blocked_output && filters % block != 0)) {
+    return node.InvalidArgument(absl::StrCat("a blocked input or output needs channels that are ",
+                                             "a multiple of ", block, "; input ", x.ToString(),
+                                             ", weight ", w.ToString()));
+  }
+  spec.src_blocked = blocked_input;
+  spec.dst_blocked = blocked_output;
+  spec.layout = LayoutForBlockedTensors(ChooseConvLayout(channels, filters, g, kernel, post_ops),
+                                        blocked_input, blocked_output);
   geo.degenerate = geo.out.NumElements() == 0 || w[1] == 0;
   return geo;
 }

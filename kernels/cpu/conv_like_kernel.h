@@ -1,6 +1,7 @@
 // ConvLikeKernel<Attributes>: the kernel of the oneDNN convolutions, Conv / FusedConv and
 // ConvTranspose. One ConvPrimitive per set of input shapes: built at load when the shapes are
-// static (constant weights prepacked), cached per shape otherwise; the static workspace estimate
+// static, cached per shape otherwise (constant weights prepacked in either case: once per set of
+// shapes, counted in PersistentBytes); the static workspace estimate
 // and DeclareWorkspaceRequirements give the same exact bytes; with no input channels (or no
 // filters) every output element is its channel's bias. Internal to //kernels/cpu.
 //
@@ -79,12 +80,10 @@ class ConvLikeKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(Attributes attrs, Attributes::Read(info));
     auto k = std::unique_ptr<ConvLikeKernel>(new ConvLikeKernel(info, std::move(attrs)));
     if (std::optional<std::vector<engine::Shape>> shapes = StaticShapes(info)) {
-      const engine::Tensor* constant_w = info.input(1).constant;
       const engine::Shape* refs[] = {&(*shapes)[0], &(*shapes)[1],
                                      shapes->size() > 2 ? &(*shapes)[2] : nullptr};
       const ShapeRefs key(refs, shapes->size());
-      INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan,
-                              k->BuildPlan(key, constant_w ? constant_w->raw_data() : nullptr));
+      INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan, k->BuildPlan(key));
       k->cache_.Pin(key, k->threads_, std::move(plan));
     }
     return k;
@@ -157,7 +156,9 @@ class ConvLikeKernel final : public engine::OpKernel {
       : node_(info),
         attrs_(std::move(attrs)),
         has_bias_(info.input_present(2)),
-        threads_(info.intra_op_threads()) {}
+        threads_(info.intra_op_threads()),
+        constant_w_(info.input(1).constant != nullptr ? info.input(1).constant->raw_data()
+                                                      : nullptr) {}
 
   static std::optional<std::vector<engine::Shape>> StaticShapes(const engine::KernelInfo& info) {
     std::vector<engine::Shape> shapes;
@@ -181,27 +182,30 @@ class ConvLikeKernel final : public engine::OpKernel {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(ShapeRefs shapes,
-                                                        const void* constant_w) const {
+  absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(ShapeRefs shapes) const {
     auto plan = std::make_shared<Plan>();
     INFERD_ASSIGN_OR_RETURN(plan->geometry, attrs_.Compute(*shapes[0], *shapes[1],
                                                            has_bias_ ? shapes[2] : nullptr, node_));
     if (!plan->geometry.degenerate) {
       ConvSpec spec = plan->geometry.spec;
-      spec.constant_weights = constant_w;
+      spec.constant_weights = constant_w_;
       INFERD_ASSIGN_OR_RETURN(plan->primitive, ConvPrimitive::Build(spec, threads_, node_));
     }
     return std::shared_ptr<const Plan>(std::move(plan));
   }
 
   absl::StatusOr<std::shared_ptr<const Plan>> PlanFor(ShapeRefs shapes) const {
-    return cache_.GetOrCreate(shapes, threads_, [&] { return BuildPlan(shapes, nullptr); });
+    return cache_.GetOrCreate(shapes, threads_, [&] { return BuildPlan(shapes); });
   }
 
   const NodeLabel node_;
   const Attributes attrs_;
   const bool has_bias_;
   const int threads_;
+  // The weights when they are a constant (the model's or the session's, which outlive the
+  // kernel): every plan prepacks them, also the plans made at run time for shapes not known at
+  // load (a symbolic batch dim), so that no run reorders constant weights.
+  const void* const constant_w_;
   mutable ShapeCache<Plan> cache_;
 };
 

@@ -67,12 +67,21 @@ ConvSplit ChooseConvSplit(const ConvSpec& spec, int threads) {
     if (c > split.count) split = ConvSplit{a, c, a_units, a_unit};
   };
   consider(ConvAxis::kBatch, batch, 1);
-  if (!grouped) consider(ConvAxis::kOut, (out_channels + block - 1) / block, block);
+  // A blocked tensor is cut along its channels only in whole blocks of one image (then each
+  // part's slice is a dense blocked tensor at a byte offset: BlockedSlice).
+  const bool blocked = spec.src_blocked || spec.dst_blocked;
+  if (!grouped && (!spec.dst_blocked || batch == 1)) {
+    consider(ConvAxis::kOut, (out_channels + block - 1) / block, block);
+  }
   if (grouped && groups >= 2) {
     // Depthwise-like groups: whole channel blocks per part where there are enough.
     const int64_t g_unit =
         (in_per_group == 1 && out_per_group == 1 && groups >= 2 * block) ? block : 1;
-    consider(ConvAxis::kGroups, (groups + g_unit - 1) / g_unit, g_unit);
+    const bool whole_blocks =
+        batch == 1 && (g_unit * in_per_group) % block == 0 && (g_unit * out_per_group) % block == 0;
+    if (!blocked || whole_blocks) {
+      consider(ConvAxis::kGroups, (groups + g_unit - 1) / g_unit, g_unit);
+    }
   }
   return split;
 }
@@ -92,6 +101,27 @@ dnnl::memory::desc SliceDesc(const dnnl::memory::desc& d, int dim, int64_t size)
 // The byte offset of element `start` along `dim` of `d`.
 int64_t ByteOffset(const dnnl::memory::desc& d, int dim, int64_t start) {
   return start * StridesOf(d)[dim] * static_cast<int64_t>(sizeof(float));
+}
+
+// A channel-blocked (BlockedTag) tensor of `dims`.
+dnnl::memory::desc BlockedDesc(const dnnl::memory::dims& dims) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, BlockedTag(dims.size()));
+}
+
+// A part of a channel-blocked tensor: `size` elements along `dim` from `start`, where the part
+// is itself a dense blocked tensor (ChooseConvSplit: a cut along the images, or along whole
+// channel blocks of a single image, channels a multiple of the block). Its byte offset is then
+// `start` times the elements after `dim`, as for a row-major tensor.
+struct BlockedSlice {
+  dnnl::memory::desc desc;
+  int64_t offset = 0;
+};
+BlockedSlice SliceBlocked(const dnnl::memory::dims& dims, int dim, int64_t start, int64_t size) {
+  dnnl::memory::dims part = dims;
+  part[dim] = size;
+  int64_t inner = 1;
+  for (size_t i = dim + 1; i < dims.size(); ++i) inner *= dims[i];
+  return {BlockedDesc(part), start * inner * static_cast<int64_t>(sizeof(float))};
 }
 
 // A convolution whose last spatial axis is 1 in src, weights and dst, unpadded ([N, C, H, 1]
@@ -129,6 +159,12 @@ ConvLayout ChooseConvLayout(int64_t in_channels, int64_t out_channels, int64_t g
   if (group == 1 && !one_by_one && in_channels >= 128 && out_channels >= 128) {
     return ConvLayout::kAny;
   }
+  return ConvLayout::kBlocked;
+}
+
+ConvLayout LayoutForBlockedTensors(ConvLayout preferred, bool src_blocked, bool dst_blocked) {
+  if (!src_blocked && !dst_blocked) return preferred;
+  if (!src_blocked && preferred == ConvLayout::kPlainSrc) return ConvLayout::kPlainSrc;
   return ConvLayout::kBlocked;
 }
 
@@ -252,8 +288,20 @@ absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& give
   const int count = split.count;
   const int64_t units = split.units, unit = split.unit;
 
-  // The operands as full plain tensors (weights with the strides they are stored with).
-  const dnnl::memory::desc src = PlainDesc(spec.src), dst = PlainDesc(spec.dst);
+  // The operands as full tensors, plain or blocked (weights with the strides they are stored
+  // with).
+  const dnnl::memory::desc src = spec.src_blocked ? BlockedDesc(spec.src) : PlainDesc(spec.src);
+  const dnnl::memory::desc dst = spec.dst_blocked ? BlockedDesc(spec.dst) : PlainDesc(spec.dst);
+  // Cuts src or dst along `dim`: sets the part's view and byte offset.
+  auto cut = [&](bool blocked, const dnnl::memory::desc& full, const dnnl::memory::dims& dims,
+                 int dim, int64_t at, int64_t size, dnnl::memory::desc& view, int64_t& offset) {
+    if (blocked) {
+      BlockedSlice b = SliceBlocked(dims, dim, at, size);
+      view = b.desc, offset = b.offset;
+    } else {
+      view = SliceDesc(full, dim, size), offset = ByteOffset(full, dim, at);
+    }
+  };
   const dnnl::memory::desc weights =
       spec.weights_strides.empty()
           ? PlainDesc(spec.weights)
@@ -276,23 +324,23 @@ absl::StatusOr<ConvPrimitive::Plan> ConvPrimitive::MakePlan(const ConvSpec& give
       case ConvAxis::kNone:
         break;
       case ConvAxis::kBatch:
-        v.src = SliceDesc(src, 0, size), v.dst = SliceDesc(dst, 0, size);
-        part.src_offset = ByteOffset(src, 0, start), part.dst_offset = ByteOffset(dst, 0, start);
+        cut(spec.src_blocked, src, spec.src, 0, start, size, v.src, part.src_offset);
+        cut(spec.dst_blocked, dst, spec.dst, 0, start, size, v.dst, part.dst_offset);
         break;
       case ConvAxis::kOut:
-        v.weights = SliceDesc(weights, 0, size), v.dst = SliceDesc(dst, 1, size);
-        part.weights_offset = ByteOffset(weights, 0, start),
-        part.dst_offset = ByteOffset(dst, 1, start);
+        v.weights = SliceDesc(weights, 0, size);
+        part.weights_offset = ByteOffset(weights, 0, start);
+        cut(spec.dst_blocked, dst, spec.dst, 1, start, size, v.dst, part.dst_offset);
         if (!spec.bias.empty()) v.bias = SliceDesc(bias, 0, size);
         part.bias_offset = spec.bias.empty() ? 0 : ByteOffset(bias, 0, start);
         break;
       case ConvAxis::kGroups:
         v.weights = SliceDesc(weights, 0, size);
-        v.src = SliceDesc(src, 1, size * in_per_group),
-        v.dst = SliceDesc(dst, 1, size * out_per_group);
         part.weights_offset = ByteOffset(weights, 0, start);
-        part.src_offset = ByteOffset(src, 1, start * in_per_group);
-        part.dst_offset = ByteOffset(dst, 1, start * out_per_group);
+        cut(spec.src_blocked, src, spec.src, 1, start * in_per_group, size * in_per_group, v.src,
+            part.src_offset);
+        cut(spec.dst_blocked, dst, spec.dst, 1, start * out_per_group, size * out_per_group, v.dst,
+            part.dst_offset);
         if (!spec.bias.empty()) v.bias = SliceDesc(bias, 0, size * out_per_group);
         part.bias_offset = spec.bias.empty() ? 0 : ByteOffset(bias, 0, start * out_per_group);
         break;

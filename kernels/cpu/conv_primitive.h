@@ -1,7 +1,9 @@
 // ConvPrimitive: one oneDNN convolution or deconvolution (ConvTranspose), optionally with
-// activation post-ops, for fixed shapes, with the layout conversions around it. Tensors stay plain
-// NC[D][H]W. The primitive runs on blocked copies of src and dst (ConvSpec::layout, chosen by
-// ChooseConvLayout) that live in the kernel's workspace, laid out as:
+// activation post-ops, for fixed shapes, with the layout conversions around it. Tensors are plain
+// NC[D][H]W, or channel-blocked where ConvSpec::src_blocked / dst_blocked say so (values kept
+// blocked between convolutions, engine/blocked_layouts.h). The primitive runs on blocked copies
+// of plain src and dst (ConvSpec::layout, chosen by ChooseConvLayout) that live in the kernel's
+// workspace, laid out as:
 //   [0, scratch)              the scratchpad, shared by the primitive and the reorders
 //                             (they run one after the other)
 //   [src_offset, +src)        src in the primitive's layout
@@ -41,7 +43,8 @@
 
 namespace inferd::kernels::cpu {
 
-// The activation layouts a convolution runs on (the tensors themselves stay plain).
+// The activation layouts a convolution runs on (the tensors themselves are plain unless
+// ConvSpec::src_blocked / dst_blocked say otherwise).
 enum class ConvLayout {
   kAny,       // oneDNN's choice for src and dst (brgconv's channels-last on AVX-512)
   kBlocked,   // src and dst channel-blocked (nChw16c / nChw8c, ChannelBlock())
@@ -61,6 +64,10 @@ struct ConvSpec {
   std::vector<EltwisePostOp> post_ops;                        // applied in order
   // Preferred layouts; where oneDNN has no optimized implementation for them, kAny is used.
   ConvLayout layout = ConvLayout::kAny;
+  // The tensors themselves channel-blocked (BlockedTag) rather than plain: set where a value
+  // stays blocked between convolutions (engine/blocked_layouts.h); channels then are a multiple
+  // of ChannelBlock(). Not for deconvolutions.
+  bool src_blocked = false, dst_blocked = false;
   const void* constant_weights = nullptr;  // non-null: prepack these
 };
 
@@ -80,6 +87,10 @@ struct ConvSpec {
 ConvLayout ChooseConvLayout(int64_t in_channels, int64_t out_channels, int64_t group,
                             absl::Span<const int64_t> kernel,
                             absl::Span<const EltwisePostOp> post_ops = {});
+// The layout for tensors that are blocked already (src_blocked / dst_blocked): blocked, with no
+// reorder at a blocked end; a plain src stays plain where `preferred` keeps it so (few input
+// channels).
+ConvLayout LayoutForBlockedTensors(ConvLayout preferred, bool src_blocked, bool dst_blocked);
 
 class ConvPrimitive {
  public:

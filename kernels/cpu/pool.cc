@@ -8,6 +8,8 @@
 //     over the explicit padding, ONNX divides by the part inside input + pads, so those outputs
 //     are rescaled after the primitive (PoolPlan::rescale).
 //   GlobalAveragePool, GlobalMaxPool: the window is the whole spatial extent.
+// With `blocked_input` (engine/blocked_layouts.h) x is channel-blocked: 2-D float MaxPool then
+// writes y blocked, the global pools their [N, C, 1...] output, in our own loops.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -44,10 +46,15 @@ struct PoolAttributes {
   WindowAttributes window;  // unused by the global pools
   bool count_include_pad = false;
   int64_t storage_order = 0;  // Indices: 0 row-major, 1 column-major
+  // x channel-blocked (engine/blocked_layouts.h): 2-D float MaxPool then writes y blocked too;
+  // the global pools write their [N, C, 1...] output, the same bytes in either layout.
+  bool blocked_input = false;
 
   static absl::StatusOr<PoolAttributes> Read(const KernelInfo& info, PoolKind kind) {
     PoolAttributes a;
     a.kind = kind;
+    // Set by the engine's pass (kBlockedInputAttr there).
+    a.blocked_input = info.GetInt("blocked_input", 0) != 0;
     if (IsGlobal(kind)) return a;
     INFERD_ASSIGN_OR_RETURN(a.window, WindowAttributes::Read(info));
     if (a.window.kernel_shape.empty()) {
@@ -317,6 +324,72 @@ void MaxPool2D(const float* x, float* y, int64_t planes, const Shape& in, const 
                    });
 }
 
+// MaxPool over a channel-blocked 2-D float tensor ([N][C/B][H][W][B]): the same windows as
+// MaxPool2D, each position a vector of B channels (kept in registers: B is a template
+// argument). Block planes are split over the pool's threads.
+template <int B>
+void MaxPool2DBlocked(const float* x, float* y, int64_t block_planes, const Shape& in,
+                      const Shape& out, const WindowGeometry& w, engine::ThreadPool& pool) {
+  const int64_t H = in[2], W = in[3], OH = out[2], OW = out[3];
+  const int64_t kh = w.kernel[0], kw = w.kernel[1], sh = w.strides[0], sw = w.strides[1];
+  const int64_t dh = w.dilations[0], dw = w.dilations[1], ph = w.pad_begin[0], pw = w.pad_begin[1];
+  pool.ParallelFor(block_planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OH * OW)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t p = begin; p < end; ++p) {
+                       const float* xp = x + p * H * W * B;
+                       float* yp = y + p * OH * OW * B;
+                       for (int64_t oh = 0; oh < OH; ++oh) {
+                         for (int64_t ow = 0; ow < OW; ++ow) {
+                           float m[B];
+                           for (int b = 0; b < B; ++b)
+                             m[b] = -std::numeric_limits<float>::infinity();
+                           for (int64_t i = 0; i < kh; ++i) {
+                             const int64_t h = oh * sh - ph + i * dh;
+                             if (h < 0 || h >= H) continue;
+                             for (int64_t j = 0; j < kw; ++j) {
+                               const int64_t c = ow * sw - pw + j * dw;
+                               if (c < 0 || c >= W) continue;
+                               const float* v = xp + (h * W + c) * B;
+#pragma omp simd
+                               for (int b = 0; b < B; ++b) m[b] = std::max(m[b], v[b]);
+                             }
+                           }
+                           std::copy(m, m + B, yp + (oh * OW + ow) * B);
+                         }
+                       }
+                     }
+                   });
+}
+
+// GlobalAveragePool / GlobalMaxPool over a channel-blocked float tensor ([N][C/B][spatial][B]):
+// y is [N, C, 1...], plain (the same bytes as blocked).
+void GlobalPoolBlocked(const float* x, float* y, int64_t block_planes, int64_t block,
+                       int64_t spatial, bool max, engine::ThreadPool& pool) {
+  pool.ParallelFor(block_planes, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, spatial)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t p = begin; p < end; ++p) {
+                       const float* xp = x + p * spatial * block;
+                       float* m = y + p * block;
+                       std::fill(m, m + block,
+                                 max ? -std::numeric_limits<float>::infinity() : 0.0f);
+                       for (int64_t s = 0; s < spatial; ++s) {
+                         const float* v = xp + s * block;
+                         if (max) {
+#pragma omp simd
+                           for (int64_t b = 0; b < block; ++b) m[b] = std::max(m[b], v[b]);
+                         } else {
+#pragma omp simd
+                           for (int64_t b = 0; b < block; ++b) m[b] += v[b];
+                         }
+                       }
+                       if (!max) {
+                         const float scale = 1.0f / static_cast<float>(spatial);
+                         for (int64_t b = 0; b < block; ++b) m[b] *= scale;
+                       }
+                     }
+                   });
+}
+
 class PoolKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<PoolKernel>> Create(const KernelInfo& info, PoolKind kind) {
@@ -350,6 +423,7 @@ class PoolKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const PoolPlan> plan, PlanFor(x->shape()));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, type_, plan->out));
     if (plan->empty) return absl::OkStatus();
+    if (attrs_.blocked_input) return ComputeBlocked(ctx, *x, *plan, *y);
     if (UsesOwnMaxPool2D(attrs_.kind, type_, x->shape().rank())) {
       MaxPool2D(x->data<float>(), y->mutable_data<float>(), x->shape()[0] * x->shape()[1],
                 x->shape(), plan->out, plan->window, ctx.threads());
@@ -403,6 +477,31 @@ class PoolKernel final : public engine::OpKernel {
         type_(info.input(0).type),
         indices_(attrs_.kind == PoolKind::kMax && info.output(1).present),
         threads_(info.intra_op_threads()) {}
+
+  // A channel-blocked x: 2-D float MaxPool and the global pools.
+  absl::Status ComputeBlocked(KernelContext& ctx, const Tensor& x, const PoolPlan& plan,
+                              Tensor& y) const {
+    const Shape& s = x.shape();
+    const int64_t block = ChannelBlock();
+    const bool max_2d = UsesOwnMaxPool2D(attrs_.kind, type_, s.rank());
+    if ((!max_2d && !IsGlobal(attrs_.kind)) || type_ != DataType::kFloat32 || s[1] % block != 0 ||
+        (block != 8 && block != 16)) {
+      return node_.InvalidArgument(absl::StrCat(
+          "a blocked input is read by 2-D float MaxPool and the global pools only, with channels "
+          "a multiple of ",
+          block, "; got ", s.ToString()));
+    }
+    const int64_t block_planes = s[0] * (s[1] / block);
+    if (max_2d) {
+      auto run = block == 16 ? &MaxPool2DBlocked<16> : &MaxPool2DBlocked<8>;
+      run(x.data<float>(), y.mutable_data<float>(), block_planes, s, plan.out, plan.window,
+          ctx.threads());
+    } else {
+      GlobalPoolBlocked(x.data<float>(), y.mutable_data<float>(), block_planes, block,
+                        s.SizeFrom(2), attrs_.kind == PoolKind::kGlobalMax, ctx.threads());
+    }
+    return absl::OkStatus();
+  }
 
   // MaxPool with the Indices output.
   absl::Status ComputeWithIndices(KernelContext& ctx, const Tensor& x) const {

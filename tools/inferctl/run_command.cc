@@ -282,8 +282,9 @@ int RunCommand(const std::vector<std::string>& raw_args) {
   std::vector<engine::InputTensor> feed;
   for (const OwnedInput& in : *inputs) feed.push_back(in.tensor);
 
-  std::printf("model %s: %zu nodes (%d fused), %s\n", args->model.c_str(), s.graph().nodes.size(),
-              s.fused_nodes(), s.plan().Summary().c_str());
+  std::printf("model %s: %zu nodes (%d fused, %d values blocked), %s\n", args->model.c_str(),
+              s.graph().nodes.size(), s.fused_nodes(), s.blocked_values(),
+              s.plan().Summary().c_str());
   if (s.half_precision().any_half()) {
     std::printf("half precision: %s\n", s.half_precision().Summary().c_str());
   }
