@@ -71,11 +71,11 @@ std::string SomeNames(const engine::Graph& graph, const std::vector<int>& nodes)
 }
 
 // The refusal: what the fallback must hold, by category, against its budget.
-absl::Status Refuse(const ResourceAccountant& fb, const std::vector<DeviceSpec>& devices,
-                    const std::vector<ResourceAccountant>& accountants,
+absl::Status Refuse(ResourceAccountant& fb, const std::vector<DeviceSpec>& devices,
+                    std::vector<ResourceAccountant>& accountants,
                     const std::vector<std::string>& node_device,
                     const std::vector<NodeCost>& costs) {
-  const ResourceCost& need = fb.committed();
+  const ResourceCost need = fb.committed();
   const uint64_t budget = *fb.budget_bytes();
   int estimated = 0, heuristic = 0;
   for (size_t i = 0; i < node_device.size(); ++i) {
@@ -87,10 +87,11 @@ absl::Status Refuse(const ResourceAccountant& fb, const std::vector<DeviceSpec>&
       FormatBytes(need.total()), ", but its budget is ", FormatBytes(budget), " (short by ",
       FormatBytes(need.total() - budget), ")\n", "  on ", fb.device(), ":\n",
       "    weights      needed ", Bytes(need.weights), "\n", "    activations  needed ",
-      Bytes(need.activations), " (sum of node outputs)\n", "    workspace    needed ",
-      Bytes(need.workspace), " (", estimated, " nodes estimated, ", heuristic,
-      " by the 1.5x heuristic)\n", "    total        needed ", Bytes(need.total()), ", available ",
-      Bytes(budget), "\n");
+      Bytes(need.activations),
+      " (liveness-planned intermediates, copies and estimated workspaces, plus outputs)\n",
+      "    workspace    needed ", Bytes(need.workspace), " (the 1.5x heuristic for ", heuristic,
+      " nodes without an estimate; ", estimated, " estimated, planned with the activations)\n",
+      "    total        needed ", Bytes(need.total()), ", available ", Bytes(budget), "\n");
   for (size_t d = 0; d < devices.size(); ++d) {
     if (devices[d].name == fb.device()) continue;
     const int n =
@@ -118,7 +119,7 @@ struct Partitioning {
   // Offers one node to device d; true when it took it. `need`: the node's cost there.
   bool Offer(size_t d, int node, uint64_t* need) {
     NodeCost c = accountants[d].AddPending(node);
-    *need = c.cost.total();
+    *need = accountants[d].pending().total();
     if (!accountants[d].PendingFits()) {
       accountants[d].DiscardPending();
       return false;

@@ -5,6 +5,7 @@
 
 #include "engine/data_type.h"
 #include "engine/shape.h"
+#include "partition/device.h"
 
 namespace inferd::partition {
 
@@ -31,7 +32,13 @@ std::optional<uint64_t> StaticValueBytes(const engine::Value& value) {
 ResourceAccountant::ResourceAccountant(const engine::Graph& graph,
                                        const engine::WorkspaceEstimator& estimator,
                                        std::string device, std::optional<uint64_t> budget_bytes)
-    : graph_(&graph), estimator_(&estimator), device_(std::move(device)), budget_(budget_bytes) {}
+    : graph_(&graph),
+      estimator_(&estimator),
+      device_(std::move(device)),
+      budget_(budget_bytes),
+      host_device_(IsHostDevice(device_)),
+      node_device_(graph.nodes.size(), kUnassigned),
+      workspace_(graph.nodes.size()) {}
 
 NodeCost ResourceAccountant::AddPending(int node_index) {
   const engine::Node& node = graph_->nodes[node_index];
@@ -57,23 +64,92 @@ NodeCost ResourceAccountant::AddPending(int node_index) {
       estimator_->EstimateWorkspace(*graph_, node_index, device_);
   out.workspace_estimated = workspace.has_value();
   out.cost = ComputeNodeCostForBudget(base, workspace);
-  pending_ += out.cost;
+  workspace_[node_index] = workspace;
+  node_device_[node_index] = 0;
+  pending_nodes_.push_back(node_index);
+  pending_sums_.weights = SaturatingAdd(pending_sums_.weights, out.cost.weights);
+  if (!workspace) {
+    pending_sums_.workspace = SaturatingAdd(pending_sums_.workspace, out.cost.workspace);
+  }
+  proposed_valid_ = false;
   return out;
 }
 
-bool ResourceAccountant::PendingFits() const {
-  return !budget_ || SaturatingAdd(committed_.total(), pending_.total()) <= *budget_;
+ResourceCost ResourceAccountant::Charge(bool with_pending, ActivationCharge* plan) {
+  ResourceCost c = committed_sums_;
+  if (with_pending) {
+    c.weights = SaturatingAdd(c.weights, pending_sums_.weights);
+    c.workspace = SaturatingAdd(c.workspace, pending_sums_.workspace);
+  }
+  // The plan reads node_device_, which holds the pending nodes: take them out for the
+  // committed-only plan.
+  if (!with_pending) {
+    for (int n : pending_nodes_) node_device_[n] = kUnassigned;
+  }
+  *plan = PlanDeviceActivations(*graph_, 0, host_device_, node_device_, workspace_);
+  if (!with_pending) {
+    for (int n : pending_nodes_) node_device_[n] = 0;
+  }
+  c.activations = plan->total();
+  return c;
+}
+
+const ResourceCost& ResourceAccountant::committed() {
+  if (!committed_valid_) {
+    committed_ = Charge(/*with_pending=*/false, &committed_plan_);
+    committed_valid_ = true;
+  }
+  return committed_;
+}
+
+const ActivationCharge& ResourceAccountant::committed_activations() {
+  committed();
+  return committed_plan_;
+}
+
+ResourceCost ResourceAccountant::pending() {
+  if (!proposed_valid_) {
+    proposed_ = Charge(/*with_pending=*/true, &proposed_plan_);
+    proposed_valid_ = true;
+  }
+  const ResourceCost& now = committed();
+  auto over = [](uint64_t a, uint64_t b) { return a > b ? a - b : 0; };
+  return ResourceCost{over(proposed_.weights, now.weights),
+                      over(proposed_.activations, now.activations),
+                      over(proposed_.workspace, now.workspace)};
+}
+
+bool ResourceAccountant::PendingFits() {
+  if (!budget_) return true;
+  if (!proposed_valid_) pending();
+  return proposed_.total() <= *budget_;
 }
 
 void ResourceAccountant::CommitPending() {
-  committed_ += pending_;
+  committed_sums_.weights = SaturatingAdd(committed_sums_.weights, pending_sums_.weights);
+  committed_sums_.workspace = SaturatingAdd(committed_sums_.workspace, pending_sums_.workspace);
   committed_weights_.insert(pending_weights_.begin(), pending_weights_.end());
-  DiscardPending();
+  // The proposal, when it was planned, is the new committed charge; else plan when asked.
+  committed_valid_ = proposed_valid_;
+  if (proposed_valid_) {
+    committed_ = proposed_;
+    committed_plan_ = proposed_plan_;
+  }
+  pending_nodes_.clear();
+  pending_sums_ = ResourceCost();
+  pending_weights_.clear();
+  proposed_valid_ = false;
 }
 
 void ResourceAccountant::DiscardPending() {
-  pending_ = ResourceCost();
+  for (int n : pending_nodes_) {
+    node_device_[n] = kUnassigned;
+    workspace_[n] = std::nullopt;
+  }
+  pending_nodes_.clear();
+  pending_sums_ = ResourceCost();
   pending_weights_.clear();
+  proposed_valid_ = false;
 }
 
 }  // namespace inferd::partition
