@@ -152,4 +152,76 @@ void ResourceAccountant::DiscardPending() {
   proposed_valid_ = false;
 }
 
+size_t ResourceAccountant::CommitFittingRun(absl::Span<const std::vector<int>> units,
+                                            std::vector<NodeCost>* costs) {
+  // pass 1: every node's cost in offer order (a weight counts at its first reader); the sums of
+  // weights and heuristic workspace after each unit.
+  std::vector<uint64_t> weights(units.size() + 1, committed_sums_.weights);
+  std::vector<uint64_t> heuristic(units.size() + 1, committed_sums_.workspace);
+  std::vector<NodeCost> all;
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (int node : units[u]) all.push_back(AddPending(node));
+    weights[u + 1] = SaturatingAdd(committed_sums_.weights, pending_sums_.weights);
+    heuristic[u + 1] = SaturatingAdd(committed_sums_.workspace, pending_sums_.workspace);
+  }
+  const std::vector<int> offered = pending_nodes_;
+  const std::vector<std::optional<uint64_t>> estimates = [&] {
+    std::vector<std::optional<uint64_t>> e;
+    for (int n : offered) e.push_back(workspace_[n]);
+    return e;
+  }();
+  DiscardPending();
+  // pass 2: the number of units to take.
+  size_t taken = units.size();
+  if (budget_) {
+    std::vector<size_t> first_node(units.size() + 1, 0);  // index into `offered`
+    for (size_t u = 0; u < units.size(); ++u) first_node[u + 1] = first_node[u] + units[u].size();
+    auto fits = [&](size_t k) {
+      if (k == 0) return true;
+      for (size_t j = 0; j < offered.size(); ++j) {
+        node_device_[offered[j]] = j < first_node[k] ? 0 : kUnassigned;
+        workspace_[offered[j]] = estimates[j];
+      }
+      const ActivationCharge plan =
+          PlanDeviceActivations(*graph_, 0, host_device_, node_device_, workspace_);
+      const uint64_t total = SaturatingAdd(SaturatingAdd(weights[k], heuristic[k]), plan.total());
+      return total <= *budget_;
+    };
+    size_t lo = 0, hi = units.size() + 1;  // fits(lo); hi: fails, or one past the end
+    for (size_t probe = 1; probe <= units.size(); probe *= 2) {
+      if (!fits(probe)) {
+        hi = probe;
+        break;
+      }
+      lo = probe;
+    }
+    if (hi > units.size() && lo < units.size()) {
+      if (fits(units.size())) {
+        lo = units.size();
+      } else {
+        hi = units.size();
+      }
+    }
+    while (hi - lo > 1 && hi <= units.size()) {
+      const size_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    taken = lo;
+    for (int n : offered) {
+      node_device_[n] = kUnassigned;
+      workspace_[n] = std::nullopt;
+    }
+  }
+  // pass 3: commit the taken units as offers would have.
+  size_t n = 0;
+  for (size_t u = 0; u < taken; ++u) {
+    for (int node : units[u]) {
+      AddPending(node);
+      costs->push_back(all[n++]);
+    }
+  }
+  CommitPending();
+  return taken;
+}
+
 }  // namespace inferd::partition

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "base/checked_math.h"
 #include "engine/graph.h"
 #include "engine/workspace_estimate.h"
@@ -94,6 +95,15 @@ class ResourceAccountant {
   bool PendingFits();
   void CommitPending();
   void DiscardPending();
+
+  // Offers `units` (runs of node indices: single nodes, or whole layers) in order and commits the
+  // leading ones that fit: units[0, k) where the charge with k units fits the budget and with
+  // k + 1 would not (all of them without a budget). Nothing may be pending. Planned O(log units)
+  // times (galloping, then bisection) rather than once per unit, so a device with a budget that
+  // takes thousands of nodes one by one stays fast; the charge grows with the units in practice,
+  // and where it did not, the k found still fits with the next unit not fitting. Returns k;
+  // `costs` receives the NodeCost of each node of the taken units, in order.
+  size_t CommitFittingRun(absl::Span<const std::vector<int>> units, std::vector<NodeCost>* costs);
 
   // The device's charge for its committed nodes, and what the pending ones would add to it
   // (per category, never negative: a pending producer can make a counted copy unnecessary).

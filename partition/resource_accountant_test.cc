@@ -178,6 +178,46 @@ TEST(ResourceAccountantTest, UnknownShapesCountZeroAndAreFlagged) {
   EXPECT_EQ(StaticValueBytes(g.values[g.FindValue("y")]), std::nullopt);
 }
 
+// x -> Add(prev, w_i) for 6 nodes: each weight and output 1 KiB; with an estimate of 0, k > 1
+// nodes charge k KiB of weights + 2 KiB planned (two outputs live at a time).
+TEST(ResourceAccountantTest, CommitFittingRunTakesTheLeadingUnitsThatFit) {
+  GraphBuilder b;
+  b.Input("x", {256});
+  std::string prev = "x";
+  std::vector<std::vector<int>> singles;
+  for (int i = 0; i < 6; ++i) {
+    const std::string w = "w" + std::to_string(i), out = "y" + std::to_string(i);
+    b.Weight(w, {256});
+    singles.push_back({b.Node("n" + std::to_string(i), "Add", {prev, w}, {out}, {256})});
+    prev = out;
+  }
+  b.Output(prev);
+  engine::Graph& g = b.graph();
+  testing::FakeEstimator registry;
+  ASSERT_TRUE(registry.Register(FakeDef("Add", "cpu", 0)).ok());
+  // 5 KiB: three nodes (3 + 2 KiB); the fourth would make 6 KiB.
+  ResourceAccountant acct(g, registry, "cpu:1", 5 * kKiB);
+  std::vector<NodeCost> costs;
+  EXPECT_EQ(acct.CommitFittingRun(singles, &costs), 3u);
+  ASSERT_EQ(costs.size(), 3u);
+  EXPECT_EQ(costs[2].cost.weights, kKiB);
+  EXPECT_EQ(acct.committed().total(), 5 * kKiB);
+  // The rest offered again: nothing more fits.
+  costs.clear();
+  EXPECT_EQ(acct.CommitFittingRun(absl::MakeConstSpan(singles).subspan(3), &costs), 0u);
+  EXPECT_TRUE(costs.empty());
+  // Units of two nodes: two units are 4 + 2 KiB, over 5 KiB: one unit.
+  ResourceAccountant pairs(g, registry, "cpu:1", 5 * kKiB);
+  costs.clear();
+  EXPECT_EQ(pairs.CommitFittingRun({{0, 1}, {2, 3}, {4, 5}}, &costs), 1u);
+  EXPECT_EQ(costs.size(), 2u);
+  // Without a budget, everything.
+  ResourceAccountant all(g, registry, "cpu:0", std::nullopt);
+  costs.clear();
+  EXPECT_EQ(all.CommitFittingRun(singles, &costs), 6u);
+  EXPECT_EQ(all.committed().weights, 6 * kKiB);
+}
+
 // A value lives to its last reader on the device; to the copy before another device's first
 // reader; to an unassigned reader itself (a partial partition is never charged less than the
 // final one). A graph input is borrowed on a host device and an upload elsewhere.
