@@ -126,6 +126,9 @@ TEST_F(PartitionedRun, PerDeviceArenaAccountingMatchesThePlan) {
     ASSERT_NE(r, nullptr);
     EXPECT_EQ(dp.nodes, r->nodes + r->copies_in);
     EXPECT_LE(dp.block_bytes, r->accounted.total()) << "planned peak above the accounted bytes";
+    // The partition planned the block as the engine then did: never smaller.
+    EXPECT_GE(r->activation_peak_bytes, dp.block_bytes);
+    EXPECT_LE(static_cast<double>(r->activation_peak_bytes), 1.05 * dp.block_bytes);
   }
 }
 
