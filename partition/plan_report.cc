@@ -176,8 +176,8 @@ std::string DevicesSection(const std::vector<DeviceReport>& devices) {
       &out,
       "  * fallback device. accounted = weights + activations + workspace: what budgets are "
       "checked against.\n"
-      "  activations = liveness-planned block of intermediates, incoming copies and estimated "
-      "workspaces (at its arena size class) + the graph outputs made there",
+      "  activations = liveness-planned block of intermediates, incoming copies and estimated\n"
+      "  workspaces (at its arena size class) + the graph outputs made there",
       any_unknown ? "; (?) = some shape unknown, counted as 0" : "",
       ".\n  workspace = the 1.5x heuristic, for nodes whose kernel has no estimate.\n"
       "  measured = weights + the engine's arena peaks for one run, once its kernels are made.\n");
