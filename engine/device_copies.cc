@@ -2,6 +2,8 @@
 
 #include <cassert>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -71,6 +73,7 @@ absl::StatusOr<int> InsertDeviceCopies(Graph& g) {
   for (const Node& n : g.nodes) node_device.push_back(n.device);
   const std::vector<partition::BoundaryCopy> copies = partition::FindBoundaryCopies(g, node_device);
   std::map<std::pair<int, std::string>, int> copy_of;  // (value, device) -> the copy's value
+  std::vector<std::pair<int, Node>> copy_nodes;        // (first reader, copy node)
   for (const partition::BoundaryCopy& c : copies) {
     if (c.from == "host") {
       return absl::UnimplementedError(absl::StrCat("input '", c.value_name, "' would have to be ",
@@ -94,9 +97,21 @@ absl::StatusOr<int> InsertDeviceCopies(Graph& g) {
     node.inputs = {c.value};
     node.outputs = {out};
     node.device = c.to;
-    g.nodes.push_back(std::move(node));
+    copy_nodes.emplace_back(c.first_reader, std::move(node));
     copy_of[{c.value, c.to}] = out;
   }
+  // Each copy just before its first reader (the copies are sorted by first reader), so that it
+  // lives no longer than it must and the order is the one the partitioner planned.
+  std::vector<Node> nodes;
+  nodes.reserve(g.nodes.size() + copy_nodes.size());
+  size_t next_copy = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    while (next_copy < copy_nodes.size() && copy_nodes[next_copy].first == static_cast<int>(i)) {
+      nodes.push_back(std::move(copy_nodes[next_copy++].second));
+    }
+    nodes.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(nodes);
   for (Node& n : g.nodes) {
     if (n.op_type == kDeviceCopyOp && n.domain == kInferdDomain) continue;
     auto rewire = [&](int& input) {

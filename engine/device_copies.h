@@ -3,7 +3,8 @@
 // of their own device's arenas. Which copies exist is the partitioner's decision
 // (partition::FindBoundaryCopies: one per value and reading device; graph inputs and weights are
 // host memory that host devices read in place); this file makes them nodes, named
-// "<value>/copy_to_<device>", and provides the host-to-host copy kernel.
+// "<value>/copy_to_<device>", each just before its first reader (where the partitioner's plan
+// of the device's activations puts it), and provides the host-to-host copy kernel.
 #ifndef INFERD_ENGINE_DEVICE_COPIES_H_
 #define INFERD_ENGINE_DEVICE_COPIES_H_
 

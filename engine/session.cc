@@ -17,6 +17,7 @@
 #include "engine/registry_workspace_estimator.h"
 #include "engine/rewrites.h"
 #include "memory/system_allocator.h"
+#include "partition/activation_plan.h"
 #include "partition/budget_recheck.h"
 #include "partition/partitioner.h"
 
@@ -172,6 +173,28 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
 
 void Session::RecheckBudgets() {
   if (!plan_->is_static()) return;  // declared workspaces depend on run-time shapes
+  // What each device will hold, now that the plan is made: its weights, the block at the size
+  // class its execution arena allocates, each output at its IOArena size class, the subgraphs.
+  std::vector<uint64_t> outputs(plan_->devices().size(), 0);
+  for (size_t v = 0; v < plan_->values().size(); ++v) {
+    const ValuePlan& vp = plan_->values()[v];
+    if (vp.root != static_cast<int>(v) || vp.role != AllocationRole::kIO) continue;
+    const int64_t bytes = StaticBytes(graph_.values[v]);
+    if (bytes > 0) {
+      outputs[vp.device] = SaturatingAdd<uint64_t>(
+          outputs[vp.device], partition::ArenaCapacity(static_cast<uint64_t>(bytes)));
+    }
+  }
+  for (size_t d = 0; d < plan_->devices().size(); ++d) {
+    const DevicePlan& dp = plan_->devices()[d];
+    for (partition::DeviceReport& r : partition_report_.devices) {
+      if (r.device != dp.name) continue;
+      uint64_t measured =
+          SaturatingAdd<uint64_t>(r.accounted.weights, partition::ArenaCapacity(dp.block_bytes));
+      measured = SaturatingAdd<uint64_t>(measured, outputs[d]);
+      r.measured_bytes = SaturatingAdd<uint64_t>(measured, dp.subgraph_bytes);
+    }
+  }
   std::vector<partition::DeclaredWorkspace> declared;
   declared.reserve(plan_->steps().size());
   for (const PlanStep& step : plan_->steps()) {

@@ -79,7 +79,9 @@ RecheckResult RecheckBudgets(const PlanReport& report,
         grown.emplace_back(declared[k].bytes - counted, declared[k].node);
       }
     }
-    r.after = static_cast<uint64_t>(std::max<int64_t>(total, 0));
+    // The engine's own figure where it planned the device; else the counted workspaces replaced.
+    r.after =
+        d.measured_bytes ? *d.measured_bytes : static_cast<uint64_t>(std::max<int64_t>(total, 0));
     if (r.budget_bytes && r.after > *r.budget_bytes) {
       result.warnings.push_back(OverBudgetWarning(r, std::move(grown)));
     }

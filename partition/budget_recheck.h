@@ -1,8 +1,10 @@
 // RecheckBudgets: the budget re-check once the kernels are made. The partition counted each
 // node's workspace from its kernel's estimate (or the 1.5x heuristic) before any kernel existed;
-// a made kernel declares its exact workspace (OpKernel::DeclareWorkspaceRequirements). The
-// re-check replaces, on each device, the counted workspace of every node by the declared one and
-// warns where a device's total now exceeds its budget, naming the nodes whose workspace grew.
+// a made kernel declares its exact workspace (OpKernel::DeclareWorkspaceRequirements). A device
+// needs, after the re-check, what the engine measured for it (DeviceReport::measured_bytes: its
+// weights and the arena peaks of its static plan) when the session set it, else its accounted
+// total with the counted workspace of every node replaced by the declared one; the re-check
+// warns where that exceeds the device's budget, naming the nodes whose workspace grew.
 // It only warns: the engine adds the warnings to the partition report (Session::Create).
 //
 // A declared node is matched to the report's node of the same name, else to the node its name

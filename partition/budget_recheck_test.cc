@@ -50,6 +50,24 @@ TEST(BudgetRecheckTest, DeclaredAsEstimatedGivesNoWarning) {
   EXPECT_EQ(unchanged.devices[0].after, t.planned);
 }
 
+// Where the session measured a device (its static plan, kernels made), that figure is the one
+// checked against the budget.
+TEST(BudgetRecheckTest, MeasuredBytesAreWhatTheDeviceNeeds) {
+  TwoNodeReport t;
+  const std::vector<DeclaredWorkspace> same = {{"/m/layers.0/mm", "cpu:1", 0},
+                                               {"/m/layers.0/add", "cpu:1", 0}};
+  t.report.devices[0].measured_bytes = t.planned;
+  RecheckResult fits = RecheckBudgets(t.report, same);
+  EXPECT_TRUE(fits.warnings.empty());
+  EXPECT_EQ(fits.devices[0].after, t.planned);
+  t.report.devices[0].measured_bytes = t.budget + 1;
+  RecheckResult over = RecheckBudgets(t.report, same);
+  EXPECT_EQ(over.devices[0].after, t.budget + 1);
+  ASSERT_EQ(over.warnings.size(), 1u);
+  EXPECT_NE(over.warnings[0].find("over its budget of 20.0 KiB by 1 B"), std::string::npos)
+      << over.warnings[0];
+}
+
 // The fused node ("<original>/MatMulAddFusion", which the partition did not see) declares a
 // large workspace: it takes the place of its original's estimate, and the device goes over.
 TEST(BudgetRecheckTest, WarnsWhenAFusedNodeOutgrowsTheBudget) {

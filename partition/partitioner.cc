@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 
 namespace inferd::partition {
 namespace {
@@ -71,11 +72,11 @@ std::string SomeNames(const engine::Graph& graph, const std::vector<int>& nodes)
 }
 
 // The refusal: what the fallback must hold, by category, against its budget.
-absl::Status Refuse(const ResourceAccountant& fb, const std::vector<DeviceSpec>& devices,
-                    const std::vector<ResourceAccountant>& accountants,
+absl::Status Refuse(ResourceAccountant& fb, const std::vector<DeviceSpec>& devices,
+                    std::vector<ResourceAccountant>& accountants,
                     const std::vector<std::string>& node_device,
                     const std::vector<NodeCost>& costs) {
-  const ResourceCost& need = fb.committed();
+  const ResourceCost need = fb.committed();
   const uint64_t budget = *fb.budget_bytes();
   int estimated = 0, heuristic = 0;
   for (size_t i = 0; i < node_device.size(); ++i) {
@@ -87,10 +88,11 @@ absl::Status Refuse(const ResourceAccountant& fb, const std::vector<DeviceSpec>&
       FormatBytes(need.total()), ", but its budget is ", FormatBytes(budget), " (short by ",
       FormatBytes(need.total() - budget), ")\n", "  on ", fb.device(), ":\n",
       "    weights      needed ", Bytes(need.weights), "\n", "    activations  needed ",
-      Bytes(need.activations), " (sum of node outputs)\n", "    workspace    needed ",
-      Bytes(need.workspace), " (", estimated, " nodes estimated, ", heuristic,
-      " by the 1.5x heuristic)\n", "    total        needed ", Bytes(need.total()), ", available ",
-      Bytes(budget), "\n");
+      Bytes(need.activations),
+      " (liveness-planned intermediates, copies and estimated workspaces, plus outputs)\n",
+      "    workspace    needed ", Bytes(need.workspace), " (the 1.5x heuristic for ", heuristic,
+      " nodes without an estimate; ", estimated, " estimated, planned with the activations)\n",
+      "    total        needed ", Bytes(need.total()), ", available ", Bytes(budget), "\n");
   for (size_t d = 0; d < devices.size(); ++d) {
     if (devices[d].name == fb.device()) continue;
     const int n =
@@ -115,18 +117,22 @@ struct Partitioning {
     plan.layers = LayerDetector(config.layer_prefixes);
   }
 
-  // Offers one node to device d; true when it took it. `need`: the node's cost there.
-  bool Offer(size_t d, int node, uint64_t* need) {
-    NodeCost c = accountants[d].AddPending(node);
-    *need = c.cost.total();
-    if (!accountants[d].PendingFits()) {
-      accountants[d].DiscardPending();
-      return false;
+  // Gives device d the taken units, each node with its cost there.
+  void Assign(size_t d, absl::Span<const std::vector<int>> taken, const std::vector<NodeCost>& c) {
+    size_t k = 0;
+    for (const std::vector<int>& unit : taken) {
+      for (int node : unit) {
+        plan.node_device[node] = plan.devices[d].name;
+        plan.node_costs[node] = c[k++];
+      }
     }
-    accountants[d].CommitPending();
-    plan.node_device[node] = plan.devices[d].name;
-    plan.node_costs[node] = c;
-    return true;
+  }
+  // What `unit` would add to device d's charge (it did not fit).
+  uint64_t Need(size_t d, const std::vector<int>& unit) {
+    for (int node : unit) accountants[d].AddPending(node);
+    const uint64_t need = accountants[d].pending().total();
+    accountants[d].DiscardPending();
+    return need;
   }
   int num_nodes() const { return static_cast<int>(graph.nodes.size()); }
 
@@ -205,25 +211,26 @@ void PlaceByRules(Partitioning& p) {
     std::stable_sort(order.begin(), order.end());
     ResourceAccountant& acct = p.accountants[d];
     const std::string& device = p.plan.devices[d].name;
-    for (size_t k = 0; k < order.size(); ++k) {
-      if (acct.stopped()) {
-        p.plan.warnings.push_back(absl::StrCat(device, " is full (budget reached): the ",
-                                               order.size() - k, " nodes of rule ", r + 1,
-                                               " go to ", fallback));
-        break;
-      }
-      const int node = order[k].second;
-      uint64_t need = 0;
-      if (p.Offer(d, node, &need)) continue;
-      acct.Stop();
-      p.plan.warnings.push_back(absl::StrCat(
-          device, ": budget of ", FormatBytes(*acct.budget_bytes()), " reached at node '",
-          p.graph.nodes[node].name, "' (rule ", r + 1, "), which needs ", FormatBytes(need),
-          " with ", FormatBytes(*acct.budget_bytes() - acct.committed().total()),
-          " left; it and the ", order.size() - k - 1, " later nodes of rule ", r + 1, " go to ",
-          fallback));
-      break;
+    if (acct.stopped()) {
+      p.plan.warnings.push_back(absl::StrCat(device, " is full (budget reached): the ",
+                                             order.size(), " nodes of rule ", r + 1, " go to ",
+                                             fallback));
+      continue;
     }
+    std::vector<std::vector<int>> singles;
+    for (const auto& [pattern, node] : order) singles.push_back({node});
+    std::vector<NodeCost> costs;
+    const size_t k = acct.CommitFittingRun(singles, &costs);
+    p.Assign(d, absl::MakeConstSpan(singles).first(k), costs);
+    if (k == singles.size()) continue;
+    const uint64_t need = p.Need(d, singles[k]);
+    acct.Stop();
+    p.plan.warnings.push_back(absl::StrCat(
+        device, ": budget of ", FormatBytes(*acct.budget_bytes()), " reached at node '",
+        p.graph.nodes[singles[k][0]].name, "' (rule ", r + 1, "), which needs ", FormatBytes(need),
+        " with ", FormatBytes(*acct.budget_bytes() - acct.committed().total()),
+        " left; it and the ", order.size() - k - 1, " later nodes of rule ", r + 1, " go to ",
+        fallback));
   }
 }
 
@@ -292,22 +299,16 @@ void FillDevice(Partitioning& p, size_t d, const Units& units, size_t& next) {
   const std::string& device = p.plan.devices[d].name;
   const size_t first = next;
   std::string stop;  // why the device stopped, when it did
-  for (; next < units.nodes.size(); ++next) {
-    std::vector<NodeCost> unit_costs;
-    for (int i : units.nodes[next]) unit_costs.push_back(acct.AddPending(i));
-    const uint64_t need = acct.pending().total();
-    if (!acct.PendingFits()) {
-      acct.DiscardPending();
-      acct.Stop();
-      stop = absl::StrCat(units.names[next], ", which needs ", FormatBytes(need), " with ",
-                          FormatBytes(*acct.budget_bytes() - acct.committed().total()), " left");
-      break;
-    }
-    acct.CommitPending();
-    for (size_t k = 0; k < units.nodes[next].size(); ++k) {
-      p.plan.node_device[units.nodes[next][k]] = device;
-      p.plan.node_costs[units.nodes[next][k]] = unit_costs[k];
-    }
+  const absl::Span<const std::vector<int>> offered = absl::MakeConstSpan(units.nodes).subspan(next);
+  std::vector<NodeCost> costs;
+  const size_t k = acct.CommitFittingRun(offered, &costs);
+  p.Assign(d, offered.first(k), costs);
+  next += k;
+  if (next < units.nodes.size()) {
+    const uint64_t need = p.Need(d, units.nodes[next]);
+    acct.Stop();
+    stop = absl::StrCat(units.names[next], ", which needs ", FormatBytes(need), " with ",
+                        FormatBytes(*acct.budget_bytes() - acct.committed().total()), " left");
   }
   if (next == first && !stop.empty()) {
     p.plan.warnings.push_back(

@@ -13,7 +13,9 @@
 //     outside any layer is a unit of its own), so the split lands on a layer boundary; the rest
 //     goes to the fallback.
 //   - neither: every node on the fallback device.
-// Costs come from ResourceAccountant (outputs + weights counted once per device + workspace).
+// Costs come from ResourceAccountant (weights counted once per device + the liveness-planned
+// activations, as the engine will lay them out + the heuristic workspace of nodes whose kernel
+// has no estimate).
 // The fallback device must hold what is left within its budget; otherwise Partition refuses the
 // model (RESOURCE_EXHAUSTED) with needed vs available bytes by category.
 //

@@ -21,8 +21,9 @@ bool Contains(absl::string_view text, absl::string_view part) {
   return text.find(part) != absl::string_view::npos;
 }
 
-// x[1,256] -> /model/layers.i/Add(prev, w_i) for i < n, each weight and output 1 KiB: with an
-// exact workspace estimate of 0 every node costs exactly 2 KiB on a device.
+// x[1,256] -> /model/layers.i/Add(prev, w_i) for i < n, each weight and output 1 KiB. With an
+// exact workspace estimate of 0, a run of k > 1 nodes on a device costs k KiB of weights plus
+// 2 KiB of planned activations (an output and the next are live together; x is borrowed).
 class AddChainGraph {
  public:
   explicit AddChainGraph(int n) {
@@ -59,24 +60,28 @@ TEST(PartitionerTest, BudgetCutoffLandsWhereTheArithmeticSays) {
   testing::FakeEstimator registry = ExactAddRegistry();
   PartitionConfig config;
   config.name_rules = "cpu:1(layers.)";
-  // 5 KiB: two 2 KiB nodes fit (4 KiB), the third would make 6 KiB.
+  // 5 KiB: three nodes fit (3 KiB weights + 2 KiB planned), the fourth would make 6 KiB.
   config.devices = {{"cpu:1", 5 * kKiB}, {"cpu:0", std::nullopt}};
   absl::StatusOr<PartitionResult> r = Partition(m->graph(), registry, config);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Devices(*r),
-            (std::vector<std::string>{"cpu:1", "cpu:1", "cpu:0", "cpu:0", "cpu:0", "cpu:0"}));
-  EXPECT_EQ(r->report.FindDevice("cpu:1")->accounted.total(), 4 * kKiB);
+            (std::vector<std::string>{"cpu:1", "cpu:1", "cpu:1", "cpu:0", "cpu:0", "cpu:0"}));
+  const DeviceReport* cpu1 = r->report.FindDevice("cpu:1");
+  EXPECT_EQ(cpu1->accounted.weights, 3 * kKiB);
+  EXPECT_EQ(cpu1->accounted.activations, 2 * kKiB);  // not the 3 KiB sum of its outputs
+  EXPECT_EQ(cpu1->activation_sum_bytes, 3 * kKiB);
+  EXPECT_EQ(cpu1->accounted.total(), 5 * kKiB);
   ASSERT_EQ(r->report.warnings.size(), 1u);
   EXPECT_EQ(r->report.warnings[0],
-            "cpu:1: budget of 5.0 KiB reached at node '/model/layers.2/Add' (rule 1), which needs "
-            "2.0 KiB with 1.0 KiB left; it and the 3 later nodes of rule 1 go to cpu:0");
-  // Exactly 6 KiB: the third node fits to the byte.
+            "cpu:1: budget of 5.0 KiB reached at node '/model/layers.3/Add' (rule 1), which needs "
+            "1.0 KiB with 0 B left; it and the 2 later nodes of rule 1 go to cpu:0");
+  // Exactly 6 KiB: the fourth node fits to the byte.
   config.devices[0].budget_bytes = 6 * kKiB;
   r = Partition(m->graph(), registry, config);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(std::count(r->node_device.begin(), r->node_device.end(), "cpu:1"), 3);
+  EXPECT_EQ(std::count(r->node_device.begin(), r->node_device.end(), "cpu:1"), 4);
   EXPECT_EQ(r->report.FindDevice("cpu:1")->headroom_bytes(), 0);
-  // Without the estimate, the 1.5x heuristic: 3 KiB a node, so 6 KiB holds two.
+  // Without the estimate, the 1.5x heuristic adds 1 KiB a node on top: 6 KiB holds two.
   testing::FakeEstimator empty;
   r = Partition(m->graph(), empty, config);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -102,9 +107,10 @@ TEST(PartitionerTest, RulesOfferNodesInPatternOrder) {
   std::unique_ptr<AddChainGraph> m = AddChain(4);
   testing::FakeEstimator registry = ExactAddRegistry();
   PartitionConfig config;
-  // Layer 3 is offered first, then 2, 1, 0: the budget of two nodes keeps layers 3 and 2.
+  // Layer 3 is offered first, then 2, 1, 0. Layers 3 and 2: 2 KiB weights, y3 (an output,
+  // 1 KiB) and y2 with the copy of y1 (2 KiB planned): 5 KiB; layer 1 would add 1 KiB.
   config.name_rules = "cpu:1(layers.3/, layers.2/, layers.1/, layers.0/)";
-  config.devices = {{"cpu:1", 4 * kKiB}};
+  config.devices = {{"cpu:1", 5 * kKiB}};
   absl::StatusOr<PartitionResult> r = Partition(m->graph(), registry, config);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Devices(*r), (std::vector<std::string>{"cpu:0", "cpu:0", "cpu:1", "cpu:1"}));
@@ -139,30 +145,31 @@ TEST(PartitionerTest, RefusesAModelTheFallbackCannotHold) {
   testing::FakeEstimator registry = ExactAddRegistry();
   PartitionConfig config;
   config.name_rules = "cpu:1(layers.[0-1]/)";
-  config.devices = {{"cpu:1", 4 * kKiB}, {"cpu:0", 7 * kKiB}};
+  config.devices = {{"cpu:1", 4 * kKiB}, {"cpu:0", 6 * kKiB}};
   absl::StatusOr<PartitionResult> r = Partition(m->graph(), registry, config);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   const std::string msg(r.status().message());
-  // Four nodes of 2 KiB are left for cpu:0: 8 KiB against 7 KiB.
+  // Four nodes are left for cpu:0: 4 KiB of weights, 2 KiB planned (the copy of y1, then
+  // y2..y4 two at a time) and the output y5 (1 KiB): 7 KiB against 6 KiB.
   EXPECT_TRUE(Contains(msg,
                        "the fallback device cpu:0 must hold every node the other devices "
-                       "did not take, which needs 8.0 KiB, but its budget is 7.0 KiB "
+                       "did not take, which needs 7.0 KiB, but its budget is 6.0 KiB "
                        "(short by 1.0 KiB)"))
       << msg;
   EXPECT_TRUE(Contains(msg, "weights      needed 4.0 KiB (4096 bytes)")) << msg;
-  EXPECT_TRUE(Contains(msg, "activations  needed 4.0 KiB (4096 bytes)")) << msg;
+  EXPECT_TRUE(Contains(msg, "activations  needed 3.0 KiB (3072 bytes)")) << msg;
   EXPECT_TRUE(Contains(msg,
-                       "workspace    needed 0 B (0 bytes) (4 nodes estimated, 0 by the "
-                       "1.5x heuristic)"))
+                       "workspace    needed 0 B (0 bytes) (the 1.5x heuristic for 0 nodes "
+                       "without an estimate; 4 estimated, planned with the activations)"))
       << msg;
   EXPECT_TRUE(Contains(msg,
-                       "total        needed 8.0 KiB (8192 bytes), available 7.0 KiB "
-                       "(7168 bytes)"))
+                       "total        needed 7.0 KiB (7168 bytes), available 6.0 KiB "
+                       "(6144 bytes)"))
       << msg;
   EXPECT_TRUE(Contains(msg, "cpu:1 took 2 nodes, 4.0 KiB of its 4.0 KiB budget")) << msg;
-  // One byte more than needed and it loads.
-  config.devices[1].budget_bytes = 8 * kKiB;
+  // Enough for what it needs and it loads.
+  config.devices[1].budget_bytes = 7 * kKiB;
   EXPECT_TRUE(Partition(m->graph(), registry, config).ok());
 }
 

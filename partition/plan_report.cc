@@ -6,8 +6,10 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "memory/memory_planner.h"
+#include "base/checked_math.h"
+#include "partition/activation_plan.h"
 
 namespace inferd::partition {
 namespace {
@@ -39,45 +41,6 @@ std::string Table(const std::vector<std::vector<std::string>>& rows, absl::strin
 std::string SignedBytes(int64_t bytes) {
   return bytes < 0 ? absl::StrCat("-", FormatBytes(static_cast<uint64_t>(-bytes)))
                    : FormatBytes(static_cast<uint64_t>(bytes));
-}
-
-// The activation peak of `device`: node outputs live from their producer to their last reader
-// (graph outputs to the end), incoming copies from their first to their last reader there.
-void PlanActivations(const PlanInputs& in, const std::vector<BoundaryCopy>& copies,
-                     DeviceReport& dev) {
-  const engine::Graph& g = *in.graph;
-  const int end = static_cast<int>(g.nodes.size());
-  memory::GreedyMemoryPlanner planner;
-  uint64_t naive = 0;
-  bool unknown = false;
-  for (int i = 0; i < end; ++i) {
-    if (in.node_device[i] != dev.device) continue;
-    for (int v : g.nodes[i].outputs) {
-      if (v < 0) continue;
-      const engine::Value& value = g.values[v];
-      const std::optional<uint64_t> bytes = StaticValueBytes(value);
-      if (!bytes) {
-        unknown = true;
-        continue;
-      }
-      int last = i;
-      for (const auto& [reader, input_index] : value.consumers) last = std::max(last, reader);
-      if (value.is_graph_output) last = end;
-      planner.AddBuffer(*bytes, i, last);
-      naive += *bytes;
-    }
-  }
-  for (const BoundaryCopy& c : copies) {
-    if (c.to != dev.device) continue;
-    if (!c.bytes_known) {
-      unknown = true;
-      continue;
-    }
-    planner.AddBuffer(c.bytes, c.first_reader, c.last_reader);
-    naive += c.bytes;
-  }
-  dev.activation_peak_planned = !unknown;
-  dev.activation_peak_bytes = unknown ? naive : planner.GetPeakBytes();
 }
 
 }  // namespace
@@ -145,7 +108,15 @@ PlanReport BuildPlanReport(const PlanInputs& in) {
     }
     r.nodes.push_back(std::move(n));
   }
-  // per device
+  // per device: node devices as indices into in.devices, and the estimated workspaces
+  std::vector<int> node_device(g.nodes.size(), kUnassigned);
+  std::vector<std::optional<uint64_t>> workspace(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (size_t d = 0; d < in.devices.size(); ++d) {
+      if (in.devices[d].name == in.node_device[i]) node_device[i] = static_cast<int>(d);
+    }
+    if (in.node_costs[i].workspace_estimated) workspace[i] = in.node_costs[i].cost.workspace;
+  }
   for (const DeviceSpec& spec : in.devices) {
     DeviceReport d;
     d.device = spec.name;
@@ -154,15 +125,27 @@ PlanReport BuildPlanReport(const PlanInputs& in) {
     for (const NodeReport& n : r.nodes) {
       if (n.device != d.device) continue;
       ++d.nodes;
-      d.accounted += n.cost.cost;
-      ++(n.cost.workspace_estimated ? d.workspace_estimated_nodes : d.workspace_heuristic_nodes);
+      d.accounted.weights = SaturatingAdd(d.accounted.weights, n.cost.cost.weights);
+      if (n.cost.workspace_estimated) {
+        ++d.workspace_estimated_nodes;
+      } else {
+        ++d.workspace_heuristic_nodes;
+        d.accounted.workspace = SaturatingAdd(d.accounted.workspace, n.cost.cost.workspace);
+      }
     }
     for (const BoundaryCopy& c : r.copies) {
       if (c.to != d.device) continue;
       ++d.copies_in;
       d.copy_in_bytes += c.bytes;
     }
-    PlanActivations(in, r.copies, d);
+    // The activations as the engine will plan them, with every node's device now known.
+    const ActivationCharge plan = PlanDeviceActivations(
+        g, static_cast<int>(r.devices.size()), IsHostDevice(d.device), node_device, workspace);
+    d.accounted.activations = plan.total();
+    d.activation_peak_bytes = plan.block_peak;
+    d.activation_peak_planned = !plan.shapes_unknown;
+    d.activation_sum_bytes = plan.output_sum;
+    d.estimated_workspace_bytes = plan.workspace_bytes;
     r.devices.push_back(std::move(d));
   }
   return r;
@@ -173,35 +156,45 @@ namespace {
 // The device table, its legend and where the workspaces came from.
 std::string DevicesSection(const std::vector<DeviceReport>& devices) {
   std::vector<std::vector<std::string>> rows = {{"device", "nodes", "weights", "activations",
-                                                 "act. peak", "workspace", "accounted", "budget",
+                                                 "workspace", "accounted", "measured", "budget",
                                                  "headroom"}};
-  bool any_naive = false;
+  bool any_unknown = false;
   for (const DeviceReport& d : devices) {
-    any_naive |= !d.activation_peak_planned;
+    any_unknown |= !d.activation_peak_planned;
     const std::optional<int64_t> headroom = d.headroom_bytes();
     rows.push_back({absl::StrCat(d.device, d.fallback ? "*" : ""), absl::StrCat(d.nodes),
-                    FormatBytes(d.accounted.weights), FormatBytes(d.accounted.activations),
-                    absl::StrCat(FormatBytes(d.activation_peak_bytes),
-                                 d.activation_peak_planned ? "" : " (sum)"),
+                    FormatBytes(d.accounted.weights),
+                    absl::StrCat(FormatBytes(d.accounted.activations),
+                                 d.activation_peak_planned ? "" : " (?)"),
                     FormatBytes(d.accounted.workspace), FormatBytes(d.accounted.total()),
+                    d.measured_bytes ? FormatBytes(*d.measured_bytes) : "-",
                     d.budget_bytes ? FormatBytes(*d.budget_bytes) : "none",
                     headroom ? SignedBytes(*headroom) : "-"});
   }
   std::string out = Table(rows, "lrrrrrrrr", "  ");
-  absl::StrAppend(&out,
-                  "  * fallback device. accounted = weights + activations (sum of node outputs) + "
-                  "workspace: what budgets are checked against.\n"
-                  "  act. peak = liveness-planned peak of node outputs and incoming copies",
-                  any_naive ? "; (sum) = shapes unknown, naive sum of the known sizes" : "", ".\n");
-  std::vector<std::string> sources;
+  absl::StrAppend(
+      &out,
+      "  * fallback device. accounted = weights + activations + workspace: what budgets are "
+      "checked against.\n"
+      "  activations = liveness-planned block of intermediates, incoming copies and estimated\n"
+      "  workspaces (at its arena size class) + the graph outputs made there",
+      any_unknown ? "; (?) = some shape unknown, counted as 0" : "",
+      ".\n  workspace = the 1.5x heuristic, for nodes whose kernel has no estimate.\n"
+      "  measured = weights + the engine's arena peaks for one run, once its kernels are made.\n");
   for (const DeviceReport& d : devices) {
     if (d.nodes == 0) continue;
-    sources.push_back(absl::StrCat(d.device, " ", d.workspace_estimated_nodes,
-                                   " kernel estimates / ", d.workspace_heuristic_nodes,
-                                   " by the 1.5x heuristic"));
-  }
-  if (!sources.empty()) {
-    absl::StrAppend(&out, "  workspace of nodes: ", absl::StrJoin(sources, "; "), "\n");
+    absl::StrAppend(&out, "  ", d.device, ": block peak ", FormatBytes(d.activation_peak_bytes),
+                    " (sum of node outputs ", FormatBytes(d.activation_sum_bytes),
+                    "; estimated workspaces ", FormatBytes(d.estimated_workspace_bytes),
+                    "; copies in ", FormatBytes(d.copy_in_bytes),
+                    "); workspace of nodes: ", d.workspace_estimated_nodes, " kernel estimates / ",
+                    d.workspace_heuristic_nodes, " by the 1.5x heuristic",
+                    d.measured_bytes && *d.measured_bytes > 0
+                        ? absl::StrFormat("; accounted / measured %.3f",
+                                          static_cast<double>(d.accounted.total()) /
+                                              static_cast<double>(*d.measured_bytes))
+                        : "",
+                    "\n");
   }
   return out;
 }

@@ -2,11 +2,13 @@
 // as data (the engine returns it; the admin RPC serves it) and as text an operator can read
 // (ToString, logged at load and printed by `inferctl plan`).
 //
-// Per device: nodes; *accounted* bytes, which budgets are checked against (weights +
-// activations, the sum of the node outputs + workspace, estimated or 1.5x heuristic); the
-// *activation peak*, the liveness-planned peak (memory::GreedyMemoryPlanner over the device's
-// node outputs and incoming copies, each live from its producer or copy to its last reader) or,
-// when some shape is unknown, the naive sum of the known sizes (said so); budget and headroom.
+// Per device: nodes; *accounted* bytes, which budgets are checked against: weights +
+// activations (the liveness-planned block of intermediates, incoming copies and estimated
+// workspaces at its arena size class, plus the graph outputs made there: PlanDeviceActivations,
+// with every node's device known) + workspace (the 1.5x heuristic of nodes whose kernel has no
+// estimate); the block's planned peak and, for comparison, the plain sum of the node outputs;
+// the *measured* bytes once the engine has made the kernels and its plan (weights + the arena
+// peaks of one run, set by the session); budget and headroom.
 // Per layer (LayerDetector): devices and accounted bytes. Boundary copies. Warnings.
 //
 // The budget re-check once kernels are made is partition/budget_recheck.h.
@@ -39,12 +41,17 @@ struct DeviceReport {
   bool fallback = false;
   std::optional<uint64_t> budget_bytes;
   int nodes = 0;
-  ResourceCost accounted;  // sums of the node costs on this device
-  uint64_t activation_peak_bytes = 0;
-  bool activation_peak_planned = true;  // false: shapes unknown, naive sum of the known sizes
-  int workspace_estimated_nodes = 0;    // workspace from the kernel's estimate
-  int workspace_heuristic_nodes = 0;    // workspace from the 1.5x heuristic
-  int copies_in = 0;                    // boundary copies made on this device
+  ResourceCost accounted;                  // what the budget is checked against
+  uint64_t activation_peak_bytes = 0;      // the block's planned peak (before its size class)
+  bool activation_peak_planned = true;     // false: some shape unknown, counted as 0
+  uint64_t activation_sum_bytes = 0;       // sum of the node outputs, unplanned (for comparison)
+  uint64_t estimated_workspace_bytes = 0;  // kernel estimates, planned inside the block
+  // Weights + the engine's arena peaks for one run (its static plan, kernels made): set by the
+  // session after load; nullopt before, or when shapes are dynamic.
+  std::optional<uint64_t> measured_bytes;
+  int workspace_estimated_nodes = 0;  // workspace from the kernel's estimate
+  int workspace_heuristic_nodes = 0;  // workspace from the 1.5x heuristic
+  int copies_in = 0;                  // boundary copies made on this device
   uint64_t copy_in_bytes = 0;
 
   // budget - accounted total (negative when over); nullopt without a budget.

@@ -1,18 +1,25 @@
-// ResourceAccountant: what nodes cost on one device, for memory budgets. The cost of a node is
-//   activations: its output bytes, from static shapes (for dynamic models the caller loads the
-//                graph with the maximum input shapes fixed; an unknown shape counts 0 and is
-//                reported);
-//   weights:     bytes of the initializers it reads that are not yet counted on this device (an
-//                initializer shared by several nodes counts once per device, on every device
-//                that uses it, since each device holds its own copy);
-//   workspace:   the kernel's estimate for this device (engine::WorkspaceEstimator; the engine's
-//                asks the kernel registered for the device's type) where there is one, else the
-//                heuristic: the whole cost is 1.5x the base (ComputeNodeCostForBudget).
-// Weights of a node on offer are *pending* until the caller commits them (the node was
-// accepted) or discards them (rejected), so a rejected node's weights are never counted.
+// ResourceAccountant: what the nodes given to one device will hold there, for memory budgets.
+// A device is charged
+//   weights:     bytes of the initializers its nodes read, each once per device (an initializer
+//                shared by several devices counts on every one, since each holds its own copy);
+//   activations: what its arenas will hold for one run, planned as the engine plans it
+//                (PlanDeviceActivations, partition/activation_plan.h): the liveness-planned block
+//                of intermediates, incoming copies and estimated workspaces at its arena size
+//                class, plus the graph outputs it makes; not the sum of every output;
+//   workspace:   for nodes whose kernel has no estimate only, the heuristic half of their base
+//                (weights + outputs), on top of the block (ComputeNodeCostForBudget). A kernel
+//                with an estimate (engine::WorkspaceEstimator; 0 for kernels that need none) has
+//                its workspace planned inside the block instead.
+// Static shapes are needed (for dynamic models the caller loads the graph with the maximum input
+// shapes fixed); an unknown size counts 0 and is reported.
+// Nodes on offer are *pending* until the caller commits them (accepted) or discards them
+// (rejected): a rejected node's weights and buffers are never counted. Nodes not yet given to any
+// device are assumed to read what they read until their own step, so the charge of a partial
+// assignment is never below the charge of the final one.
 //
-// One accountant per device; it reads the graph and the estimator, which must outlive it. Not
-// thread-safe (used by one partitioning pass).
+// One accountant per device; it reads the graph and the estimator, which must outlive it. The
+// plan is redone when a figure is asked for after an offer (O(nodes + planned buffers^2)); a
+// device without a budget is only planned when asked. Not thread-safe (one partitioning pass).
 //
 // Example:
 //   ResourceAccountant acct(graph, estimator, "cuda:0", /*budget=*/6ull << 30);
@@ -25,11 +32,14 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "base/checked_math.h"
 #include "engine/graph.h"
 #include "engine/workspace_estimate.h"
+#include "partition/activation_plan.h"
 
 namespace inferd::partition {
 
@@ -50,14 +60,15 @@ struct ResourceCost {
   }
 };
 
-// The budget cost of a node from its base cost (weights + activations) and, where the kernel has
-// one, its workspace estimate: with an estimate, base + estimate; without, the heuristic
-// ceil(1.5 x base), the extra half counted as workspace.
+// The cost of a node from its base cost (its new weights + its output bytes) and, where the
+// kernel has one, its workspace estimate: with an estimate, base + estimate; without, the
+// heuristic ceil(1.5 x base), the extra half counted as workspace. Per node, for reports; a
+// device's charge plans the outputs and estimated workspaces (ResourceAccountant).
 ResourceCost ComputeNodeCostForBudget(const ResourceCost& base,
                                       std::optional<uint64_t> workspace_estimate);
 
 struct NodeCost {
-  ResourceCost cost;
+  ResourceCost cost;  // weights: newly counted on its device; activations: its output bytes
   bool workspace_estimated = false;  // from the kernel's estimate (else the 1.5x heuristic)
   bool shapes_unknown = false;       // an output's shape is unknown: its bytes counted as 0
 };
@@ -80,13 +91,26 @@ class ResourceAccountant {
   // The cost of node `node` (an index into graph.nodes) offered as the next node on this
   // device; the initializers it is the first to read become pending.
   NodeCost AddPending(int node);
-  // True when committed + pending stays within the budget (always without a budget).
-  bool PendingFits() const;
+  // True when the charge with the pending nodes stays within the budget (always without one).
+  bool PendingFits();
   void CommitPending();
   void DiscardPending();
 
-  const ResourceCost& committed() const { return committed_; }
-  const ResourceCost& pending() const { return pending_; }
+  // Offers `units` (runs of node indices: single nodes, or whole layers) in order and commits the
+  // leading ones that fit: units[0, k) where the charge with k units fits the budget and with
+  // k + 1 would not (all of them without a budget). Nothing may be pending. Planned O(log units)
+  // times (galloping, then bisection) rather than once per unit, so a device with a budget that
+  // takes thousands of nodes one by one stays fast; the charge grows with the units in practice,
+  // and where it did not, the k found still fits with the next unit not fitting. Returns k;
+  // `costs` receives the NodeCost of each node of the taken units, in order.
+  size_t CommitFittingRun(absl::Span<const std::vector<int>> units, std::vector<NodeCost>* costs);
+
+  // The device's charge for its committed nodes, and what the pending ones would add to it
+  // (per category, never negative: a pending producer can make a counted copy unnecessary).
+  const ResourceCost& committed();
+  ResourceCost pending();
+  // The activation plan of the committed nodes.
+  const ActivationCharge& committed_activations();
 
   // Assignment to this device has stopped (its budget was reached); later offers go elsewhere.
   void Stop() { stopped_ = true; }
@@ -94,13 +118,25 @@ class ResourceAccountant {
 
  private:
   // Constant after construction.
+  // The charge of the committed nodes, with the pending ones when `with_pending`.
+  ResourceCost Charge(bool with_pending, ActivationCharge* plan);
+
   const engine::Graph* graph_;
   const engine::WorkspaceEstimator* estimator_;
   std::string device_;
   std::optional<uint64_t> budget_;
+  bool host_device_;
 
-  ResourceCost committed_, pending_;
+  // Weights and heuristic workspace add up node by node; activations are planned.
+  ResourceCost committed_sums_, pending_sums_;
   std::unordered_set<int> committed_weights_, pending_weights_;  // value indices
+  std::vector<int> node_device_;  // 0: committed or pending here; kUnassigned: not here
+  std::vector<int> pending_nodes_;
+  std::vector<std::optional<uint64_t>> workspace_;  // by node: the estimate, when offered here
+  // Cached charges; *_valid_ false after an offer, commit or discard changes them.
+  ResourceCost committed_, proposed_;
+  ActivationCharge committed_plan_, proposed_plan_;
+  bool committed_valid_ = true, proposed_valid_ = true;
   bool stopped_ = false;
 };
 

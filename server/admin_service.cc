@@ -74,6 +74,8 @@ void FillPartitionReport(const partition::PlanReport& r, adminpb::GetPartitionRe
     p->set_headroom_bytes(d->headroom_bytes().value_or(0));
     p->set_activation_bytes(d->accounted.activations);
     p->set_accounted_bytes(d->accounted.total());
+    p->set_measured_bytes(d->measured_bytes.value_or(0));
+    p->set_activation_sum_bytes(d->activation_sum_bytes);
   }
   // One entry per (layer, device), in graph order of the first node, from the node reports (a
   // layer split over two devices gets two entries with their own bytes). No named layer: none.

@@ -317,6 +317,12 @@ TEST_F(AdminServiceTest, SplitModelReportsEveryDevice) {
   EXPECT_EQ(d1.accounted_bytes(), d1.weight_bytes() + d1.activation_bytes() + d1.workspace_bytes());
   EXPECT_EQ(d1.headroom_bytes(), static_cast<int64_t>(d1.budget_bytes() - d1.accounted_bytes()));
   EXPECT_EQ(d1.activation_bytes(), r.FindDevice("cpu:1")->accounted.activations);
+  // Measured after load from the engine's static plan: never above what was accounted.
+  ASSERT_TRUE(r.FindDevice("cpu:1")->measured_bytes.has_value());
+  EXPECT_EQ(d1.measured_bytes(), *r.FindDevice("cpu:1")->measured_bytes);
+  EXPECT_GT(d1.measured_bytes(), d1.weight_bytes());
+  EXPECT_LE(d1.measured_bytes(), d1.accounted_bytes());
+  EXPECT_EQ(d1.activation_sum_bytes(), r.FindDevice("cpu:1")->activation_sum_bytes);
 
   adminpb::GetMemoryStatsRequest sreq;
   sreq.set_model("split");

@@ -1,5 +1,6 @@
 // RegisterCpuKernels: a sample of ops resolves for opsets 7..17 (or from the opset it appears
-// in), with the right element types and a workspace estimate where oneDNN is used; registering
+// in), with the right element types and a workspace estimate (0 bytes for the families that take
+// no workspace, set at registration; LayerNormalization's own); registering
 // twice is refused; unsupported opsets and types are explained; the listing (`inferctl ops`) has
 // every def once. The operator set as a whole is checked against the ONNX backend test data by
 // //tests/conformance:conformance_floor_test.
@@ -31,17 +32,17 @@ const std::vector<OpCase>& Ops() {
   static const auto* ops = new std::vector<OpCase>{
       {"", "MatMul", 7, 17, {DataType::kFloat32}, true},
       {"", "Gemm", 7, 17, {DataType::kFloat32}, true},
-      {"", "Add", 7, 17, {DataType::kFloat32, DataType::kInt32, DataType::kInt64}, false},
-      {"", "Mul", 7, 17, {DataType::kFloat32, DataType::kInt32, DataType::kInt64}, false},
-      {"", "Relu", 7, 17, {DataType::kFloat32}, false},
-      {"", "Softmax", 7, 17, {DataType::kFloat32}, false},
-      {"", "Reshape", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kUint8}, false},
-      {"", "Transpose", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kBool}, false},
+      {"", "Add", 7, 17, {DataType::kFloat32, DataType::kInt32, DataType::kInt64}, true},
+      {"", "Mul", 7, 17, {DataType::kFloat32, DataType::kInt32, DataType::kInt64}, true},
+      {"", "Relu", 7, 17, {DataType::kFloat32}, true},
+      {"", "Softmax", 7, 17, {DataType::kFloat32}, true},
+      {"", "Reshape", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kUint8}, true},
+      {"", "Transpose", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kBool}, true},
       {"", "Conv", 7, 17, {DataType::kFloat32}, true},
       {"", "MaxPool", 7, 17, {DataType::kFloat32}, true},
-      {"", "LayerNormalization", 17, 17, {DataType::kFloat32}, false},
-      {"", "Gather", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kInt32}, false},
-      {"", "Concat", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kFloat16}, false},
+      {"", "LayerNormalization", 17, 17, {DataType::kFloat32}, true},
+      {"", "Gather", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kInt32}, true},
+      {"", "Concat", 7, 17, {DataType::kFloat32, DataType::kInt64, DataType::kFloat16}, true},
       {"com.inferd", "FusedMatMul", 1, 1, {DataType::kFloat32}, true},
       {"com.inferd", "FusedConv", 1, 1, {DataType::kFloat32}, true},
   };
@@ -66,6 +67,47 @@ TEST(CpuKernelsTest, EveryOpResolvesOverItsOpsets) {
   }
   // "ai.onnx" is the default domain.
   EXPECT_NE(registry.Find("ai.onnx", "Conv", 11, "cpu", {DataType::kFloat32}, {}), nullptr);
+}
+
+engine::KernelIoInfo Io(const engine::Shape& shape) {
+  engine::KernelIoInfo io;
+  io.name = "v";
+  io.present = true;
+  io.type = DataType::kFloat32;
+  io.shape = engine::ShapeInfo::FromShape(shape);
+  return io;
+}
+
+// Families that take no workspace estimate exactly 0 (the partitioner charges them nothing on
+// top of their outputs); LayerNormalization estimates 0 unless Scale is broadcast, when it takes
+// a temporary beside the plan's block and has no estimate (the partitioner's heuristic).
+TEST(CpuKernelsTest, KernelsWithoutWorkspaceEstimateZero) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  const std::vector<onnx::AttributeProto> none;
+  for (const char* op : {"Add", "Relu", "Softmax", "Reshape", "Transpose", "Gather", "Concat"}) {
+    SCOPED_TRACE(op);
+    const engine::KernelDef* def =
+        registry.Find("", op, 17, "cpu", {DataType::kFloat32, DataType::kInt64}, {});
+    ASSERT_NE(def, nullptr);
+    engine::KernelInfo info("n", op, "", 17, &none, {Io(engine::Shape({2, 8}))},
+                            {Io(engine::Shape({2, 8}))});
+    absl::StatusOr<size_t> bytes = def->estimate_workspace(info);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    EXPECT_EQ(*bytes, 0u);
+  }
+  const engine::KernelDef* ln =
+      registry.Find("", "LayerNormalization", 17, "cpu", {DataType::kFloat32}, {});
+  ASSERT_NE(ln, nullptr);
+  const engine::Shape x({2, 4, 8});
+  engine::KernelInfo in_place("ln", "LayerNormalization", "", 17, &none,
+                              {Io(x), Io(engine::Shape({8})), Io(engine::Shape({8}))}, {Io(x)});
+  absl::StatusOr<size_t> bytes = ln->estimate_workspace(in_place);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, 0u);
+  engine::KernelInfo broadcast("ln", "LayerNormalization", "", 17, &none,
+                               {Io(x), Io(engine::Shape({1}))}, {Io(x)});
+  EXPECT_FALSE(ln->estimate_workspace(broadcast).ok());
 }
 
 TEST(CpuKernelsTest, RegisteringTwiceIsRefused) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -34,6 +35,29 @@ class LayerNormKernel final : public engine::OpKernel {
           absl::StrCat("stash_type ", stash, " (only 1, float32, is supported)"));
     }
     return std::unique_ptr<LayerNormKernel>(new LayerNormKernel(info));
+  }
+
+  // No workspace in the static plan: Scale and B are read in place when they have as many
+  // elements as the normalized shape. Broadcast ones are expanded by Compute into temporaries
+  // taken beside the plan's block, which a workspace estimate does not describe: no estimate
+  // then (the partitioner charges its heuristic).
+  static absl::StatusOr<size_t> EstimateWorkspace(const KernelInfo& info) {
+    NodeLabel node(info);
+    const std::optional<Shape> x = StaticInputShape(info, 0);
+    if (!x) return node.InvalidArgument("input shapes are not static");
+    const int64_t rank = static_cast<int64_t>(x->rank());
+    INFERD_ASSIGN_OR_RETURN(int axis, NormalizeAxis(info.GetInt("axis", -1), rank, node));
+    const int64_t normalized = x->SizeBetween(axis, rank);
+    for (int input : {1, 2}) {
+      if (!info.input_present(input)) continue;
+      const std::optional<Shape> s = StaticInputShape(info, input);
+      if (!s) return node.InvalidArgument("input shapes are not static");
+      if (s->NumElements() != normalized) {
+        return node.InvalidArgument(
+            absl::StrCat("input ", input, " is broadcast: Compute expands it into a temporary"));
+      }
+    }
+    return size_t{0};
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
@@ -157,7 +181,7 @@ class LayerNormKernel final : public engine::OpKernel {
 
 std::vector<engine::KernelDef> LayerNormKernelDefs() {
   return {CpuDef(engine::kOnnxDomain, "LayerNormalization", 17, kMaxOpset, {DataType::kFloat32},
-                 FactoryOf<LayerNormKernel>())};
+                 FactoryOf<LayerNormKernel>(), &LayerNormKernel::EstimateWorkspace)};
 }
 
 }  // namespace inferd::kernels::cpu

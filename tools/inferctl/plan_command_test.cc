@@ -90,7 +90,7 @@ TEST(PlanCommandTest, CudaNeedsNoDevice) {
   // with heuristic workspace (no cuda kernels here), and back for the final norm.
   EXPECT_TRUE(Contains(*plan, "cpu:0 -> cuda:0")) << *plan;
   EXPECT_TRUE(Contains(*plan, "cuda:0 -> cpu:0")) << *plan;
-  EXPECT_TRUE(Contains(*plan, "cuda:0 0 kernel estimates / ")) << *plan;
+  EXPECT_TRUE(Contains(*plan, "workspace of nodes: 0 kernel estimates / ")) << *plan;
 }
 
 TEST(PlanCommandTest, RefusesWithTheNumbers) {
@@ -112,7 +112,7 @@ TEST(PlanCommandTest, DynamicModelNeedsInputShapes) {
   absl::StatusOr<std::string> plan = MakePlan(*a);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(Contains(*plan, "unknown shape, counted as 0 bytes")) << *plan;
-  EXPECT_TRUE(Contains(*plan, "(sum)")) << *plan;
+  EXPECT_TRUE(Contains(*plan, "(?)")) << *plan;
 }
 
 TEST(PlanCommandTest, InputShapesMakeDynamicModelsStatic) {
@@ -122,7 +122,7 @@ TEST(PlanCommandTest, InputShapesMakeDynamicModelsStatic) {
   absl::StatusOr<std::string> plan = MakePlan(*a);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(Contains(*plan, "unknown shape")) << *plan;
-  EXPECT_FALSE(Contains(*plan, "(sum)")) << *plan;
+  EXPECT_FALSE(Contains(*plan, "(?)")) << *plan;
 }
 
 TEST(PlanCommandTest, BadModelPath) {

@@ -19,8 +19,11 @@
 #include "engine/session.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "memory/process_stats.h"
+#include "partition/partitioner.h"
+#include "partition/plan_report.h"
 #include "tools/inferctl/inferctl_flags.h"
 #include "tools/inferctl/npy_tensor.h"
+#include "tools/inferctl/plan_command.h"
 
 namespace inferd::tools {
 namespace {
@@ -31,8 +34,12 @@ constexpr char kUsage[] =
     "usage: inferctl run MODEL [--input NAME=FILE.npy]... [--random] [--runs N] [--warmup N]\n"
     "                          [--threads T] [--pre-allocate] [--fixed-shape NAME=1x128]...\n"
     "                          [--no-fusions] [--profile] [--output-dir DIR]\n"
+    "                          [--devices DEV[=BYTES],...] [--rules RULES]\n"
+    "                          [--annotation-rules RULES] [--fallback DEV]\n"
     "Inputs not given as .npy are random (floats in [-1, 1), integers in [0, 8)); dynamic dims\n"
-    "without --fixed-shape are 1.\n";
+    "without --fixed-shape are 1. With --devices or rules, the model runs partitioned (cpu:N\n"
+    "devices are host memory domains) and the partition report is printed; every run prints\n"
+    "per device what the partition accounted against what the arenas held at their peak.\n";
 
 struct Args {
   std::string model;
@@ -41,14 +48,16 @@ struct Args {
   int runs = 10, warmup = 1, threads = 1;
   bool pre_allocate = false, fusions = true, profile = false;
   std::string output_dir;
+  partition::PartitionConfig partition;  // --devices, --rules, --annotation-rules, --fallback
+  bool partitioned = false;              // one of those was given
 };
 
 // The flags of `inferctl run` (inferctl_flags.h).
 const CommandLineSpec& RunSpec() {
-  static const CommandLineSpec* spec =
-      new CommandLineSpec{kUsage,
-                          {"input", "random", "runs", "warmup", "threads", "pre-allocate",
-                           "fixed-shape", "no-fusions", "profile", "output-dir"}};
+  static const CommandLineSpec* spec = new CommandLineSpec{
+      kUsage,
+      {"input", "random", "runs", "warmup", "threads", "pre-allocate", "fixed-shape", "no-fusions",
+       "profile", "output-dir", "devices", "rules", "annotation-rules", "fallback"}};
   return *spec;
 }
 
@@ -86,6 +95,15 @@ absl::StatusOr<Args> ReadArgs(const ParsedArgs& parsed) {
   a.profile = absl::GetFlag(FLAGS_profile);
   a.fusions = !absl::GetFlag(FLAGS_no_fusions);
   a.output_dir = absl::GetFlag(FLAGS_output_dir);
+  if (parsed.given.count("devices")) {
+    INFERD_ASSIGN_OR_RETURN(a.partition.devices, ParseDeviceList(absl::GetFlag(FLAGS_devices)));
+  }
+  a.partition.name_rules = absl::GetFlag(FLAGS_rules);
+  a.partition.annotation_rules = absl::GetFlag(FLAGS_annotation_rules);
+  a.partition.fallback_device = absl::GetFlag(FLAGS_fallback);
+  for (const char* flag : {"devices", "rules", "annotation-rules", "fallback"}) {
+    a.partitioned |= parsed.given.count(flag) > 0;
+  }
   if (parsed.positional.size() > 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown argument '", parsed.positional[1], "'"));
@@ -195,6 +213,29 @@ SystemCounts CountSystemCalls(const engine::Session& s) {
   return c;
 }
 
+// Per device: what the partition accounted (what budgets were checked against) against what
+// the device held: its weights plus its arenas' peaks over the runs.
+void PrintAccountedVsMeasured(const engine::Session& s) {
+  std::printf("memory per device: accounted at partitioning vs measured (weights + arena peaks)\n");
+  for (const engine::DeviceArenas& d : s.devices()) {
+    const partition::DeviceReport* r = s.partition_report().FindDevice(d.device);
+    if (r == nullptr) continue;
+    const uint64_t execution = d.execution->Stats().peak_live_bytes;
+    const uint64_t io = d.io->Stats().peak_live_bytes;
+    const uint64_t measured = r->accounted.weights + execution + io;
+    const uint64_t accounted = r->accounted.total();
+    std::printf(
+        "  %s: accounted %llu bytes (%s), measured %llu bytes (%s: weights %llu + execution "
+        "peak %llu + io peak %llu), accounted/measured %.3f\n",
+        d.device.c_str(), static_cast<unsigned long long>(accounted),
+        partition::FormatBytes(accounted).c_str(), static_cast<unsigned long long>(measured),
+        partition::FormatBytes(measured).c_str(),
+        static_cast<unsigned long long>(r->accounted.weights),
+        static_cast<unsigned long long>(execution), static_cast<unsigned long long>(io),
+        measured == 0 ? 0.0 : static_cast<double>(accounted) / static_cast<double>(measured));
+  }
+}
+
 // Latency percentiles of the measured runs (`ms`, one per run), what each run cost the system
 // after warm-up, the arenas, the kernels' own memory.
 void PrintFigures(const engine::Session& s, const std::vector<double>& ms, int threads,
@@ -217,6 +258,7 @@ void PrintFigures(const engine::Session& s, const std::vector<double>& ms, int t
   }
   std::printf("kernels hold %llu bytes outside the arenas (prepacked weights)\n",
               static_cast<unsigned long long>(s.stats().kernel_persistent_bytes));
+  PrintAccountedVsMeasured(s);
 }
 
 // One line per output; with an output directory, DIR/<output>.npy too. Returns the exit code.
@@ -266,6 +308,7 @@ int RunCommand(const std::vector<std::string>& raw_args) {
   opts.pre_allocate = args->pre_allocate;
   opts.fixed_input_shapes = args->fixed_shapes;
   opts.enable_fusions = args->fusions;
+  opts.partition = args->partition;
   absl::StatusOr<std::unique_ptr<engine::Session>> session =
       engine::Session::Load(args->model, opts, registry);
   if (!session.ok()) {
@@ -285,6 +328,7 @@ int RunCommand(const std::vector<std::string>& raw_args) {
   std::printf("model %s: %zu nodes (%d fused, %d values blocked), %s\n", args->model.c_str(),
               s.graph().nodes.size(), s.fused_nodes(), s.blocked_values(),
               s.plan().Summary().c_str());
+  if (args->partitioned) std::fputs(s.partition_report().ToString().c_str(), stdout);
   if (s.half_precision().any_half()) {
     std::printf("half precision: %s\n", s.half_precision().Summary().c_str());
   }
