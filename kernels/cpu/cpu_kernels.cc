@@ -38,7 +38,7 @@ const Family kFamilies[] = {
     {"LpPool, GlobalLpPool", LpPoolKernelDefs, kOwn},
     {"DeformConv", DeformConvKernelDefs, kOwn},
     // Recurrent: oneDNN's RNN primitives where they match ONNX, own code elsewhere.
-    {"LSTM, GRU, RNN", RnnKernelDefs, kOwn},
+    {"LSTM, GRU, RNN, com.microsoft DynamicQuantizeLSTM", RnnKernelDefs, kOwn},
     // Elementwise.
     {"Add, Sub, Mul, Div, Pow, Mod, PRelu", BinaryKernelDefs},
     {"Neg, Abs, Sign, Sqrt, Reciprocal, Exp, Log, Erf, Tanh, Sigmoid, Sin, Cos, Floor, Ceil, "
@@ -91,7 +91,7 @@ const Family kFamilies[] = {
     {"NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss", LossKernelDefs},
     {"NonMaxSuppression", NmsKernelDefs, kOwn},
     {"EyeLike, Compress", EyeCompressKernelDefs},
-    {"TfIdfVectorizer", TfIdfKernelDefs},
+    {"TfIdfVectorizer", TfIdfKernelDefs, kOwn},  // a temporary for the counts
     {"HannWindow, HammingWindow, BlackmanWindow", SignalWindowKernelDefs},
     {"Det", DetKernelDefs, kOwn},
     {"Unique", UniqueKernelDefs, kOwn},
