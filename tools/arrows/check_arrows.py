@@ -21,14 +21,17 @@ ENGINE_FOR_PARTITION = ["engine/graph.h", "engine/workspace_estimate.h", "engine
                         "engine/shape.h", "engine/data_type.h", "engine/domain.h"]
 PARTITION_PUBLIC = ["partition/partitioner.h", "partition/plan_report.h",
                     "partition/budget_recheck.h", "partition/boundary_copies.h",
-                    "partition/device.h"]
+                    "partition/device.h", "partition/activation_plan.h"]
 KERNEL_API = ["engine/kernel.h", "engine/kernel_registry.h", "engine/thread_pool.h",
               "engine/tensor.h", "engine/shape.h", "engine/data_type.h", "engine/domain.h",
               "engine/copy.h", "engine/cuda_kernel_context.h", "engine/cuda_stream.h"]
 ALLOWED = {
     "base/": [],
     "memory/": ["base/"],
-    "partition/": ["base/", "memory/memory_planner.h"] + ENGINE_FOR_PARTITION,
+    # The activation plan charges a device what its arena will allocate: the planner and the
+    # arena's size classes.
+    "partition/": ["base/", "memory/memory_planner.h", "memory/size_classes.h"]
+    + ENGINE_FOR_PARTITION,
     "engine/": ["base/", "memory/"] + PARTITION_PUBLIC,
     "kernels/": ["base/", "memory/"] + KERNEL_API,
     "genai/": ["base/", "memory/", "engine/", "partition/"],
