@@ -102,12 +102,9 @@ absl::Status ExpectShape(const Shape* s, const Shape& expected, const char* what
                                            ", expected ", expected.ToString()));
 }
 
-}  // namespace
-
-// `omp simd` (-fopenmp-simd): GCC's -O2 cost model leaves loops of unknown length scalar. Cloned
-// for AVX-512 (chosen at load by the CPU): 16 lanes instead of 8 for the gates' Sigmoid and Tanh.
-__attribute__((target_clones("avx512f", "default"))) void ApplyActivation(const Activation& a,
-                                                                          float* x, int64_t n) {
+// x[i] = activation(x[i]). `omp simd` (-fopenmp-simd): GCC's -O2 cost model leaves loops of
+// unknown length scalar.
+inline void Activate(const Activation& a, float* x, int64_t n) {
   const float alpha = a.alpha, beta = a.beta;
   switch (a.kind) {
     case ActivationKind::kRelu:
@@ -158,6 +155,22 @@ __attribute__((target_clones("avx512f", "default"))) void ApplyActivation(const 
       }
       break;
   }
+}
+
+// The same compiled for AVX-512 (16 lanes instead of 8 for the gates' Sigmoid and Tanh), chosen
+// at run time. Not GCC's target_clones: its ifunc resolver ran before ThreadSanitizer's runtime
+// was up and crashed every TSan binary that linked the kernels at start.
+__attribute__((target("avx512f"), flatten)) void ActivateAvx512(const Activation& a, float* x,
+                                                                int64_t n) {
+  Activate(a, x, n);
+}
+
+}  // namespace
+
+void ApplyActivation(const Activation& a, float* x, int64_t n) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) return ActivateAvx512(a, x, n);
+  Activate(a, x, n);
 }
 
 absl::StatusOr<RnnAttributes> ReadRnnAttributes(RnnOp op, const KernelInfo& info) {
