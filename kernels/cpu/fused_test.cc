@@ -120,28 +120,21 @@ TEST(FusedMatMulTest, GeluActivations) {
 // FusedMatMul without a bias and with `alpha` (MatMul then a scalar Mul or Div, fused) equals
 // the product scaled; alpha with a bias is refused (oneDNN does not fix their order).
 TEST(FusedMatMulTest, AlphaScalesTheProduct) {
-  const Shape as{2, 3, 17, 16}, bs{2, 3, 16, 17};
-  const auto a = RandomFloats(as.NumElements(), 10), b = RandomFloats(bs.NumElements(), 11);
-  KernelTester matmul("MatMul", 13);
-  matmul.Input<float>(as, a).Input<float>(bs, b);
-  std::vector<float> expected = RunOne(matmul);
-  for (float& v : expected) v *= 0.125f;
-  for (int threads : {1, 2}) {
-    KernelTester fused("FusedMatMul", 1, kInferdDomain);
-    fused.Attr("alpha", 0.125f).Threads(threads).Input<float>(as, a).Input<float>(bs, b);
-    ExpectNear(RunOne(fused), expected, 1e-5f);
-  }
-  // One row (the row product scales inside dnnl_sgemm).
-  const Shape row{1, 16}, wide{16, 300};
-  const auto r = RandomFloats(row.NumElements(), 12), w = RandomFloats(wide.NumElements(), 13);
-  KernelTester row_matmul("MatMul", 13);
-  row_matmul.Input<float>(row, r).Input<float>(wide, w);
-  std::vector<float> row_expected = RunOne(row_matmul);
-  for (float& v : row_expected) v *= 0.125f;
-  for (int threads : {1, 2}) {
-    KernelTester fused("FusedMatMul", 1, kInferdDomain);
-    fused.Attr("alpha", 0.125f).Threads(threads).Input<float>(row, r).Input<float>(wide, w);
-    ExpectNear(RunOne(fused), row_expected, 1e-5f);
+  // Batched rows (the primitive's output scale), and one row (the row product scales inside
+  // dnnl_sgemm).
+  for (const auto& [as, bs] : {std::pair(Shape{2, 3, 17, 16}, Shape{2, 3, 16, 17}),
+                               std::pair(Shape{1, 16}, Shape{16, 300})}) {
+    SCOPED_TRACE(as.ToString() + " x " + bs.ToString());
+    const auto a = RandomFloats(as.NumElements(), 10), b = RandomFloats(bs.NumElements(), 11);
+    KernelTester matmul("MatMul", 13);
+    matmul.Input<float>(as, a).Input<float>(bs, b);
+    std::vector<float> expected = RunOne(matmul);
+    for (float& v : expected) v *= 0.125f;
+    for (int threads : {1, 2}) {
+      KernelTester fused("FusedMatMul", 1, kInferdDomain);
+      fused.Attr("alpha", 0.125f).Threads(threads).Input<float>(as, a).Input<float>(bs, b);
+      ExpectNear(RunOne(fused), expected, 1e-5f);
+    }
   }
   KernelTester both("FusedMatMul", 1, kInferdDomain);
   both.Attr("alpha", 0.5f)

@@ -3,6 +3,7 @@
 #ifndef INFERD_KERNELS_CPU_NBITS_H_
 #define INFERD_KERNELS_CPU_NBITS_H_
 
+#include <algorithm>
 #include <cstdint>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -22,6 +23,19 @@ struct Quant {
   const uint8_t* zp_packed = nullptr;
   const float* zp_float = nullptr;
   int64_t k = 0, n = 0, block = 0, blocks = 0, blob = 0, zp_row = 0;
+
+  // Block `blk` of column `col`: its bytes, scale, zero point, first K index and length (the
+  // last block may be short).
+  struct Block {
+    const uint8_t* src;
+    float scale, zero;
+    int64_t k0, len;
+  };
+  Block At(int64_t col, int64_t blk) const {
+    const int64_t k0 = blk * block;
+    return {b + (col * blocks + blk) * blob, scales[col * blocks + blk], Zero(col, blk), k0,
+            std::min(block, k - k0)};
+  }
 
   float Zero(int64_t col, int64_t blk) const {
     if (zp_packed != nullptr) {

@@ -38,10 +38,7 @@ void DecodeColumnRows(const Quant& q, int64_t col, const float* a, const float* 
   float total[kRows] = {};
 #endif
   for (int64_t blk = 0; blk < q.blocks; ++blk) {
-    const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
-    const float s = q.scales[col * q.blocks + blk];
-    const float z = q.Zero(col, blk);
-    const int64_t k0 = blk * q.block, len = std::min(q.block, q.k - k0);
+    const auto [src, s, z, k0, len] = q.At(col, blk);
     for (int r = 0; r < kRows; ++r) corr[r] -= s * z * block_sums[r * q.blocks + blk];
     int64_t j = 0;  // element within the block
 #ifdef INFERD_NBITS_AVX2
@@ -233,10 +230,7 @@ __attribute__((target("avx512f"))) void Avx512DequantizeColumn(const Quant& q, i
   const __m512i second =
       _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   for (int64_t blk = 0; blk < q.blocks; ++blk) {
-    const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
-    const float s = q.scales[col * q.blocks + blk];
-    const float z = q.Zero(col, blk);
-    const int64_t k0 = blk * q.block, len = std::min(q.block, q.k - k0);
+    const auto [src, s, z, k0, len] = q.At(col, blk);
     float* out = dst + k0;
     const __m512 scale = _mm512_set1_ps(s), zero = _mm512_set1_ps(z);
     int64_t j = 0;
@@ -267,10 +261,7 @@ void DequantizeColumn(FloatIsa isa, const Quant& q, int64_t col, float* dst) {
   if (isa == FloatIsa::kAvx512) return Avx512DequantizeColumn(q, col, dst);
 #endif
   for (int64_t blk = 0; blk < q.blocks; ++blk) {
-    const uint8_t* src = q.b + (col * q.blocks + blk) * q.blob;
-    const float s = q.scales[col * q.blocks + blk];
-    const float z = q.Zero(col, blk);
-    const int64_t k0 = blk * q.block, len = std::min(q.block, q.k - k0);
+    const auto [src, s, z, k0, len] = q.At(col, blk);
     float* out = dst + k0;
     const int64_t pairs = len / 2;
 #pragma omp simd
