@@ -7,18 +7,12 @@
 #include <vector>
 
 #include "base/cuda_status.h"
+#include "base/testing/cuda_device.h"
 #include "engine/cuda_kernel_context.h"
 #include "gtest/gtest.h"
 
 namespace inferd::engine {
 namespace {
-
-#define SKIP_WITHOUT_CUDA_DEVICE()                      \
-  do {                                                  \
-    if (absl::Status s = CheckCudaDevice(0); !s.ok()) { \
-      GTEST_SKIP() << s.message();                      \
-    }                                                   \
-  } while (0)
 
 TEST(CudaStreamTest, RefusesADeviceThatDoesNotExist) {
   absl::StatusOr<CudaStream> s = CudaStream::Create(4096);

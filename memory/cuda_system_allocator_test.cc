@@ -9,19 +9,13 @@
 #include <vector>
 
 #include "base/cuda_status.h"
+#include "base/testing/cuda_device.h"
 #include "gtest/gtest.h"
 #include "memory/execution_arena.h"
 #include "memory/io_arena.h"
 
 namespace inferd::memory {
 namespace {
-
-#define SKIP_WITHOUT_CUDA_DEVICE()                      \
-  do {                                                  \
-    if (absl::Status s = CheckCudaDevice(0); !s.ok()) { \
-      GTEST_SKIP() << s.message();                      \
-    }                                                   \
-  } while (0)
 
 constexpr uint64_t kMiB = 1 << 20;
 

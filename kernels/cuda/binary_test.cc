@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/cuda_status.h"
+#include "base/testing/cuda_device.h"
 #include "engine/testing/kernel_tester.h"
 #include "gtest/gtest.h"
 #include "kernels/cuda/testing/cuda_kernel_runner.h"
@@ -19,13 +20,6 @@ using engine::testing::KernelTester;
 using engine::testing::TestTensor;
 using testing::RandomFloats;
 using testing::RunOnCpuAndCuda;
-
-#define SKIP_WITHOUT_CUDA_DEVICE()                      \
-  do {                                                  \
-    if (absl::Status s = CheckCudaDevice(0); !s.ok()) { \
-      GTEST_SKIP() << s.message();                      \
-    }                                                   \
-  } while (0)
 
 const std::vector<std::pair<Shape, Shape>>& Layouts() {
   static const auto* layouts = new std::vector<std::pair<Shape, Shape>>{

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/cuda_status.h"
+#include "base/testing/cuda_device.h"
 #include "engine/testing/kernel_tester.h"
 #include "gtest/gtest.h"
 #include "kernels/cuda/testing/cuda_kernel_runner.h"
@@ -20,13 +21,6 @@ using engine::testing::KernelTester;
 using engine::testing::TestTensor;
 using testing::RandomFloats;
 using testing::RunOnCpuAndCuda;
-
-#define SKIP_WITHOUT_CUDA_DEVICE()                      \
-  do {                                                  \
-    if (absl::Status s = CheckCudaDevice(0); !s.ok()) { \
-      GTEST_SKIP() << s.message();                      \
-    }                                                   \
-  } while (0)
 
 // Float32 sums of k products of values in [-1, 1) in two summation orders.
 float Tolerance(int64_t k) { return 2e-6f * static_cast<float>(k) + 1e-5f; }
