@@ -129,7 +129,7 @@ class ConvLikeKernel final : public engine::OpKernel {
   }
 
   size_t PersistentBytes() const override {
-    return cache_.SumBytes([](const Plan& p) {
+    return packed_cache_.bytes() + cache_.SumBytes([](const Plan& p) {
       return p.primitive != nullptr ? p.primitive->prepacked_bytes() : size_t{0};
     });
   }
@@ -189,6 +189,7 @@ class ConvLikeKernel final : public engine::OpKernel {
     if (!plan->geometry.degenerate) {
       ConvSpec spec = plan->geometry.spec;
       spec.constant_weights = constant_w_;
+      spec.packed_cache = constant_w_ != nullptr ? &packed_cache_ : nullptr;
       INFERD_ASSIGN_OR_RETURN(plan->primitive, ConvPrimitive::Build(spec, threads_, node_));
     }
     return std::shared_ptr<const Plan>(std::move(plan));
@@ -207,6 +208,9 @@ class ConvLikeKernel final : public engine::OpKernel {
   // load (a symbolic batch dim), so that no run reorders constant weights.
   const void* const constant_w_;
   mutable ShapeCache<Plan> cache_;
+  // Constant weights packed once per layout, shared by the plans of every input shape (a model
+  // served at several batch sizes keeps one copy, not one per batch size).
+  mutable PackedWeightsCache packed_cache_;
 };
 
 }  // namespace inferd::kernels::cpu

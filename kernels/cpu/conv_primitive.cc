@@ -385,7 +385,9 @@ absl::StatusOr<std::shared_ptr<const ConvPrimitive>> ConvPrimitive::Build(const 
       if (l.dst_reorder) prims.dst_reorder.emplace(*l.dst_reorder);
       p->primitives_.push_back(std::move(prims));
     }
-    // Prepacking: one copy per distinct slice of the weights (parts of a batch share one).
+    // Prepacking: one copy per distinct slice of the weights (parts of a batch share one; with a
+    // cache, plans for other input shapes too).
+    p->packed_shared_ = spec.packed_cache != nullptr;
     if (spec.constant_weights != nullptr) {
       const char* base = static_cast<const char*>(spec.constant_weights);
       for (Part& part : plan.parts) {
@@ -400,8 +402,11 @@ absl::StatusOr<std::shared_ptr<const ConvPrimitive>> ConvPrimitive::Build(const 
         }
         if (part.packed >= 0) continue;
         part.packed = static_cast<int>(p->packed_.size());
-        p->packed_.push_back(ReorderWeights(*eng, l.plain.weights, base + part.weights_offset,
-                                            l.pd.weights_desc(0)));
+        const void* at = base + part.weights_offset;
+        p->packed_.push_back(
+            spec.packed_cache != nullptr
+                ? spec.packed_cache->GetOrPack(*eng, l.plain.weights, at, l.pd.weights_desc(0))
+                : ReorderWeights(*eng, l.plain.weights, at, l.pd.weights_desc(0)));
       }
     }
     std::vector<dnnl::memory::desc> descs;

@@ -40,6 +40,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/onednn_util.h"
+#include "kernels/cpu/packed_weights_cache.h"
 
 namespace inferd::kernels::cpu {
 
@@ -69,6 +70,9 @@ struct ConvSpec {
   // of ChannelBlock(). Not for deconvolutions.
   bool src_blocked = false, dst_blocked = false;
   const void* constant_weights = nullptr;  // non-null: prepack these
+  // Non-null (with constant_weights): the prepacked copies come from and stay in this cache,
+  // shared with the kernel's plans for other input shapes; prepacked_bytes() counts none of them.
+  PackedWeightsCache* packed_cache = nullptr;
 };
 
 // The layouts that run a convolution fastest here, counting the reorders from and to plain
@@ -102,7 +106,7 @@ class ConvPrimitive {
                                                                     const NodeLabel& node);
 
   size_t workspace_bytes() const { return plan_.workspace; }
-  size_t prepacked_bytes() const { return PrepackedBytes(packed_); }
+  size_t prepacked_bytes() const { return packed_shared_ ? 0 : PrepackedBytes(packed_); }
   int parts() const { return static_cast<int>(plan_.parts.size()); }
   // "brgconv:avx512_core (blocked src/dst, 2 parts)" and the like, for benchmarks and logs.
   std::string Describe() const;
@@ -177,6 +181,7 @@ class ConvPrimitive {
   Plan plan_;
   std::vector<Primitives> primitives_;    // per kind
   std::vector<dnnl::memory> packed_;      // prepacked weights
+  bool packed_shared_ = false;            // packed_ come from a PackedWeightsCache
   std::unique_ptr<MemoryPool> memories_;  // kNumArgs per part
 };
 

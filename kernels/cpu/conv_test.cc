@@ -222,6 +222,38 @@ TEST(ConvTest, ShapesUnknownAtLoad) {
   }
 }
 
+// A model served at several batch sizes: the plan of each batch size reads one packed copy of the
+// constant weights, held and counted once.
+TEST(ConvTest, ShapesUnknownAtLoadShareOnePackedCopy) {
+  const Shape ws{32, 16, 3, 3};
+  const auto w = TestTensor::Of<float>(ws, RandomFloats(ws.NumElements(), 44));
+  const auto b = TestTensor::Of<float>({32}, RandomFloats(32, 45));
+  KernelTester spec("Conv", 11);
+  spec.Attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+      .Input(TestTensor::Of<float>({1, 16, 14, 14}, std::vector<float>(16 * 14 * 14)),
+             /*shape_known=*/false)
+      .Input(w, true, true)
+      .Input(b, true, true);
+  auto kernel = spec.Create(CpuRegistry());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  size_t after_first = 0;
+  for (const int64_t n : {1, 3, 2, 1}) {
+    const Shape xs{n, 16, 14, 14};
+    const auto x = TestTensor::Of<float>(xs, RandomFloats(xs.NumElements(), 46 + n));
+    Shape expected_shape;
+    ConvCase c{.x = xs, .w = ws, .pads = {1, 1, 1, 1}};
+    const auto expected =
+        testing::RefConv(x.values<float>(), xs, w.values<float>(), ws, b.values<float>(), 1,
+                         ReferenceWindow(c), &expected_shape);
+    auto out = RunKernel(**kernel, {&x, &w, &b}, 1, 1);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectNear((*out)[0].values<float>(), expected, 1e-3f);
+    if (after_first == 0) after_first = (*kernel)->PersistentBytes();
+  }
+  EXPECT_GE(after_first, ws.NumElements() * sizeof(float));  // one packed copy
+  EXPECT_EQ((*kernel)->PersistentBytes(), after_first);      // shared by every batch size
+}
+
 TEST(ConvTest, ZeroBatch) {
   KernelTester t("Conv", 11);
   t.Input<float>({0, 2, 4, 4}, {}).Input<float>({3, 2, 3, 3}, std::vector<float>(54, 1.0f));

@@ -42,28 +42,9 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/onednn_util.h"
+#include "kernels/cpu/packed_weights_cache.h"
 
 namespace inferd::kernels::cpu {
-
-// Weights prepacked once for the plans a kernel builds at run time (shapes unknown at load), shared
-// by every plan that wants the same layout of the same bytes: oneDNN's packed layout for f32
-// weights does not depend on the rows of A, so prompts of any length share one copy. Thread-safe.
-class PackedWeightsCache {
- public:
-  // The packed copy of the `plain` weights at `data` in layout `packed`, made on first use.
-  dnnl::memory GetOrPack(const dnnl::engine& eng, const dnnl::memory::desc& plain, const void* data,
-                         const dnnl::memory::desc& packed);
-  size_t bytes() const;
-
- private:
-  struct Entry {
-    const void* data;
-    dnnl::memory::desc plain, packed_desc;
-    dnnl::memory packed;
-  };
-  mutable std::mutex mu_;
-  std::vector<Entry> entries_;
-};
 
 struct MatMulSpec {
   // Plain (possibly strided: transposes) layouts of equal rank >= 2; bias zero-sized when absent.
