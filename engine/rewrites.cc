@@ -20,8 +20,8 @@ namespace {
 using rewrite::FindAttribute;
 using rewrite::FloatAttribute;
 using rewrite::FloatWeight;
-using rewrite::IntAttribute;
 using rewrite::Fused;
+using rewrite::IntAttribute;
 using rewrite::IsOnnxOp;
 using rewrite::OtherInput;
 using rewrite::Replace;
