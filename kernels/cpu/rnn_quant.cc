@@ -8,6 +8,7 @@
 // quantized to uint8 once a run and H at every step, each with its own scale and zero point from
 // its range (DynamicQuantizeLinear's rule), and multiplied by the int8 weights packed here once
 // (qgemv.h); the gates are float32. W, R, their scales and zero points must be constant.
+#include <array>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -55,16 +56,11 @@ class DynamicQuantizeLstmKernel final : public engine::OpKernel {
       INFERD_RETURN_IF_ERROR(CheckType(*in[kSequenceLens], DataType::kInt32, kSequenceLens, node_));
     }
     if (in[kX] == nullptr) return node_.InvalidArgument("input X is required");
-    const Shape w{dirs_, 4 * hidden_, input_}, r{dirs_, 4 * hidden_, hidden_};
-    const Shape* shapes[kP + 1] = {&in[kX]->shape(), &w, &r};
-    for (int i : {kB, kSequenceLens, kInitialH, kInitialC, kP}) {
+    std::array<const Shape*, kP + 1> shapes = {};
+    for (int i : {kX, kB, kSequenceLens, kInitialH, kInitialC, kP}) {
       shapes[i] = in[i] != nullptr ? &in[i]->shape() : nullptr;
     }
-    INFERD_ASSIGN_OR_RETURN(RnnGeometry g, ComputeRnnGeometry(attrs_, shapes, node_));
-    if (g.input != input_) {
-      return node_.InvalidArgument(
-          absl::StrCat("X's last dim is ", g.input, " but W has ", input_, " inputs"));
-    }
+    INFERD_ASSIGN_OR_RETURN(RnnGeometry g, Geometry(shapes));
     RnnTensors t;
     auto data = [&](int i) { return in[i] != nullptr ? in[i]->data<float>() : nullptr; };
     t.x = data(kX), t.b = data(kB), t.initial_h = data(kInitialH), t.initial_c = data(kInitialC);
@@ -88,16 +84,12 @@ class DynamicQuantizeLstmKernel final : public engine::OpKernel {
 
   std::vector<engine::WorkspaceRequirement> DeclareWorkspaceRequirements(
       absl::Span<const Shape> input_shapes) const override {
-    if (input_shapes.empty() || input_shapes[0].rank() != 3) return {};
-    RnnGeometry g;
-    g.seq = input_shapes[0][0];
-    g.batch = input_shapes[0][1];
-    g.input = input_shapes[0][2];
-    g.hidden = hidden_;
-    g.dirs = static_cast<int>(dirs_);
-    g.gates = 4;
-    if (g.seq < 0 || g.batch < 0 || g.input != input_) return {};  // Compute reports it
-    return ScratchpadRequirement(OwnWorkspaceBytes(attrs_, g, true));
+    if (input_shapes.empty()) return {};
+    std::array<const Shape*, kP + 1> shapes = {};
+    shapes[kX] = &input_shapes[kX];  // the workspace depends on X's shape alone
+    absl::StatusOr<RnnGeometry> g = Geometry(shapes);
+    if (!g.ok()) return {};  // Compute reports it
+    return ScratchpadRequirement(OwnWorkspaceBytes(attrs_, *g, true));
   }
 
   size_t PersistentBytes() const override {
@@ -111,6 +103,20 @@ class DynamicQuantizeLstmKernel final : public engine::OpKernel {
  private:
   DynamicQuantizeLstmKernel(const KernelInfo& info, RnnAttributes attrs)
       : node_(info), attrs_(std::move(attrs)) {}
+
+  // A run's geometry from its inputs' shapes (indexed by RnnInput, nullptr where absent; W and R
+  // are taken from the packed weights): ComputeRnnGeometry's checks, and X's width against W's.
+  absl::StatusOr<RnnGeometry> Geometry(std::array<const Shape*, kP + 1> shapes) const {
+    const Shape w{dirs_, 4 * hidden_, input_}, r{dirs_, 4 * hidden_, hidden_};
+    shapes[kW] = &w;
+    shapes[kR] = &r;
+    INFERD_ASSIGN_OR_RETURN(RnnGeometry g, ComputeRnnGeometry(attrs_, shapes, node_));
+    if (g.input != input_) {
+      return node_.InvalidArgument(
+          absl::StrCat("X's last dim is ", g.input, " but W has ", input_, " inputs"));
+    }
+    return g;
+  }
 
   // Checks W, R, their scales and zero points (constant, shapes, types) and packs both per
   // direction.
@@ -169,13 +175,12 @@ class DynamicQuantizeLstmKernel final : public engine::OpKernel {
             name, "_scale and ", name, "_zero_point must both have ", dirs, " (per direction) or ",
             dirs * gc, " (per column) values, got ", per, " and ", zero->NumElements()));
       }
-      const size_t elem = 1;  // int8 / uint8
-      for (int64_t d = 0; d < dirs; ++d) {
+      for (int64_t d = 0; d < dirs; ++d) {  // one byte an element
         const int64_t first = per_column ? d * gc : d;
-        out->push_back(
-            PackInt8Weights(static_cast<const char*>(q->raw_data()) + d * rows * gc * elem, u8,
-                            rows, gc, gc, scale->data<float>() + first,
-                            static_cast<const char*>(zero->raw_data()) + first * elem, per_column));
+        out->push_back(PackInt8Weights(static_cast<const char*>(q->raw_data()) + d * rows * gc, u8,
+                                       rows, gc, gc, scale->data<float>() + first,
+                                       static_cast<const char*>(zero->raw_data()) + first,
+                                       per_column));
       }
     }
     return absl::OkStatus();
