@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "engine/graph.h"
 #include "engine/kernel.h"
+#include "engine/kernel_io.h"
 #include "engine/kernel_registry.h"
 #include "memory/memory_planner.h"
 
@@ -36,10 +37,6 @@ const char* AllocationRoleName(AllocationRole role);
 inline constexpr int kNeverReleased = INT_MAX;
 
 class ExecutionPlan;
-
-// What a kernel is told about value `v` of `g` at creation: name, type, kind, shape, and its
-// data when it is a weight. Absent (present = false) when v < 0 (an omitted optional).
-KernelIoInfo KernelIoOf(const Graph& g, int v);
 
 struct ValuePlan {
   AllocationRole role = AllocationRole::kBorrowed;

@@ -5,25 +5,10 @@
 #include <vector>
 
 #include "engine/kernel.h"
+#include "engine/kernel_io.h"
 #include "partition/device.h"
 
 namespace inferd::engine {
-namespace {
-
-KernelIoInfo IoInfo(const Graph& graph, int value, bool with_constant) {
-  KernelIoInfo io;
-  if (value < 0) return io;
-  const Value& v = graph.values[value];
-  io.name = v.name;
-  io.present = true;
-  io.type = v.type;
-  io.kind = v.kind;
-  io.shape = v.shape;
-  if (with_constant) io.constant = v.initializer;
-  return io;
-}
-
-}  // namespace
 
 std::optional<uint64_t> RegistryWorkspaceEstimator::EstimateWorkspace(
     const Graph& graph, int node_index, absl::string_view device) const {
@@ -31,11 +16,11 @@ std::optional<uint64_t> RegistryWorkspaceEstimator::EstimateWorkspace(
   std::vector<DataType> in_types, out_types;
   std::vector<KernelIoInfo> ins, outs;
   for (int v : node.inputs) {
-    ins.push_back(IoInfo(graph, v, /*with_constant=*/true));
+    ins.push_back(KernelIoOf(graph, v));
     in_types.push_back(ins.back().type);
   }
   for (int v : node.outputs) {
-    outs.push_back(IoInfo(graph, v, /*with_constant=*/false));
+    outs.push_back(KernelIoOf(graph, v));  // node outputs are never weights
     out_types.push_back(outs.back().type);
   }
   const std::string device_type = partition::DeviceType(device);
