@@ -77,6 +77,10 @@ struct KernelDef {
   int type_input = 0;
   KernelFactory create;
   WorkspaceEstimateFn estimate_workspace;  // optional
+  // Inputs a kernel of a non-host device reads on the host (a Reshape's shape, a Slice's starts,
+  // a Resize's scales: what it needs before it can launch). The engine binds them in host memory
+  // (weights as they are, values made on a device copied to the host first). Ignored for "cpu".
+  std::vector<int> host_inputs;
 };
 
 class KernelRegistry {
