@@ -2,12 +2,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/device_runtime.h"
 
 namespace inferd::engine {
 
 absl::StatusOr<const CudaKernelContext*> CudaContextOf(const KernelContext& ctx,
                                                        absl::string_view node) {
+  // The kernel harness's context is one itself; a session's run hands out its stream on the
+  // step's device, which the CUDA runtime's streams implement (engine/cuda_device_runtime.h).
   const auto* cuda = dynamic_cast<const CudaKernelContext*>(&ctx);
+  if (cuda == nullptr) cuda = dynamic_cast<const CudaKernelContext*>(ctx.device_stream());
   if (cuda == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("node '", node,

@@ -198,6 +198,12 @@ void ExecutionPlan::AssignRolesAndAliases(const std::vector<AllocationRole>& out
     if (val.producer < 0) {
       vp.role = AllocationRole::kBorrowed;
       vp.holds_graph_output = val.is_graph_output;
+      // A weight uploaded to a device lives there (engine/device_copies.h); others on the host.
+      for (size_t d = 0; d < devices_.size(); ++d) {
+        if (!val.resident_device.empty() && devices_[d].name == val.resident_device) {
+          vp.device = static_cast<int>(d);
+        }
+      }
     } else {
       vp.role = val.is_graph_output ? AllocationRole::kIO : AllocationRole::kExecution;
       vp.holds_graph_output = val.is_graph_output;

@@ -18,6 +18,12 @@ int Graph::AddValue(Value v) {
   return index;
 }
 
+void Graph::RenameValue(int v, std::string name) {
+  by_name_.erase(values[v].name);
+  by_name_[name] = v;
+  values[v].name = std::move(name);
+}
+
 void Graph::RebuildEdges() {
   for (Value& v : values) {
     v.producer = -1;

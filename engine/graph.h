@@ -36,6 +36,9 @@ struct Value {
   bool is_graph_output = false;
   bool outer_scope = false;             // a subgraph's view of a value of an enclosing graph
   const Tensor* initializer = nullptr;  // weights: a borrowed view owned by the Model
+  // A weight's copy uploaded to a device the host cannot read ("cuda:0", engine/device_copies.h);
+  // empty: host memory.
+  std::string resident_device;
 };
 
 struct Node {
@@ -66,6 +69,8 @@ class Graph {
   int FindValue(absl::string_view name) const;
   // Adds a value (names must be unique) and returns its index.
   int AddValue(Value v);
+  // Renames value `v` (the new name must be free).
+  void RenameValue(int v, std::string name);
   // Recomputes every value's producer and consumers from the nodes' input / output lists.
   void RebuildEdges();
   // Orders `nodes` so that every node comes after the producers of its inputs. Stable for

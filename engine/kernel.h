@@ -113,6 +113,8 @@ class KernelInfo {
   int intra_op_threads_;
 };
 
+class DeviceStream;  // engine/device_runtime.h
+
 class KernelContext {
  public:
   virtual ~KernelContext() = default;
@@ -145,6 +147,12 @@ class KernelContext {
   virtual ThreadPool& threads() = 0;
   // Runs subgraphs of control-flow nodes; nullptr where the runtime has none.
   virtual SubgraphRunner* subgraphs() { return nullptr; }
+  // The run's stream on the device this kernel runs on (engine/device_runtime.h); nullptr on a
+  // host device. A device kernel enqueues its work there and never synchronizes.
+  virtual DeviceStream* device_stream() const { return nullptr; }
+  // The run's stream on the device input `i` lives on; nullptr when it is host memory (a host
+  // device's value, a graph input, a weight, a device kernel's host input).
+  virtual DeviceStream* input_stream(int i) const { return nullptr; }
 };
 
 // A copy of `value` (a tensor, a sequence or an optional) in which every tensor owns a buffer

@@ -25,6 +25,7 @@ class RegistryWorkspaceEstimator : public WorkspaceEstimator {
 
   std::optional<uint64_t> EstimateWorkspace(const Graph& graph, int node,
                                             absl::string_view device) const override;
+  bool HasKernel(const Graph& graph, int node, absl::string_view device) const override;
 
  private:
   const KernelRegistry* registry_;  // not owned

@@ -41,6 +41,41 @@ absl::StatusOr<Tensor> CopyInto(const Tensor& value, ArenaT& arena) {
   return Tensor::OptionalOf(std::move(items[0]));
 }
 
+// The slot's stream on device `d`, or nullptr (a host device, a host-only plan).
+DeviceStream* StreamOf(const RunSlot& slot, int d) {
+  return static_cast<size_t>(d) < slot.streams.size() ? slot.streams[d].get() : nullptr;
+}
+
+// An execution-side buffer of `bytes` on device `d`: on a device with a stream, the smallest
+// buffer this run gave back there that is large enough (RunSlot::held), else the arena's.
+absl::StatusOr<memory::AllocationHandle> AllocateExecution(RunSlot& slot, int d, size_t bytes) {
+  if (StreamOf(slot, d) != nullptr) {
+    std::vector<memory::AllocationHandle>& held = slot.held[d];
+    size_t best = held.size();
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (held[i].capacity() >= bytes &&
+          (best == held.size() || held[i].capacity() < held[best].capacity())) {
+        best = i;
+      }
+    }
+    if (best < held.size()) {
+      memory::AllocationHandle h = std::move(held[best]);
+      held[best] = std::move(held.back());
+      held.pop_back();
+      return h;
+    }
+  }
+  return slot.devices[d]->execution->Allocate(bytes);
+}
+
+// Gives back an execution-side buffer of device `d`: to the arena on a host device, to the
+// slot's held buffers on a device with a stream (it may still be read there).
+void GiveBack(RunSlot& slot, int d, memory::AllocationHandle h) {
+  if (h.valid() && StreamOf(slot, d) != nullptr) {
+    slot.held[d].push_back(std::move(h));
+  }  // else: released here
+}
+
 // The context one kernel invocation sees.
 class RunContext final : public KernelContext, public SubgraphRunner {
  public:
@@ -76,7 +111,8 @@ class RunContext final : public KernelContext, public SubgraphRunner {
     const size_t bytes = static_cast<size_t>(*n) * ElementSize(type);
     const int v = node_.outputs[slot];
     if (v < 0) {  // an optional output nobody reads: scratch from the execution side
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, device_.execution->Allocate(bytes));
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
+                              AllocateExecution(slot_, step_.device, bytes));
       slot_.scratch_outputs.push_back(Tensor::Owned(type, shape, std::move(h)));
       return &slot_.scratch_outputs.back();
     }
@@ -94,7 +130,8 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       // A shape larger than planned (shape inference disagreed with the kernel), or an alias
       // the kernel chose to copy: from the arena instead of the block.
       if (vp.planned && vp.root == v) env_.plan_misses->fetch_add(1, std::memory_order_relaxed);
-      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, device_.execution->Allocate(bytes));
+      INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
+                              AllocateExecution(slot_, step_.device, bytes));
       out = Tensor::Owned(type, shape, std::move(h));
     }
     return &out;
@@ -118,7 +155,7 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       return &out;
     }
     INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, in->dtype(), shape));
-    CopyPayload(out->raw_mutable_data(), in->raw_data(), in->bytes());
+    INFERD_RETURN_IF_ERROR(CopyBytes(out->raw_mutable_data(), in->raw_data(), in->bytes()));
     return out;
   }
 
@@ -127,8 +164,13 @@ class RunContext final : public KernelContext, public SubgraphRunner {
     if (!n) return absl::InvalidArgumentError("temporary shape is invalid or too large");
     INFERD_ASSIGN_OR_RETURN(
         memory::AllocationHandle h,
-        device_.execution->Allocate(static_cast<size_t>(*n) * ElementSize(type)));
-    return Tensor::Owned(type, shape, std::move(h));
+        AllocateExecution(slot_, step_.device, static_cast<size_t>(*n) * ElementSize(type)));
+    if (device_stream() == nullptr) return Tensor::Owned(type, shape, std::move(h));
+    // On a device the kernel's work may still be queued when it drops the tensor: the slot keeps
+    // the buffer until the step ends, then holds it for this run (RunSlot::held).
+    Tensor t = Tensor::Borrowed(type, shape, h.data());
+    slot_.step_temporaries.push_back(std::move(h));
+    return t;
   }
 
   absl::StatusOr<void*> GetWorkspace(int slot_id) override {
@@ -148,6 +190,18 @@ class RunContext final : public KernelContext, public SubgraphRunner {
 
   ThreadPool& threads() override { return *env_.threads; }
   SubgraphRunner* subgraphs() override { return step_.subplans.empty() ? nullptr : this; }
+  DeviceStream* device_stream() const override { return StreamOf(slot_, step_.device); }
+  DeviceStream* input_stream(int i) const override {
+    if (i < 0 || i >= num_inputs() || node_.inputs[i] < 0) return nullptr;
+    const int root = plan_.values()[node_.inputs[i]].root;
+    const ValuePlan& rp = plan_.values()[root];
+    // Graph inputs and host weights are host memory; made values and uploaded weights live on
+    // their device.
+    if (rp.producer_step < 0 && plan_.graph().values[root].resident_device.empty()) {
+      return nullptr;
+    }
+    return StreamOf(slot_, rp.device);
+  }
 
   absl::Status SetOutput(int slot, Tensor value) override {
     if (slot < 0 || slot >= num_outputs()) {
@@ -175,8 +229,7 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       return absl::OkStatus();
     }
     INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, value.dtype(), value.shape()));
-    CopyPayload(out->raw_mutable_data(), value.raw_data(), value.bytes());
-    return absl::OkStatus();
+    return CopyBytes(out->raw_mutable_data(), value.raw_data(), value.bytes());
   }
 
   int SubgraphInputCount(absl::string_view attribute) const override {
@@ -333,6 +386,13 @@ class RunContext final : public KernelContext, public SubgraphRunner {
   }
 
  private:
+  // Bytes within this step's device: memcpy on the host, in stream order on a device.
+  absl::Status CopyBytes(void* dst, const void* src, size_t bytes) const {
+    if (DeviceStream* stream = device_stream()) return stream->CopyOnDevice(dst, src, bytes);
+    CopyPayload(dst, src, bytes);
+    return absl::OkStatus();
+  }
+
   const RunEnv& env_;
   RunSlot& slot_;
   const ExecutionPlan& plan_;
@@ -352,8 +412,17 @@ RunSlot::RunSlot(const ExecutionPlan& p, std::vector<DeviceArenas*> d)
     if (const Tensor* w = g.values[v].initializer) values[v] = w->View();
   }
   blocks.resize(devices.size());
+  held.resize(devices.size());
   last_shapes.resize(plan.steps().size());
   last_workspaces.resize(plan.steps().size());
+}
+
+absl::Status RunSlot::SynchronizeStreams() {
+  absl::Status status;
+  for (const std::unique_ptr<DeviceStream>& stream : streams) {
+    if (stream != nullptr) status.Update(stream->Synchronize());
+  }
+  return status;
 }
 
 void RunSlot::Clear() {
@@ -363,6 +432,8 @@ void RunSlot::Clear() {
   }
   workspaces.clear();
   scratch_outputs.clear();
+  step_temporaries.clear();
+  for (std::vector<memory::AllocationHandle>& h : held) h.clear();
   for (auto& [key, child] : children) child->Clear();
   if (!blocks_pre_allocated) {
     for (auto& b : blocks) b.Release();
@@ -431,10 +502,12 @@ absl::Status ExecutePlan(const RunEnv& env, RunSlot& slot) {
       }
       for (const WorkspaceRequirement& w : slot.last_workspaces[k]) {
         INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
-                                slot.devices[step.device]->execution->Allocate(w.bytes));
+                                AllocateExecution(slot, step.device, w.bytes));
         slot.workspaces.push_back(std::move(h));
       }
     }
+    DeviceStream* stream = StreamOf(slot, step.device);
+    if (stream != nullptr) INFERD_RETURN_IF_ERROR(stream->Enter());
     RunContext ctx(env, slot, k);
     std::vector<double>* profile =
         env.options != nullptr && &plan == env.profiled_plan ? env.options->step_micros : nullptr;
@@ -445,6 +518,14 @@ absl::Status ExecutePlan(const RunEnv& env, RunSlot& slot) {
       if (profile->size() < steps.size()) profile->resize(steps.size(), 0.0);
       (*profile)[k] +=
           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    }
+    if (stream != nullptr) {  // the device may still be using them: held for this run
+      for (memory::AllocationHandle& h : slot.workspaces) GiveBack(slot, step.device, std::move(h));
+      for (memory::AllocationHandle& h : slot.step_temporaries) {
+        GiveBack(slot, step.device, std::move(h));
+      }
+      for (Tensor& t : slot.scratch_outputs) GiveBack(slot, step.device, t.TakeHandle());
+      slot.step_temporaries.clear();
     }
     slot.workspaces.clear();
     slot.scratch_outputs.clear();
@@ -459,7 +540,11 @@ absl::Status ExecutePlan(const RunEnv& env, RunSlot& slot) {
                                                 ") did not produce '", graph.values[v].name, "'"));
       }
     }
-    for (int v : step.release) slot.values[v].Reset();
+    for (int v : step.release) {
+      Tensor& t = slot.values[v];
+      if (t.owns_buffer()) GiveBack(slot, plan.values()[v].device, t.TakeHandle());
+      t.Reset();
+    }
   }
   return absl::OkStatus();
 }

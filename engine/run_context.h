@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "engine/device_runtime.h"
 #include "engine/execution_plan.h"
 #include "engine/tensor.h"
 #include "engine/thread_pool.h"
@@ -35,6 +36,9 @@ struct DeviceArenas {
   std::shared_ptr<memory::SystemAllocator> system;
   std::unique_ptr<memory::ExecutionArena> execution;
   std::unique_ptr<memory::IOArena> io;
+  // A device the host cannot read (cuda:N): its runtime and ordinal; nullptr for host devices.
+  const DeviceRuntime* runtime = nullptr;
+  int ordinal = 0;
 };
 
 struct RunOptions {
@@ -69,7 +73,20 @@ struct RunSlot {
   std::vector<Tensor> scratch_outputs;               // outputs the graph does not use
   // Subgraph slots, by (step, attribute), made on first use.
   std::map<std::pair<int, std::string>, std::unique_ptr<RunSlot>> children;
+  // Per device: this slot's stream on a device the host cannot read (the session makes them;
+  // nullptr on host devices; empty for a host-only plan).
+  std::vector<std::unique_ptr<DeviceStream>> streams;
+  // Per device with a stream: buffers the run gave back before its end (intermediates at their
+  // last use, workspaces, temporaries). The host runs ahead of the stream, so the device may
+  // still read them: another run's stream must not get them yet. Later allocations of this run
+  // on that device reuse them (stream order makes that safe); after the run's final
+  // synchronization they go back to the shared arena (Clear).
+  std::vector<std::vector<memory::AllocationHandle>> held;
+  std::vector<memory::AllocationHandle> step_temporaries;  // device temporaries of the step
 
+  // Waits for every stream of the slot: the first error, or OK. Before Clear after a run that
+  // used a device.
+  absl::Status SynchronizeStreams();
   // Drops everything of the last run (weights stay bound, pre-allocated blocks stay).
   void Clear();
 };

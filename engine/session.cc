@@ -23,6 +23,25 @@
 
 namespace inferd::engine {
 
+namespace {
+
+// The partitioner's view of the kernels: the registry's, and the engine's own (DeviceCopy,
+// control flow) for HasKernel.
+class SessionEstimator final : public RegistryWorkspaceEstimator {
+ public:
+  explicit SessionEstimator(const KernelRegistry& registry)
+      : RegistryWorkspaceEstimator(registry), engine_(EngineKernels()) {}
+  bool HasKernel(const Graph& graph, int node, absl::string_view device) const override {
+    return RegistryWorkspaceEstimator::HasKernel(graph, node, device) ||
+           engine_.HasKernel(graph, node, device);
+  }
+
+ private:
+  const RegistryWorkspaceEstimator engine_;
+};
+
+}  // namespace
+
 Session::~Session() = default;
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path,
@@ -65,22 +84,100 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   // Blocked activations between CPU convolutions (engine/blocked_layouts.h): once devices are
   // known, since only CPU kernels read them.
   if (options_.enable_fusions) blocked_values_ = AssignBlockedLayouts(graph_, registry);
-  // pass 3: kernels and the execution plan.
+  // pass 3: memory of each device; the weights its nodes read, uploaded once.
+  INFERD_RETURN_IF_ERROR(MakeAllocators(devices));
+  INFERD_RETURN_IF_ERROR(UploadWeights(uploads_));
+  // pass 4: kernels and the execution plan.
   INFERD_ASSIGN_OR_RETURN(
       plan_, ExecutionPlan::Build(graph_, registry, devices, options_.intra_op_threads));
   // Level 2 of the budget: with the kernels made, their declared workspaces are exact.
   RecheckBudgets();
-  // pass 4: arenas per device.
+  // pass 5: arenas per device, and the run slots (weights are bound once).
+  INFERD_RETURN_IF_ERROR(MakeArenas(devices));
+  threads_ = std::make_unique<ThreadPool>(options_.intra_op_threads);
+  INFERD_RETURN_IF_ERROR(MakeRunSlots());
+  if (options_.pre_allocate) {
+    INFERD_RETURN_IF_ERROR(CheckBudgets());
+    INFERD_RETURN_IF_ERROR(PreAllocate());
+  }
+  return absl::OkStatus();
+}
+
+const DeviceRuntime* Session::RuntimeOf(const std::string& device) const {
+  if (partition::IsHostDevice(device)) return nullptr;
+  const DeviceKind kind(partition::DeviceType(device));
+  for (const std::shared_ptr<const DeviceRuntime>& r : options_.device_runtimes) {
+    if (r != nullptr && r->kind() == kind) return r.get();
+  }
+  return nullptr;
+}
+
+absl::Status Session::MakeAllocators(const std::vector<std::string>& devices) {
+  for (const std::string& name : devices) {
+    const DeviceRuntime* runtime = RuntimeOf(name);
+    std::shared_ptr<memory::SystemAllocator> system;
+    if (options_.allocator_factory) {
+      system = options_.allocator_factory(name);
+    } else if (runtime != nullptr) {
+      INFERD_ASSIGN_OR_RETURN(
+          system, runtime->MakeAllocator(name, DeviceIndex(name, partition::DeviceType(name))));
+    } else {
+      system = std::make_shared<memory::CpuSystemAllocator>(name);
+    }
+    if (system == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("no allocator for device '", name, "'"));
+    }
+    systems_[name] = std::move(system);
+    // Outputs made on the device come back into the host IOArena: page-locked memory.
+    if (runtime != nullptr && host_io_system_ == nullptr && !options_.allocator_factory) {
+      INFERD_ASSIGN_OR_RETURN(host_io_system_,
+                              runtime->MakeHostIoAllocator(partition_report_.fallback_device));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::UploadWeights(const std::vector<WeightUpload>& uploads) {
+  for (const WeightUpload& u : uploads) {
+    const Tensor& host = *graph_.values[u.host_value].initializer;
+    const DeviceRuntime* runtime = RuntimeOf(u.device);
+    if (runtime == nullptr) {
+      return absl::InternalError(absl::StrCat("no runtime for device '", u.device, "'"));
+    }
+    memory::SystemAllocator& system = *systems_.at(u.device);
+    const size_t bytes = host.bytes();
+    void* ptr = nullptr;
+    if (bytes > 0) {
+      absl::StatusOr<void*> p = system.Allocate(bytes);
+      if (!p.ok()) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("uploading weight '", graph_.values[u.host_value].name, "' (", bytes,
+                         " bytes) to ", u.device, ": ", p.status().message()));
+      }
+      ptr = *p;
+    }
+    DeviceWeight& w = device_weights_.emplace_back(systems_.at(u.device), ptr, bytes);
+    if (bytes > 0) {
+      INFERD_RETURN_IF_ERROR(runtime->Upload(DeviceIndex(u.device, partition::DeviceType(u.device)),
+                                             ptr, host.raw_data(), bytes));
+    }
+    w.view = Tensor::Borrowed(host.dtype(), host.shape(), ptr);
+    graph_.values[u.device_value].initializer = &w.view;
+    device_weight_bytes_ += bytes;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::MakeArenas(const std::vector<std::string>& devices) {
   for (const std::string& name : devices) {
     DeviceArenas d;
     d.device = name;
-    d.system = options_.allocator_factory ? options_.allocator_factory(name)
-                                          : std::make_shared<memory::CpuSystemAllocator>(name);
-    if (d.system == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("no allocator for device '", name, "'"));
-    }
+    d.system = systems_.at(name);
+    d.runtime = RuntimeOf(name);
+    if (d.runtime != nullptr) d.ordinal = DeviceIndex(name, partition::DeviceType(name));
     d.execution = std::make_unique<memory::ExecutionArena>(d.system);
-    d.io = std::make_unique<memory::IOArena>(d.system);
+    const bool pinned_io = name == partition_report_.fallback_device && host_io_system_ != nullptr;
+    d.io = std::make_unique<memory::IOArena>(pinned_io ? host_io_system_ : d.system);
     auto caps = options_.retention_caps.find(name);
     if (caps != options_.retention_caps.end()) {
       for (const auto& [arena, bytes] : caps->second) {
@@ -99,18 +196,28 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   for (size_t d = 0; d < devices_.size(); ++d) {
     if (devices_[d].device == partition_report_.fallback_device) staging_device_ = d;
   }
-  threads_ = std::make_unique<ThreadPool>(options_.intra_op_threads);
-  // pass 5: run slots; weights are bound once.
+  return absl::OkStatus();
+}
+
+absl::Status Session::MakeRunSlots() {
   std::vector<DeviceArenas*> arenas;
   for (DeviceArenas& d : devices_) arenas.push_back(&d);
   for (int i = 0; i < options_.max_concurrent_runs; ++i) {
     auto slot = std::make_unique<RunSlot>(*plan_, arenas);
+    for (const DeviceArenas& d : devices_) {
+      std::unique_ptr<DeviceStream> stream;
+      if (d.runtime != nullptr) {
+        absl::StatusOr<std::unique_ptr<DeviceStream>> made = d.runtime->MakeStream(d.ordinal);
+        if (!made.ok()) {
+          return absl::Status(made.status().code(), absl::StrCat("a stream on ", d.device, ": ",
+                                                                 made.status().message()));
+        }
+        stream = *std::move(made);
+      }
+      slot->streams.push_back(std::move(stream));
+    }
     free_slots_.push_back(slot.get());
     slots_.push_back(std::move(slot));
-  }
-  if (options_.pre_allocate) {
-    INFERD_RETURN_IF_ERROR(CheckBudgets());
-    INFERD_RETURN_IF_ERROR(PreAllocate());
   }
   return absl::OkStatus();
 }
@@ -118,9 +225,33 @@ absl::Status Session::Init(const KernelRegistry& registry) {
 absl::Status Session::PartitionGraph(const KernelRegistry& registry,
                                      std::vector<std::string>* devices) {
   partition::PartitionConfig config = options_.partition;
+  std::vector<std::string> device_notes;
   for (partition::DeviceSpec& d : config.devices) {
     INFERD_ASSIGN_OR_RETURN(d.name, NormalizeDeviceName(d.name));
-    d.present = partition::IsHostDevice(d.name);  // this build has CPU kernels only
+    if (partition::IsHostDevice(d.name)) {
+      d.present = true;
+      continue;
+    }
+    // Another kind: present when this process has its runtime and the runtime finds it.
+    const DeviceRuntime* runtime = RuntimeOf(d.name);
+    const int ordinal = DeviceIndex(d.name, partition::DeviceType(d.name));
+    const absl::Status found =
+        runtime == nullptr
+            ? absl::FailedPreconditionError(absl::StrCat(
+                  "this build has no ", partition::DeviceType(d.name),
+                  " support (build with --config=", partition::DeviceType(d.name), ")"))
+            : runtime->CheckPresent(ordinal);
+    d.present = found.ok();
+    if (!found.ok()) {
+      device_notes.push_back(absl::StrCat(d.name, " is absent: ", found.message()));
+      continue;
+    }
+    if (!d.budget_bytes) {  // listed without a budget: what is free on it now
+      INFERD_ASSIGN_OR_RETURN(DeviceMemoryInfo memory, runtime->MemoryInfo(ordinal));
+      d.budget_bytes = memory.free_bytes;
+      device_notes.push_back(absl::StrCat(d.name, " has no budget configured: its free memory at ",
+                                          "load, ", partition::FormatBytes(memory.free_bytes)));
+    }
   }
   // Dynamic models are budgeted at their largest shapes: a second view of the model with
   // max_input_shapes fixed (weights are mapped, not copied, so this costs little).
@@ -156,18 +287,30 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
     }
     costed = &max_graph;
   }
-  const RegistryWorkspaceEstimator estimator(registry);
-  INFERD_ASSIGN_OR_RETURN(partition::PartitionResult result,
-                          partition::Partition(*costed, estimator, config));
+  const SessionEstimator estimator(registry);
+  absl::StatusOr<partition::PartitionResult> partitioned =
+      partition::Partition(*costed, estimator, config);
+  if (!partitioned.ok()) {
+    if (device_notes.empty()) return partitioned.status();
+    return absl::Status(
+        partitioned.status().code(),
+        absl::StrCat(partitioned.status().message(), " (", absl::StrJoin(device_notes, "; "), ")"));
+  }
+  partition::PartitionResult result = *std::move(partitioned);
   INFERD_RETURN_IF_ERROR(partition::ApplyPartition(result, graph_));
   partition_report_ = std::move(result.report);
+  for (std::string& note : device_notes) partition_report_.notes.push_back(std::move(note));
   for (const partition::DeviceReport& d : partition_report_.devices) {
     // Listed devices that are absent (allowed by fallback_on_missing_device) get no arenas.
     bool used = false;
     for (const Node& n : graph_.nodes) used = used || n.device == d.device;
     if (used || d.device == partition_report_.fallback_device) devices->push_back(d.device);
   }
-  INFERD_ASSIGN_OR_RETURN(boundary_copies_, InsertDeviceCopies(graph_));
+  INFERD_ASSIGN_OR_RETURN(DeviceCopies copies,
+                          InsertDeviceCopies(graph_, registry, partition_report_.fallback_device));
+  boundary_copies_ = copies.copies;
+  output_copies_ = copies.output_copies;
+  uploads_ = std::move(copies.uploads);
   return absl::OkStatus();
 }
 
@@ -301,6 +444,7 @@ SessionStats Session::stats() const {
   s.static_plan_misses = plan_misses_.load();
   for (const PlanStep& step : plan_->steps())
     s.kernel_persistent_bytes += step.kernel->PersistentBytes();
+  s.device_weight_bytes = device_weight_bytes_;
   return s;
 }
 
@@ -509,6 +653,9 @@ absl::StatusOr<std::vector<OutputTensor>> Session::Run(absl::Span<const InputTen
     const RunEnv env{threads_.get(), &plan_misses_, &run_options, plan_.get()};
     status = ExecutePlan(env, *slot);
   }
+  // The run's device work must be done before its buffers go back to the shared arenas (and
+  // before a failed run is reported: the stream may hold the first error).
+  status.Update(slot->SynchronizeStreams());
   if (status.ok()) {
     result = CollectOutputs(*slot, outputs);
   } else {

@@ -21,7 +21,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +31,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "engine/device_copies.h"
+#include "engine/device_runtime.h"
 #include "engine/execution_plan.h"
 #include "engine/graph.h"
 #include "engine/kernel_registry.h"
@@ -75,6 +79,7 @@ struct SessionStats {
   uint64_t input_bytes_staged = 0;
   uint64_t static_plan_misses = 0;  // outputs larger than planned, taken from the arena instead
   uint64_t kernel_persistent_bytes = 0;  // held by kernels outside the arenas (prepacked weights)
+  uint64_t device_weight_bytes = 0;  // weights uploaded to devices the host cannot read, at load
 };
 
 class Session {
@@ -120,6 +125,8 @@ class Session {
   // the admin API).
   const partition::PlanReport& partition_report() const { return partition_report_; }
   int boundary_copies() const { return boundary_copies_; }
+  // Graph outputs made on a device the host cannot read, copied back to the host in each run.
+  int output_copies() const { return output_copies_; }
 
  private:
   Session() = default;
@@ -130,6 +137,14 @@ class Session {
   // docs/partitioner.md).
   void RecheckBudgets();
   absl::Status CheckBudgets() const;
+  // The runtime of `device`'s kind, or nullptr (host devices, kinds without one).
+  const DeviceRuntime* RuntimeOf(const std::string& device) const;
+  // The system allocator of each device (the fallback's IOArena one apart), then the weights
+  // of `uploads` copied into device memory and bound to their device values.
+  absl::Status MakeAllocators(const std::vector<std::string>& devices);
+  absl::Status UploadWeights(const std::vector<WeightUpload>& uploads);
+  absl::Status MakeArenas(const std::vector<std::string>& devices);
+  absl::Status MakeRunSlots();
   absl::Status PreAllocate();
   RunSlot* AcquireSlot(absl::Status* status);
   void ReleaseSlot(RunSlot* slot);
@@ -140,9 +155,31 @@ class Session {
   absl::StatusOr<std::vector<OutputTensor>> CollectOutputs(RunSlot& slot,
                                                            absl::Span<const int> outputs);
 
+  // A weight uploaded to a device: freed with the session, after the plan's kernels.
+  struct DeviceWeight {
+    DeviceWeight(std::shared_ptr<memory::SystemAllocator> s, void* p, size_t n)
+        : system(std::move(s)), ptr(p), bytes(n) {}
+    ~DeviceWeight() {
+      if (ptr != nullptr) system->Free(ptr, bytes);
+    }
+    DeviceWeight(const DeviceWeight&) = delete;
+    DeviceWeight& operator=(const DeviceWeight&) = delete;
+    std::shared_ptr<memory::SystemAllocator> system;
+    void* ptr;
+    size_t bytes;
+    Tensor view;  // the device value's initializer
+  };
+
   // Constant after Create.
   std::shared_ptr<const Model> model_;
   SessionOptions options_;
+  // Uploaded weights (graph_'s device values point at their views): outlive plan_ and slots_.
+  std::deque<DeviceWeight> device_weights_;
+  uint64_t device_weight_bytes_ = 0;
+  // Per device name: its system allocator; and the fallback (host) device's IOArena allocator
+  // when the session uses a device the host cannot read (page-locked memory).
+  std::map<std::string, std::shared_ptr<memory::SystemAllocator>> systems_;
+  std::shared_ptr<memory::SystemAllocator> host_io_system_;
   Graph graph_;
   // Weights made at load (widened half weights, folded Conv+BatchNorm weights); kernels may keep
   // pointers to them, so it outlives plan_.
@@ -155,7 +192,9 @@ class Session {
   int fused_nodes_ = 0;
   int blocked_values_ = 0;
   int boundary_copies_ = 0;
-  size_t staging_device_ = 0;  // where misaligned inputs are staged
+  int output_copies_ = 0;
+  std::vector<WeightUpload> uploads_;  // from PartitionGraph, for UploadWeights
+  size_t staging_device_ = 0;          // where misaligned inputs are staged
   partition::PlanReport partition_report_;
 
   std::mutex slots_mu_;

@@ -16,6 +16,7 @@
 namespace inferd::engine {
 
 class Graph;
+class DeviceRuntime;
 
 struct SessionOptions {
   // Intra-op threads (the caller's thread counts as one).
@@ -33,7 +34,8 @@ struct SessionOptions {
   // Concrete shapes for dynamic graph inputs (see ModelLoadOptions).
   std::map<std::string, std::vector<int64_t>> fixed_input_shapes;
   // Devices with budgets, and name or annotation rules (partition/partitioner.h). No devices
-  // listed: everything on cpu:0. Devices cuda:N are not present on this build (no CUDA kernels).
+  // listed: everything on cpu:0. A cuda:N device is present when `device_runtimes` has a runtime
+  // for "cuda" that finds it; listed without a budget, its budget is its free memory at load.
   partition::PartitionConfig partition;
   // For the budget of dynamic models: the largest shapes of their dynamic inputs.
   std::map<std::string, std::vector<int64_t>> max_input_shapes;
@@ -48,8 +50,12 @@ struct SessionOptions {
   std::function<absl::Status(Graph&)> graph_rewrite;
   // Retention caps per device and arena kind ("execution" / "io"), applied at creation.
   std::map<std::string, std::map<std::string, uint64_t>> retention_caps;
+  // The runtimes of the device kinds the host cannot read (engine/device_runtime.h), at most one
+  // per kind: engine/build_devices.h gives this build's (CUDA with --config=cuda). Empty: host
+  // devices only.
+  std::vector<std::shared_ptr<const DeviceRuntime>> device_runtimes;
   // Makes the backing allocator of a device ("cpu:0", "cpu:1", ...). Default: CpuSystemAllocator
-  // for cpu:N. Tests inject fakes here.
+  // for cpu:N, the runtime's for other kinds. Tests inject fakes here.
   std::function<std::shared_ptr<memory::SystemAllocator>(const std::string& device)>
       allocator_factory;
 };

@@ -27,6 +27,12 @@ class WorkspaceEstimator {
   // kernel for it there, no estimate for that kernel, or the estimate failed (shapes unknown).
   virtual std::optional<uint64_t> EstimateWorkspace(const Graph& graph, int node,
                                                     absl::string_view device) const = 0;
+  // Whether `graph.nodes[node]` has a kernel on `device`'s kind. The partitioner leaves a node
+  // to the fallback device where the device it would take it has none. (Default: every node
+  // runs everywhere.)
+  virtual bool HasKernel(const Graph& graph, int node, absl::string_view device) const {
+    return true;
+  }
 };
 
 }  // namespace inferd::engine

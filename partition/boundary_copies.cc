@@ -10,6 +10,12 @@ namespace inferd::partition {
 
 std::vector<BoundaryCopy> FindBoundaryCopies(const engine::Graph& graph,
                                              absl::Span<const std::string> node_device) {
+  return FindBoundaryCopies(graph, node_device, [&](int node, int) { return node_device[node]; });
+}
+
+std::vector<BoundaryCopy> FindBoundaryCopies(const engine::Graph& graph,
+                                             absl::Span<const std::string> node_device,
+                                             const ReaderDeviceFn& reader_device) {
   std::vector<BoundaryCopy> out;
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const engine::Value& value = graph.values[v];
@@ -25,8 +31,8 @@ std::vector<BoundaryCopy> FindBoundaryCopies(const engine::Graph& graph,
     // Readers on other devices, grouped by device (ordered for a stable result).
     std::map<std::string, std::pair<int, int>> readers;  // device -> (first, last)
     for (const auto& [node, input_index] : value.consumers) {
-      const std::string& to = node_device[node];
-      if (to == from || (from == "host" && IsHostDevice(to))) continue;
+      const std::string to = reader_device(node, input_index);
+      if (to.empty() || to == from || (from == "host" && IsHostDevice(to))) continue;
       auto [it, inserted] = readers.emplace(to, std::make_pair(node, node));
       if (!inserted) {
         it->second.first = std::min(it->second.first, node);

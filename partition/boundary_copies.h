@@ -9,6 +9,7 @@
 #define INFERD_PARTITION_BOUNDARY_COPIES_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,16 @@ struct BoundaryCopy {
 // `node_device[i]` is the device of graph.nodes[i]. Sorted by first_reader, then value.
 std::vector<BoundaryCopy> FindBoundaryCopies(const engine::Graph& graph,
                                              absl::Span<const std::string> node_device);
+
+// The device whose memory node `node` reads its input `input_index` from (consumer index, as in
+// Value::consumers): its own device, the host device for an input its kernel reads on the host,
+// or "" for an input it reads wherever the value is (a copy node).
+using ReaderDeviceFn = std::function<std::string(int node, int input_index)>;
+
+// As above, with the reading device of each input from `reader_device`.
+std::vector<BoundaryCopy> FindBoundaryCopies(const engine::Graph& graph,
+                                             absl::Span<const std::string> node_device,
+                                             const ReaderDeviceFn& reader_device);
 
 }  // namespace inferd::partition
 

@@ -135,9 +135,26 @@ struct Partitioning {
     return need;
   }
   int num_nodes() const { return static_cast<int>(graph.nodes.size()); }
+  // The nodes of `unit` device d has kernels for; the others are left to the fallback (pass 6)
+  // and, when `missed` is given, appended to it for the report.
+  std::vector<int> Runnable(size_t d, const std::vector<int>& unit,
+                            std::vector<int>* missed = nullptr) const {
+    std::vector<int> kept;
+    kept.reserve(unit.size());
+    for (int node : unit) {
+      if (estimator->HasKernel(graph, node, plan.devices[d].name)) {
+        kept.push_back(node);
+      } else if (missed != nullptr) {
+        missed->push_back(node);
+      }
+    }
+    return kept;
+  }
 
   const engine::Graph& graph;
   const PartitionConfig& config;
+  const engine::WorkspaceEstimator* estimator = nullptr;
+  std::map<size_t, std::vector<int>> no_kernel;  // by device: nodes it has no kernel for
   PlanInputs plan;  // devices, fallback, mode, node_device, node_costs, node_rule, notes, warnings
   std::map<std::string, size_t> device_index;
   std::vector<ResourceAccountant> accountants;  // by device index
@@ -152,6 +169,7 @@ absl::Status SetUpDevices(Partitioning& p, const engine::WorkspaceEstimator& est
   if (absl::Status st = ResolveDevices(p.config, devices, p.plan.fallback_device); !st.ok()) {
     return st;
   }
+  p.estimator = &estimator;
   p.accountants.reserve(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
     p.device_index[devices[d].name] = d;
@@ -203,10 +221,12 @@ void PlaceByRules(Partitioning& p) {
     const size_t d = p.rule_device[r];
     if (d == p.fb) continue;                    // the fallback takes its nodes in pass 6
     std::vector<std::pair<size_t, int>> order;  // (pattern, node)
+    std::vector<int> claimed;
     for (int i = 0; i < p.num_nodes(); ++i) {
-      if (p.plan.node_rule[i] && p.plan.node_rule[i]->rule == r) {
-        order.emplace_back(p.plan.node_rule[i]->pattern, i);
-      }
+      if (p.plan.node_rule[i] && p.plan.node_rule[i]->rule == r) claimed.push_back(i);
+    }
+    for (int i : p.Runnable(d, claimed, &p.no_kernel[d])) {
+      order.emplace_back(p.plan.node_rule[i]->pattern, i);
     }
     std::stable_sort(order.begin(), order.end());
     ResourceAccountant& acct = p.accountants[d];
@@ -299,13 +319,19 @@ void FillDevice(Partitioning& p, size_t d, const Units& units, size_t& next) {
   const std::string& device = p.plan.devices[d].name;
   const size_t first = next;
   std::string stop;  // why the device stopped, when it did
-  const absl::Span<const std::vector<int>> offered = absl::MakeConstSpan(units.nodes).subspan(next);
+  // Each unit without the nodes this device has no kernel for (they go to the fallback).
+  std::vector<std::vector<int>> offered;
+  offered.reserve(units.nodes.size() - next);
+  for (size_t u = next; u < units.nodes.size(); ++u)
+    offered.push_back(p.Runnable(d, units.nodes[u]));
   std::vector<NodeCost> costs;
   const size_t k = acct.CommitFittingRun(offered, &costs);
-  p.Assign(d, offered.first(k), costs);
+  p.Assign(d, absl::MakeConstSpan(offered).first(k), costs);
+  // The taken units' nodes without a kernel here (units not taken go on to the next device).
+  for (size_t u = next; u < next + k; ++u) p.Runnable(d, units.nodes[u], &p.no_kernel[d]);
   next += k;
   if (next < units.nodes.size()) {
-    const uint64_t need = p.Need(d, units.nodes[next]);
+    const uint64_t need = p.Need(d, offered[k]);
     acct.Stop();
     stop = absl::StrCat(units.names[next], ", which needs ", FormatBytes(need), " with ",
                         FormatBytes(*acct.budget_bytes() - acct.committed().total()), " left");
@@ -365,6 +391,19 @@ absl::Status PlaceRestOnFallback(Partitioning& p) {
 
 // pass 7: the report.
 PartitionResult MakeResult(Partitioning& p) {
+  for (const auto& [d, nodes] : p.no_kernel) {
+    if (nodes.empty()) continue;
+    std::map<std::string, int> ops;
+    for (int node : nodes) ++ops[p.graph.nodes[node].op_type];
+    std::vector<std::string> counts;
+    for (const auto& [op, n] : ops) counts.push_back(n > 1 ? absl::StrCat(op, " x", n) : op);
+    p.plan.notes.push_back(absl::StrCat(p.plan.devices[d].name, " has no kernel for ", nodes.size(),
+                                        nodes.size() == 1 ? " node" : " nodes",
+                                        " it would have taken (", absl::StrJoin(counts, ", "), ": ",
+                                        SomeNames(p.graph, nodes), "): they run on the fallback ",
+                                        p.plan.fallback_device,
+                                        ", with copies where their values cross"));
+  }
   std::vector<int> unknown;
   for (int i = 0; i < p.num_nodes(); ++i) {
     if (p.plan.node_costs[i].shapes_unknown) unknown.push_back(i);

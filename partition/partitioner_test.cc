@@ -89,6 +89,40 @@ TEST(PartitionerTest, BudgetCutoffLandsWhereTheArithmeticSays) {
   EXPECT_EQ(r->report.FindDevice("cpu:1")->accounted.workspace, 2 * kKiB);
 }
 
+// An estimator whose "cuda" kind has no kernel for the node of layer 2.
+class NoKernelForLayer2 : public testing::FakeEstimator {
+ public:
+  bool HasKernel(const engine::Graph& graph, int node, absl::string_view device) const override {
+    return !(DeviceType(device) == "cuda" && Contains(graph.nodes[node].name, "layers.2/"));
+  }
+};
+
+TEST(PartitionerTest, NodesWithoutAKernelOnTheDeviceGoToTheFallback) {
+  std::unique_ptr<AddChainGraph> m = AddChain(5);
+  NoKernelForLayer2 registry;
+  ASSERT_TRUE(registry.Register(FakeDef("Add", "cpu", 0)).ok());
+  ASSERT_TRUE(registry.Register(FakeDef("Add", "cuda", 0)).ok());
+  const std::vector<std::string> expected = {"cuda:0", "cuda:0", "cpu:0", "cuda:0", "cuda:0"};
+  // By rules, and by budget only: either way layer 2 runs on the fallback, and the report says so.
+  for (const bool rules : {true, false}) {
+    PartitionConfig config;
+    if (rules) config.name_rules = "cuda:0(layers.)";
+    config.devices = {{"cuda:0", 64 * kKiB}, {"cpu:0", std::nullopt}};
+    absl::StatusOr<PartitionResult> r = Partition(m->graph(), registry, config);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(Devices(*r), expected) << (rules ? "rules" : "budget only");
+    bool noted = false;
+    for (const std::string& note : r->report.notes) {
+      noted |= Contains(note,
+                        "cuda:0 has no kernel for 1 node it would have taken (Add: "
+                        "'/model/layers.2/Add'): they run on the fallback cpu:0");
+    }
+    EXPECT_TRUE(noted) << (rules ? "rules" : "budget only");
+    // The device is charged for what it runs: four weights, not five.
+    EXPECT_EQ(r->report.FindDevice("cuda:0")->accounted.weights, 4 * kKiB);
+  }
+}
+
 TEST(PartitionerTest, LaterRulesForAFullDeviceGoToTheFallback) {
   std::unique_ptr<AddChainGraph> m = AddChain(4);
   testing::FakeEstimator registry = ExactAddRegistry();

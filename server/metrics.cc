@@ -161,6 +161,7 @@ struct Families {
   int queue_h, compute_h, serialize_h, request_h;
   int persistent, budget, assigned, nodes;
   int kv_reserved, kv_budget, kv_sequences, kv_refused;  // generative models
+  int device_memory;                                     // GPUs {device, state}
   // Triton's per-model counters {model, version} and inferd's batch size histogram {model}.
   int nv_success, nv_failure, nv_count, nv_exec, nv_request_us, nv_queue_us, nv_input_us,
       nv_infer_us, nv_output_us, batch_h;
@@ -275,8 +276,31 @@ Families DeclareFamilies(Builder& b) {
                           "Sequences refused before they started: their KV block did not fit the "
                           "budget.",
                           MetricType::Counter);
+  f.device_memory = b.Family("inferd_device_memory_bytes",
+                             "Memory of each GPU as its driver reports it, by state: total, used "
+                             "(by every process) and free.",
+                             MetricType::Gauge);
   DeclareTritonFamilies(b, f);
   return f;
+}
+
+// Each GPU of the build's device runtimes: total, used and free memory (cudaMemGetInfo).
+void AddDeviceMemory(Builder& b, const Families& f,
+                     const std::vector<std::shared_ptr<const engine::DeviceRuntime>>& devices) {
+  for (const std::shared_ptr<const engine::DeviceRuntime>& runtime : devices) {
+    const int n = runtime->DeviceCount();
+    for (int d = 0; d < n; ++d) {
+      absl::StatusOr<engine::DeviceMemoryInfo> m = runtime->MemoryInfo(d);
+      if (!m.ok()) continue;
+      const std::string device = absl::StrCat(runtime->kind().name(), ":", d);
+      b.Add(f.device_memory, {{"device", device}, {"state", "total"}},
+            static_cast<double>(m->total_bytes));
+      b.Add(f.device_memory, {{"device", device}, {"state", "used"}},
+            static_cast<double>(m->total_bytes - m->free_bytes));
+      b.Add(f.device_memory, {{"device", device}, {"state", "free"}},
+            static_cast<double>(m->free_bytes));
+    }
+  }
 }
 
 // inferd's own per-model series are labelled by model only: with several versions served at
@@ -426,6 +450,8 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   }
   // pass 5: per loaded model: kernels' own memory and the partition.
   AddSessions(b, f, repository_);
+  // pass 6: the GPUs' memory.
+  AddDeviceMemory(b, f, devices_);
   return b.Take();
 }
 
@@ -453,7 +479,8 @@ std::string RenderMetrics(const prometheus::Collectable& collectable) {
 }
 
 absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
-    const std::string& address, const ModelRepository& repository) {
+    const std::string& address, const ModelRepository& repository,
+    std::vector<std::shared_ptr<const engine::DeviceRuntime>> devices) {
   if (absl::StartsWith(address, "unix:")) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics_address '", address, "': the metrics endpoint needs a TCP address"));
@@ -462,7 +489,7 @@ absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
   std::string bind = address;
   if (absl::StartsWith(bind, "localhost:")) bind = absl::StrCat("127.0.0.1", bind.substr(9));
   std::unique_ptr<MetricsExporter> m(new MetricsExporter());
-  m->collector_ = std::make_shared<MetricsCollector>(repository);
+  m->collector_ = std::make_shared<MetricsCollector>(repository, std::move(devices));
   try {
     m->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
         "listening_ports", bind, "num_threads", std::to_string(kExporterThreads),

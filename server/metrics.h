@@ -26,6 +26,9 @@
 //   partition {model, device}: gauges partition_budget_bytes, partition_assigned_bytes (the
 //              partitioner's accounted total: weights + activations + workspace),
 //              partition_nodes
+//   GPUs {device, state}: gauge device_memory_bytes, state total / used / free, for each device
+//              of the runtimes the collector is given (the driver's figures: used counts every
+//              process on the GPU, not only inferd)
 //
 //   Triton's names {model, version} (docs/metrics.md), counters without the _total suffix as
 //   Triton has them: nv_inference_request_success, nv_inference_request_failure,
@@ -55,6 +58,7 @@
 #include <prometheus/metric_family.h>
 
 #include "absl/status/statusor.h"
+#include "engine/device_runtime.h"
 #include "server/model_repository.h"
 
 namespace prometheus {
@@ -65,12 +69,16 @@ namespace inferd::server {
 
 class MetricsCollector final : public prometheus::Collectable {
  public:
-  // `repository` must outlive the collector.
-  explicit MetricsCollector(const ModelRepository& repository) : repository_(repository) {}
+  // `repository` must outlive the collector. `devices`: the runtimes whose devices get memory
+  // gauges (kernels::BuildDeviceRuntimes(): the GPUs of a --config=cuda build; none otherwise).
+  explicit MetricsCollector(const ModelRepository& repository,
+                            std::vector<std::shared_ptr<const engine::DeviceRuntime>> devices = {})
+      : repository_(repository), devices_(std::move(devices)) {}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
   const ModelRepository& repository_;
+  const std::vector<std::shared_ptr<const engine::DeviceRuntime>> devices_;
 };
 
 // The text exposition format (what /metrics answers) of `collectable`.
@@ -85,8 +93,9 @@ class MetricsExporter {
   // Binds `address` ("host:port", "[v6]:port"; "localhost" reads as 127.0.0.1; port 0 picks a
   // free one) and serves /metrics. UNAVAILABLE when it cannot bind, INVALID_ARGUMENT for a unix:
   // address. `repository` must outlive the exporter.
-  static absl::StatusOr<std::unique_ptr<MetricsExporter>> Start(const std::string& address,
-                                                                const ModelRepository& repository);
+  static absl::StatusOr<std::unique_ptr<MetricsExporter>> Start(
+      const std::string& address, const ModelRepository& repository,
+      std::vector<std::shared_ptr<const engine::DeviceRuntime>> devices = {});
   ~MetricsExporter();  // stops serving; waits for scrapes in progress
   MetricsExporter(const MetricsExporter&) = delete;
   MetricsExporter& operator=(const MetricsExporter&) = delete;

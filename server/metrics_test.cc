@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "engine/testing/fake_device.h"
 #include "engine/testing/runfiles.h"
 #include "kernels/cpu/cpu_kernels.h"
 
@@ -249,6 +250,34 @@ TEST_F(MetricsTest, PartitionedModelHasSeriesPerDevice) {
             split->partition_report().FindDevice("cpu:1")->accounted.total());
   EXPECT_GE(Sample(text, R"(inferd_arena_live_bytes{model="split",device="cpu:1",arena="io"})"), 0);
   EXPECT_EQ(Sample(text, R"(inferd_io_outstanding_leases{model="split",device="cpu:1"})"), 0);
+}
+
+// GPU memory gauges, on a fake GPU runtime (engine/testing/fake_device.h; no GPU here): the
+// driver's total / used / free of every device, read at scrape time.
+TEST_F(MetricsTest, DeviceMemoryGaugesPerGpu) {
+  auto fake = std::make_shared<engine::testing::FakeDeviceRuntime>(2, 8 << 20);
+  MetricsCollector collector(*repo_, {fake});
+  auto used = [&](const std::string& text, int d) {
+    return Sample(text, "inferd_device_memory_bytes{device=\"cuda:" + std::to_string(d) +
+                            "\",state=\"used\"}");
+  };
+  const std::string before = RenderMetrics(collector);
+  EXPECT_EQ(Sample(before, R"(inferd_device_memory_bytes{device="cuda:1",state="total"})"),
+            8 << 20);
+  EXPECT_EQ(used(before, 0), 0);
+  absl::StatusOr<std::shared_ptr<memory::SystemAllocator>> system =
+      fake->MakeAllocator("cuda:0", 0);
+  ASSERT_TRUE(system.ok());
+  absl::StatusOr<void*> p = (*system)->Allocate(1 << 20);
+  ASSERT_TRUE(p.ok());
+  const std::string during = RenderMetrics(collector);
+  EXPECT_EQ(used(during, 0), 1 << 20);
+  EXPECT_EQ(Sample(during, R"(inferd_device_memory_bytes{device="cuda:0",state="free"})"), 7 << 20);
+  EXPECT_EQ(used(during, 1), 0);
+  (*system)->Free(*p, 1 << 20);
+  // Without runtimes (a CPU build) the family has no series.
+  MetricsCollector cpu_only(*repo_);
+  EXPECT_EQ(RenderMetrics(cpu_only).find("inferd_device_memory_bytes{"), std::string::npos);
 }
 
 TEST_F(MetricsTest, LoadsCountedByResult) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "base/message_text.h"
 #include "base/status_macros.h"
+#include "kernels/build_kernels.h"
 #include "proto/model_config.pb.h"
 #include "server/batcher.h"
 #include "server/kserve_types.h"
@@ -40,6 +41,7 @@ const char* ModelStateName(ModelState state) {
 
 engine::SessionOptions ToSessionOptions(const ModelConfig& c) {
   engine::SessionOptions o;
+  o.device_runtimes = kernels::BuildDeviceRuntimes();
   o.intra_op_threads = c.threads;
   o.max_concurrent_runs = c.max_concurrent_runs;
   o.fail_fast_when_busy = c.when_busy == WhenBusy::kFailFast;

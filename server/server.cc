@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/build_kernels.h"
 #include "server/admin_auth.h"
 #include "server/admin_service.h"
 #include "server/config_values.h"
@@ -150,7 +150,7 @@ absl::StatusOr<std::unique_ptr<InferdServer>> InferdServer::Start(
 absl::Status InferdServer::Init(const InferdServerOptions& options) {
   const ServerConfig& sc = config_->server;
   registry_ = std::make_unique<engine::KernelRegistry>();
-  INFERD_RETURN_IF_ERROR(kernels::cpu::RegisterCpuKernels(*registry_));
+  INFERD_RETURN_IF_ERROR(kernels::RegisterBuildKernels(*registry_));
   repository_ = std::make_unique<ModelRepository>(config_, *registry_);
   shared_memory_ = std::make_unique<SharedMemoryRegistry>();
   service_ = std::make_unique<InferenceService>(*repository_, shared_memory_.get());
@@ -219,7 +219,8 @@ absl::Status InferdServer::AddOpsServices(const InferdServerOptions& options) {
   // The metrics exporter reads the repository at scrape time.
   if (options.serve_metrics) {
     INFERD_RETURN_IF_ERROR(CheckPortFree(sc.metrics_address));
-    INFERD_ASSIGN_OR_RETURN(metrics_, MetricsExporter::Start(sc.metrics_address, *repository_));
+    INFERD_ASSIGN_OR_RETURN(metrics_, MetricsExporter::Start(sc.metrics_address, *repository_,
+                                                             kernels::BuildDeviceRuntimes()));
     metrics_port_ = metrics_->port();
     spdlog::info("Prometheus metrics on {} (port {}): /metrics", sc.metrics_address, metrics_port_);
   }

@@ -201,7 +201,7 @@ TEST_F(GeneratedModelTest, RecheckAfterFusionsOnAPrefusionPartition) {
   absl::StatusOr<int> fused = engine::ApplyFusions(g, registry_, derived_);
   ASSERT_TRUE(fused.ok()) << fused.status();
   ASSERT_GT(*fused, 0);
-  ASSERT_TRUE(engine::InsertDeviceCopies(g).ok());
+  ASSERT_TRUE(engine::InsertDeviceCopies(g, registry_, "cpu:0").ok());
   absl::StatusOr<std::unique_ptr<engine::ExecutionPlan>> plan =
       engine::ExecutionPlan::Build(g, registry_, {"cpu:1", "cpu:0"}, 1);
   ASSERT_TRUE(plan.ok()) << plan.status();

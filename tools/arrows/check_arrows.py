@@ -24,7 +24,8 @@ PARTITION_PUBLIC = ["partition/partitioner.h", "partition/plan_report.h",
                     "partition/device.h", "partition/activation_plan.h"]
 KERNEL_API = ["engine/kernel.h", "engine/kernel_registry.h", "engine/thread_pool.h",
               "engine/tensor.h", "engine/shape.h", "engine/data_type.h", "engine/domain.h",
-              "engine/copy.h", "engine/cuda_kernel_context.h", "engine/cuda_stream.h"]
+              "engine/copy.h", "engine/cuda_kernel_context.h", "engine/cuda_stream.h",
+              "engine/device_runtime.h"]
 ALLOWED = {
     "base/": [],
     "memory/": ["base/"],
@@ -33,7 +34,8 @@ ALLOWED = {
     "partition/": ["base/", "memory/memory_planner.h", "memory/size_classes.h"]
     + ENGINE_FOR_PARTITION,
     "engine/": ["base/", "memory/"] + PARTITION_PUBLIC,
-    "kernels/": ["base/", "memory/"] + KERNEL_API,
+    # kernels/build_kernels picks the build's device runtimes beside its kernels.
+    "kernels/": ["base/", "memory/"] + KERNEL_API + ["engine/cuda_device_runtime.h"],
     "genai/": ["base/", "memory/", "engine/", "partition/"],
     "proto/": [],
     "server/": ["base/", "memory/", "engine/", "partition/", "kernels/", "proto/", "genai/"],

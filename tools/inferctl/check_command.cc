@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/domain.h"
 #include "engine/session.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/build_kernels.h"
 #include "tools/inferctl/inferctl_flags.h"
 #include "tools/inferctl/plan_command.h"
 
@@ -30,6 +30,7 @@ const CommandLineSpec& CheckSpec() {
 
 absl::StatusOr<engine::SessionOptions> ReadOptions(const ParsedArgs& parsed) {
   engine::SessionOptions opts;
+  opts.device_runtimes = kernels::BuildDeviceRuntimes();
   auto shapes = ParseNamedShapes(absl::GetFlag(FLAGS_fixed_shape).values, "--fixed-shape");
   if (!shapes.ok()) return shapes.status();
   opts.fixed_input_shapes = *std::move(shapes);
@@ -119,7 +120,7 @@ int CheckCommand(const std::vector<std::string>& args, std::ostream& out, std::o
     return 2;
   }
   engine::KernelRegistry registry;
-  if (absl::Status st = kernels::cpu::RegisterCpuKernels(registry); !st.ok()) {
+  if (absl::Status st = kernels::RegisterBuildKernels(registry); !st.ok()) {
     err << "inferctl check: " << st << "\n";
     return 1;
   }

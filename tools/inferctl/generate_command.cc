@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/build_kernels.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "tools/inferctl/inferctl_flags.h"
@@ -52,9 +52,10 @@ absl::StatusOr<LoadedGenerator> LoadGeneratorFromFlags(const std::string& dir,
                                                        const ParsedArgs& parsed) {
   LoadedGenerator g;
   g.registry = std::make_unique<engine::KernelRegistry>();
-  INFERD_RETURN_IF_ERROR(kernels::cpu::RegisterCpuKernels(*g.registry));
+  INFERD_RETURN_IF_ERROR(kernels::RegisterBuildKernels(*g.registry));
   genai::GeneratorOptions options;
   options.session.intra_op_threads = absl::GetFlag(FLAGS_threads);
+  options.session.device_runtimes = kernels::BuildDeviceRuntimes();
   if (parsed.given.count("devices")) {
     INFERD_ASSIGN_OR_RETURN(options.session.partition.devices,
                             ParseDeviceList(absl::GetFlag(FLAGS_devices)));

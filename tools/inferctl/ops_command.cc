@@ -8,14 +8,14 @@
 #include "absl/status/statusor.h"
 #include "base/flags.h"
 #include "engine/kernel_registry.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/build_kernels.h"
 #include "tools/inferctl/inferctl_flags.h"
 
 namespace inferd::tools {
 
 int RunOpsCommand(std::ostream& out, std::ostream& err, bool json) {
   engine::KernelRegistry registry;
-  if (absl::Status st = kernels::cpu::RegisterCpuKernels(registry); !st.ok()) {
+  if (absl::Status st = kernels::RegisterBuildKernels(registry); !st.ok()) {
     err << "inferctl ops: " << st << "\n";
     return 1;
   }

@@ -19,7 +19,7 @@
 #include "engine/model.h"
 #include "engine/registry_workspace_estimator.h"
 #include "engine/rewrites.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/build_kernels.h"
 #include "partition/partitioner.h"
 #include "tools/inferctl/inferctl_flags.h"
 
@@ -106,7 +106,7 @@ absl::StatusOr<std::string> MakePlan(const PlanArgs& args) {
                         absl::StrCat("cannot load '", args.model, "': ", model.status().message()));
   }
   engine::KernelRegistry registry;
-  if (absl::Status st = kernels::cpu::RegisterCpuKernels(registry); !st.ok()) return st;
+  if (absl::Status st = kernels::RegisterBuildKernels(registry); !st.ok()) return st;
   engine::Graph graph = (*model)->graph();
   int fused = 0;
   engine::DerivedWeights derived;  // lowered and folded weights, as long as `graph`

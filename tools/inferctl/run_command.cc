@@ -17,7 +17,7 @@
 #include "base/status_macros.h"
 #include "engine/copy.h"
 #include "engine/session.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/build_kernels.h"
 #include "memory/process_stats.h"
 #include "partition/partitioner.h"
 #include "partition/plan_report.h"
@@ -299,11 +299,12 @@ int RunCommand(const std::vector<std::string>& raw_args) {
     return 2;
   }
   engine::KernelRegistry registry;
-  if (absl::Status st = kernels::cpu::RegisterCpuKernels(registry); !st.ok()) {
+  if (absl::Status st = kernels::RegisterBuildKernels(registry); !st.ok()) {
     std::fprintf(stderr, "inferctl: %s\n", st.ToString().c_str());
     return 1;
   }
   engine::SessionOptions opts;
+  opts.device_runtimes = kernels::BuildDeviceRuntimes();
   opts.intra_op_threads = std::max(1, args->threads);
   opts.pre_allocate = args->pre_allocate;
   opts.fixed_input_shapes = args->fixed_shapes;
