@@ -111,6 +111,10 @@ TEST(CudaKernelsTest, TransformerAndCnnOpsRegisterBesideTheCpuKernels) {
       {"", "Squeeze", 13, {f, i64}, {f}},
       {"", "Unsqueeze", 11, {f}, {f}},
       {"", "Identity", 16, {i64}, {i64}},
+      {"", "Erf", 13, {f}, {f}},
+      {"", "Gelu", 20, {f}, {f}},
+      {"", "Exp", 13, {f}, {f}},
+      {"", "Reciprocal", 13, {f}, {f}},
   };
   for (const Case& c : cases) {
     const engine::KernelDef* def =

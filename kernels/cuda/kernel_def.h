@@ -19,6 +19,7 @@
 #include "engine/kernel.h"
 #include "engine/kernel_registry.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cuda/elementwise.h"
 
 namespace inferd::kernels::cuda {
 
@@ -38,6 +39,21 @@ inline engine::KernelDef CudaDef(absl::string_view domain, absl::string_view op_
   def.estimate_workspace = [](const engine::KernelInfo&) -> absl::StatusOr<size_t> { return 0; };
   def.host_inputs = std::move(host_inputs);
   return def;
+}
+
+// The element type of the arithmetic kernels (float32, int32, int64), or UNIMPLEMENTED.
+inline absl::StatusOr<ElementType> ElementTypeOf(engine::DataType type) {
+  switch (type) {
+    case engine::DataType::kFloat32:
+      return ElementType::kFloat32;
+    case engine::DataType::kInt32:
+      return ElementType::kInt32;
+    case engine::DataType::kInt64:
+      return ElementType::kInt64;
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("element type ", engine::DataTypeName(type), " has no CUDA kernel"));
+  }
 }
 
 class CudaNode : public cpu::NodeLabel {

@@ -96,20 +96,6 @@ absl::StatusOr<ReducePlan> MakePlan(const Shape& shape, const absl::InlinedVecto
   return p;
 }
 
-absl::StatusOr<ElementType> ElementTypeOf(DataType type, const CudaNode& node) {
-  switch (type) {
-    case DataType::kFloat32:
-      return ElementType::kFloat32;
-    case DataType::kInt32:
-      return ElementType::kInt32;
-    case DataType::kInt64:
-      return ElementType::kInt64;
-    default:
-      return node.Unimplemented(
-          absl::StrCat("element type ", engine::DataTypeName(type), " has no CUDA kernel"));
-  }
-}
-
 class ReduceKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<ReduceKernel>> Create(const KernelInfo& info) {
@@ -125,7 +111,8 @@ class ReduceKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const engine::CudaKernelContext* cuda, node_.Context(ctx));
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, cpu::RequiredInput(ctx, 0, node_));
-    INFERD_ASSIGN_OR_RETURN(const ElementType type, ElementTypeOf(x->dtype(), node_));
+    absl::StatusOr<ElementType> type = ElementTypeOf(x->dtype());
+    if (!type.ok()) return node_.Unimplemented(type.status().message());
     const Shape& shape = x->shape();
     const int64_t rank = static_cast<int64_t>(shape.rank());
 
@@ -159,7 +146,7 @@ class ReduceKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), out_shape));
     INFERD_ASSIGN_OR_RETURN(const ReducePlan plan, MakePlan(shape, mask, node_));
     return node_.Launched(
-        LaunchReduce(op_, type, x->raw_data(), y->raw_mutable_data(), plan, cuda->cuda_stream()));
+        LaunchReduce(op_, *type, x->raw_data(), y->raw_mutable_data(), plan, cuda->cuda_stream()));
   }
 
  private:
