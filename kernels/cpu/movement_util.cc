@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "kernels/cpu/float16.h"
 
@@ -193,6 +195,79 @@ void StridedCopy(const void* src, void* dst, size_t elem, absl::Span<const int64
       }
     }
   }
+}
+
+absl::Status ResolveSlice(const engine::Shape& in, const Dims& starts, const Dims& ends,
+                          const Dims& axes, const Dims& steps, const NodeLabel& node, Dims* start,
+                          Dims* step, Dims* len) {
+  const int64_t rank = static_cast<int64_t>(in.rank());
+  const size_t n = starts.size();
+  if (ends.size() != n || (!axes.empty() && axes.size() != n) ||
+      (!steps.empty() && steps.size() != n)) {
+    return node.InvalidArgument(absl::StrCat("starts (", n, "), ends (", ends.size(), "), axes (",
+                                             axes.size(), ") and steps (", steps.size(),
+                                             ") must have the same length"));
+  }
+  absl::InlinedVector<bool, 8> seen(rank, false);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = axes.empty() ? static_cast<int64_t>(i) : axes[i];
+    INFERD_ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, rank, node, "axes entry"));
+    if (seen[axis]) return node.InvalidArgument(absl::StrCat("axis ", axis, " is repeated"));
+    seen[axis] = true;
+    const int64_t dim = in[axis];
+    const int64_t st = steps.empty() ? 1 : steps[i];
+    if (st == 0) return node.InvalidArgument(absl::StrCat("step for axis ", axis, " is 0"));
+    int64_t s = starts[i], e = ends[i];
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    int64_t count = 0;
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      if (e > s) count = (e - s - 1) / st + 1;
+    } else if (dim > 0) {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      const int64_t back =
+          st == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -st;
+      if (s > e) count = (s - e - 1) / back + 1;
+    }
+    (*start)[axis] = count > 0 ? s : 0;
+    (*step)[axis] = count > 1 ? st : 1;  // a single index needs no stride
+    (*len)[axis] = count;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SplitSizes(int axis, int64_t dim, int n, int64_t num_outputs, const NodeLabel& node,
+                        Dims* split) {
+  if (split->empty() && num_outputs > 0) {
+    // Opset 18: equal parts of ceil(dim / n), the last one what remains.
+    const int64_t part = (dim + n - 1) / n;
+    if (num_outputs != n || (n > 1 && part * (n - 1) >= dim)) {
+      return node.InvalidArgument(absl::StrCat("num_outputs ", num_outputs,
+                                               " cannot split dimension ", axis, " of size ", dim,
+                                               " into the node's ", n, " outputs"));
+    }
+    split->assign(n, part);
+    split->back() = dim - part * (n - 1);
+  }
+  if (split->empty()) {
+    if (dim % n != 0) {
+      return node.InvalidArgument(absl::StrCat("dimension ", axis, " of size ", dim,
+                                               " cannot be split into ", n, " equal parts"));
+    }
+    split->assign(n, dim / n);
+  }
+  int64_t total = 0;
+  for (int64_t s : *split) total += s;
+  if (static_cast<int>(split->size()) != n || total != dim ||
+      std::any_of(split->begin(), split->end(), [](int64_t s) { return s < 0; })) {
+    return node.InvalidArgument(absl::StrCat("split [", absl::StrJoin(*split, ","),
+                                             "] does not cut dimension ", axis, " of size ", dim,
+                                             " into ", n, " outputs"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace inferd::kernels::cpu

@@ -95,6 +95,22 @@ void StridedCopy(const void* src, void* dst, size_t elem, absl::Span<const int64
 // Row-major element strides of `shape`.
 Dims StridesOf(const engine::Shape& shape);
 
+// Slice (opset 10+ semantics, also the attribute form): per dimension of `in`, the first index,
+// the step and the output length, from `starts`, `ends` and the optional (empty) `axes` and
+// `steps`. Negative values count from the end; out-of-range ones are clamped as the spec says.
+// `start`, `step` and `len` come in sized to in.rank() (0, 1 and in's dims: the dims not sliced).
+// Shared by the CPU and CUDA Slice kernels.
+absl::Status ResolveSlice(const engine::Shape& in, const Dims& starts, const Dims& ends,
+                          const Dims& axes, const Dims& steps, const NodeLabel& node, Dims* start,
+                          Dims* step, Dims* len);
+
+// Split's part sizes along `axis` (of size `dim`) for `n` outputs: `split` as given (from the
+// attribute or input), else equal parts, or with `num_outputs` (opset 18; 0 when absent)
+// ceil(dim / n) each and the last one what remains. INVALID_ARGUMENT when they do not cut the
+// dimension. Shared by the CPU and CUDA Split kernels.
+absl::Status SplitSizes(int axis, int64_t dim, int n, int64_t num_outputs, const NodeLabel& node,
+                        Dims* split);
+
 }  // namespace inferd::kernels::cpu
 
 #endif  // INFERD_KERNELS_CPU_MOVEMENT_UTIL_H_

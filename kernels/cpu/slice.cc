@@ -4,8 +4,6 @@
 // spec says ([0, dim] for positive steps, [-1, dim-1] for negative ones), so INT64_MAX means "to
 // the end". The copy goes through StridedCopy: contiguous runs are one memcpy each, parallel over
 // rows.
-#include <algorithm>
-#include <limits>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -56,7 +54,7 @@ class SliceKernel final : public engine::OpKernel {
     }
     const Shape& in = x->shape();
     Dims start(in.rank(), 0), step(in.rank(), 1), len(in.dims().begin(), in.dims().end());
-    INFERD_RETURN_IF_ERROR(Resolve(in, starts, ends, axes, steps, &start, &step, &len));
+    INFERD_RETURN_IF_ERROR(ResolveSlice(in, starts, ends, axes, steps, node_, &start, &step, &len));
 
     Shape out_shape(absl::MakeConstSpan(len));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), out_shape));
@@ -79,48 +77,6 @@ class SliceKernel final : public engine::OpKernel {
         starts_(info.GetInts("starts")),
         ends_(info.GetInts("ends")),
         axes_(info.GetInts("axes")) {}
-
-  // Per-dimension first index, step and output length.
-  absl::Status Resolve(const Shape& in, const Dims& starts, const Dims& ends, const Dims& axes,
-                       const Dims& steps, Dims* start, Dims* step, Dims* len) const {
-    const int64_t rank = static_cast<int64_t>(in.rank());
-    const size_t n = starts.size();
-    if (ends.size() != n || (!axes.empty() && axes.size() != n) ||
-        (!steps.empty() && steps.size() != n)) {
-      return node_.InvalidArgument(absl::StrCat("starts (", n, "), ends (", ends.size(),
-                                                "), axes (", axes.size(), ") and steps (",
-                                                steps.size(), ") must have the same length"));
-    }
-    absl::InlinedVector<bool, 8> seen(rank, false);
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t a = axes.empty() ? static_cast<int64_t>(i) : axes[i];
-      INFERD_ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, rank, node_, "axes entry"));
-      if (seen[axis]) return node_.InvalidArgument(absl::StrCat("axis ", axis, " is repeated"));
-      seen[axis] = true;
-      const int64_t dim = in[axis];
-      const int64_t st = steps.empty() ? 1 : steps[i];
-      if (st == 0) return node_.InvalidArgument(absl::StrCat("step for axis ", axis, " is 0"));
-      int64_t s = starts[i], e = ends[i];
-      if (s < 0) s += dim;
-      if (e < 0) e += dim;
-      int64_t count = 0;
-      if (st > 0) {
-        s = std::clamp<int64_t>(s, 0, dim);
-        e = std::clamp<int64_t>(e, 0, dim);
-        if (e > s) count = (e - s - 1) / st + 1;
-      } else if (dim > 0) {
-        s = std::clamp<int64_t>(s, 0, dim - 1);
-        e = std::clamp<int64_t>(e, -1, dim - 1);
-        const int64_t back =
-            st == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -st;
-        if (s > e) count = (s - e - 1) / back + 1;
-      }
-      (*start)[axis] = count > 0 ? s : 0;
-      (*step)[axis] = count > 1 ? st : 1;  // a single index needs no stride
-      (*len)[axis] = count;
-    }
-    return absl::OkStatus();
-  }
 
   const NodeLabel node_;
   const bool inputs_;

@@ -9,7 +9,6 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
@@ -51,32 +50,7 @@ class SplitKernel final : public engine::OpKernel {
       split.assign(split_attr_.begin(), split_attr_.end());
     }
     const int64_t dim = in[axis];
-    if (split.empty() && num_outputs_attr_ > 0) {
-      // Opset 18: equal parts of ceil(dim / n), the last one what remains.
-      const int64_t part = (dim + n - 1) / n;
-      if (num_outputs_attr_ != n || (n > 1 && part * (n - 1) >= dim)) {
-        return node_.InvalidArgument(absl::StrCat("num_outputs ", num_outputs_attr_,
-                                                  " cannot split dimension ", axis, " of size ",
-                                                  dim, " into the node's ", n, " outputs"));
-      }
-      split.assign(n, part);
-      split.back() = dim - part * (n - 1);
-    }
-    if (split.empty()) {
-      if (dim % n != 0) {
-        return node_.InvalidArgument(absl::StrCat("dimension ", axis, " of size ", dim,
-                                                  " cannot be split into ", n, " equal parts"));
-      }
-      split.assign(n, dim / n);
-    }
-    int64_t total = 0;
-    for (int64_t s : split) total += s;
-    if (static_cast<int>(split.size()) != n || total != dim ||
-        std::any_of(split.begin(), split.end(), [](int64_t s) { return s < 0; })) {
-      return node_.InvalidArgument(absl::StrCat("split [", absl::StrJoin(split, ","),
-                                                "] does not cut dimension ", axis, " of size ", dim,
-                                                " into ", n, " outputs"));
-    }
+    INFERD_RETURN_IF_ERROR(SplitSizes(axis, dim, n, num_outputs_attr_, node_, &split));
     if (n == 1) return ctx.MakeOutputAlias(0, 0, in).status();
 
     absl::InlinedVector<unsigned char*, 8> outs(n, nullptr);

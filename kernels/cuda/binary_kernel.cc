@@ -12,6 +12,7 @@
 #include "engine/kernel.h"
 #include "kernels/cuda/broadcast_index.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/kernel_def.h"
 #include "kernels/cuda/registration.h"
 
 namespace inferd::kernels::cuda {
@@ -22,20 +23,6 @@ using engine::KernelContext;
 using engine::KernelInfo;
 using engine::Shape;
 using engine::Tensor;
-
-absl::StatusOr<ElementType> ElementTypeOf(DataType type) {
-  switch (type) {
-    case DataType::kFloat32:
-      return ElementType::kFloat32;
-    case DataType::kInt32:
-      return ElementType::kInt32;
-    case DataType::kInt64:
-      return ElementType::kInt64;
-    default:
-      return absl::UnimplementedError(
-          absl::StrCat("element type ", engine::DataTypeName(type), " has no CUDA kernel"));
-  }
-}
 
 class BinaryKernel final : public engine::OpKernel {
  public:

@@ -5,62 +5,115 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace inferd::kernels::cuda {
+namespace {
 
-absl::StatusOr<BroadcastIndex> MakeBroadcastIndex(const engine::Shape& a, const engine::Shape& b,
-                                                  engine::Shape& out) {
+// The broadcast of any number of operands: merged output dims and each operand's strides.
+struct Merged {
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides;  // per operand
+};
+
+std::string Describe(absl::Span<const engine::Shape* const> shapes) {
+  return absl::StrJoin(shapes, " and ", [](std::string* out, const engine::Shape* s) {
+    absl::StrAppend(out, s->ToString());
+  });
+}
+
+absl::StatusOr<Merged> Broadcast(absl::Span<const engine::Shape* const> shapes, int max_rank,
+                                 engine::Shape& out) {
   // pass 1: the output shape, right-aligned.
-  const size_t rank = a.rank() > b.rank() ? a.rank() : b.rank();
-  std::vector<int64_t> da(rank, 1), db(rank, 1), dout(rank, 1);
-  for (size_t i = 0; i < a.rank(); ++i) da[rank - a.rank() + i] = a[i];
-  for (size_t i = 0; i < b.rank(); ++i) db[rank - b.rank() + i] = b[i];
+  size_t rank = 0;
+  for (const engine::Shape* s : shapes) rank = s->rank() > rank ? s->rank() : rank;
+  const size_t n = shapes.size();
+  std::vector<std::vector<int64_t>> dims(n, std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> dout(rank, 1);
+  for (size_t k = 0; k < n; ++k) {
+    const engine::Shape& s = *shapes[k];
+    for (size_t i = 0; i < s.rank(); ++i) dims[k][rank - s.rank() + i] = s[i];
+  }
   for (size_t d = 0; d < rank; ++d) {
-    if (da[d] != db[d] && da[d] != 1 && db[d] != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shapes ", a.ToString(), " and ", b.ToString(), " do not broadcast"));
+    for (size_t k = 0; k < n; ++k) {
+      const int64_t v = dims[k][d];
+      if (v == 1) continue;
+      if (dout[d] != 1 && dout[d] != v) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("shapes ", Describe(shapes), " do not broadcast"));
+      }
+      dout[d] = v;
     }
-    dout[d] = da[d] == 1 ? db[d] : da[d];
   }
   out = engine::Shape(absl::MakeConstSpan(dout));
 
   // pass 2: each operand's contiguous strides, 0 where it repeats.
-  std::vector<int64_t> sa(rank), sb(rank);
-  int64_t na = 1, nb = 1;
-  for (size_t d = rank; d-- > 0;) {
-    sa[d] = da[d] == 1 ? 0 : na;
-    sb[d] = db[d] == 1 ? 0 : nb;
-    na *= da[d];
-    nb *= db[d];
+  std::vector<std::vector<int64_t>> strides(n, std::vector<int64_t>(rank));
+  for (size_t k = 0; k < n; ++k) {
+    int64_t next = 1;
+    for (size_t d = rank; d-- > 0;) {
+      strides[k][d] = dims[k][d] == 1 ? 0 : next;
+      next *= dims[k][d];
+    }
   }
 
-  // pass 3: drop size-1 dimensions and merge a dimension into the next inner one when both
-  // operands step across the boundary as across one dimension.
-  std::vector<int64_t> md, ma, mb;
+  // pass 3: drop size-1 dimensions and merge a dimension into the next inner one when every
+  // operand steps across the boundary as across one dimension.
+  Merged m;
+  m.strides.resize(n);
   for (size_t d = 0; d < rank; ++d) {
     if (dout[d] == 1) continue;
-    if (!md.empty() && ma.back() == sa[d] * dout[d] && mb.back() == sb[d] * dout[d]) {
-      md.back() *= dout[d];
-      ma.back() = sa[d];
-      mb.back() = sb[d];
+    bool merge = !m.dims.empty();
+    for (size_t k = 0; merge && k < n; ++k) {
+      merge = m.strides[k].back() == strides[k][d] * dout[d];
+    }
+    if (merge) {
+      m.dims.back() *= dout[d];
+      for (size_t k = 0; k < n; ++k) m.strides[k].back() = strides[k][d];
       continue;
     }
-    md.push_back(dout[d]);
-    ma.push_back(sa[d]);
-    mb.push_back(sb[d]);
+    m.dims.push_back(dout[d]);
+    for (size_t k = 0; k < n; ++k) m.strides[k].push_back(strides[k][d]);
   }
-  if (md.size() > static_cast<size_t>(kMaxBroadcastRank)) {
+  if (m.dims.size() > static_cast<size_t>(max_rank)) {
     return absl::UnimplementedError(
-        absl::StrCat("shapes ", a.ToString(), " and ", b.ToString(), " broadcast over ", md.size(),
-                     " dimensions; the CUDA kernel walks at most ", kMaxBroadcastRank));
+        absl::StrCat("shapes ", Describe(shapes), " broadcast over ", m.dims.size(),
+                     " dimensions; the CUDA kernel walks at most ", max_rank));
   }
+  return m;
+}
+
+}  // namespace
+
+absl::StatusOr<BroadcastIndex> MakeBroadcastIndex(const engine::Shape& a, const engine::Shape& b,
+                                                  engine::Shape& out) {
+  const engine::Shape* shapes[] = {&a, &b};
+  absl::StatusOr<Merged> m = Broadcast(shapes, kMaxBroadcastRank, out);
+  if (!m.ok()) return m.status();
   BroadcastIndex index;
-  index.rank = static_cast<int>(md.size());
+  index.rank = static_cast<int>(m->dims.size());
   index.count = out.NumElements();
-  for (size_t d = 0; d < md.size(); ++d) {
-    index.out_dims[d] = md[d];
-    index.a_strides[d] = ma[d];
-    index.b_strides[d] = mb[d];
+  for (size_t d = 0; d < m->dims.size(); ++d) {
+    index.out_dims[d] = m->dims[d];
+    index.a_strides[d] = m->strides[0][d];
+    index.b_strides[d] = m->strides[1][d];
+  }
+  return index;
+}
+
+absl::StatusOr<WhereIndex> MakeWhereIndex(const engine::Shape& condition, const engine::Shape& x,
+                                          const engine::Shape& y, engine::Shape& out) {
+  const engine::Shape* shapes[] = {&condition, &x, &y};
+  absl::StatusOr<Merged> m = Broadcast(shapes, kMaxWhereRank, out);
+  if (!m.ok()) return m.status();
+  WhereIndex index;
+  index.rank = static_cast<int>(m->dims.size());
+  index.count = out.NumElements();
+  for (size_t d = 0; d < m->dims.size(); ++d) {
+    index.out_dims[d] = m->dims[d];
+    index.c_strides[d] = m->strides[0][d];
+    index.x_strides[d] = m->strides[1][d];
+    index.y_strides[d] = m->strides[2][d];
   }
   return index;
 }

@@ -1,7 +1,8 @@
 // MakeBroadcastIndex: the numpy broadcast of two shapes, as the BroadcastIndex the binary kernel
-// walks (elementwise.h): output dims and each operand's element strides, 0 along the dimensions
-// it broadcasts, with dimensions of size 1 dropped and neighbours that both operands traverse
-// contiguously (or both repeat) merged. A pure function of shapes; host code, no CUDA call.
+// walks (elementwise.h); MakeWhereIndex: the same for Where's three operands (movement.h): output
+// dims and each operand's element strides, 0 along the dimensions it broadcasts, with dimensions of
+// size 1 dropped and neighbours that both operands traverse contiguously (or both repeat) merged. A
+// pure function of shapes; host code, no CUDA call.
 //
 // Example:
 //   Shape out;
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "engine/shape.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/movement.h"
 
 namespace inferd::kernels::cuda {
 
@@ -20,6 +22,10 @@ namespace inferd::kernels::cuda {
 // kMaxBroadcastRank dimensions remain after merging.
 absl::StatusOr<BroadcastIndex> MakeBroadcastIndex(const engine::Shape& a, const engine::Shape& b,
                                                   engine::Shape& out);
+
+// The same for condition, x and y (at most kMaxWhereRank dimensions after merging).
+absl::StatusOr<WhereIndex> MakeWhereIndex(const engine::Shape& condition, const engine::Shape& x,
+                                          const engine::Shape& y, engine::Shape& out);
 
 }  // namespace inferd::kernels::cuda
 

@@ -1,10 +1,11 @@
 // cuda_kernel_bench: the CUDA kernels against the CPU kernels of the same node: milliseconds per
 // run and throughput (GFLOP/s for MatMul and Gemm, GB/s of inputs plus output for the
-// elementwise ops) on a few shapes. CUDA: runs enqueued back to back on one stream, timed with
-// events after a warm-up; inputs stay on the device (no transfers counted). CPU: the same node
-// through a KernelContext with preallocated buffers, at --threads intra-op threads. Each line
-// also says whether the CUDA runs made a cudaMalloc after the warm-up (they must not). Not a
-// test: prints a table; exits 1 on an error, and 0 with one line when there is no GPU.
+// elementwise ops, softmax, norms, reductions and transposes) on a few shapes. CUDA: runs enqueued
+// back to back on one stream, timed with events after a warm-up; inputs stay on the device (no
+// transfers counted). CPU: the same node through a KernelContext with preallocated buffers, at
+// --threads intra-op threads. Each line also says whether the CUDA runs made a cudaMalloc after the
+// warm-up (they must not). Not a test: prints a table; exits 1 on an error, and 0 with one line
+// when there is no GPU.
 //
 //   bazel run --config=cuda //kernels/cuda:cuda_kernel_bench -- --threads 16
 #include <cstdio>
@@ -39,6 +40,8 @@ struct Case {
   std::string op;
   std::vector<Shape> inputs;
   double flops = 0;  // per run; 0: report GB/s instead
+  int opset = 13;
+  std::vector<onnx::AttributeProto> attributes = {};
 };
 
 absl::Status RunCase(const Case& c, int threads, int runs) {
@@ -49,7 +52,8 @@ absl::Status RunCase(const Case& c, int threads, int runs) {
         TestTensor::Of<float>(s, testing::RandomFloats(s.NumElements(), -1, 1, seed++)));
   }
   std::vector<const TestTensor*> ptrs;
-  KernelTester t(c.op, 13);
+  KernelTester t(c.op, c.opset);
+  for (const onnx::AttributeProto& a : c.attributes) t.Attr(a);
   for (const TestTensor& in : inputs) {
     t.Input(in);
     ptrs.push_back(&in);
@@ -137,6 +141,28 @@ int Main(int argc, char** argv) {
       {"Relu [16777216]", "Relu", {{1 << 24}}},
       {"Sigmoid [16777216]", "Sigmoid", {{1 << 24}}},
       {"Tanh [16777216]", "Tanh", {{1 << 24}}},
+      // Softmax, norms, reductions, data movement:
+      {"Softmax [96,128,128] axis -1", "Softmax", {{96, 128, 128}}},
+      {"Softmax [32,50257] axis -1", "Softmax", {{32, 50257}}},
+      {"LayerNorm [4096,768] +bias", "LayerNormalization", {{4096, 768}, {768}, {768}}, 0, 17},
+      {"ReduceMean [4096,768] axes -1",
+       "ReduceMean",
+       {{4096, 768}},
+       0,
+       13,
+       {engine::testing::IntsAttr("axes", {-1})}},
+      {"Transpose [64,512,512] perm 0,2,1",
+       "Transpose",
+       {{64, 512, 512}},
+       0,
+       13,
+       {engine::testing::IntsAttr("perm", {0, 2, 1})}},
+      {"Transpose [32,64,56,56] NCHW->NHWC",
+       "Transpose",
+       {{32, 64, 56, 56}},
+       0,
+       13,
+       {engine::testing::IntsAttr("perm", {0, 2, 3, 1})}},
   };
   std::printf("CPU: %d threads; CUDA: device 0, %d runs per case after 3 warm-up runs\n", threads,
               runs);

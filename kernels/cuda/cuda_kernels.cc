@@ -11,6 +11,11 @@ absl::Status RegisterCudaKernels(engine::KernelRegistry& registry) {
   for (auto defs : {BinaryKernelDefs, UnaryKernelDefs, MatMulKernelDefs}) {
     for (engine::KernelDef& def : defs()) INFERD_RETURN_IF_ERROR(registry.Register(std::move(def)));
   }
+  // Softmax, norms, reductions, data movement, views.
+  for (auto defs : {SoftmaxKernelDefs, LayerNormKernelDefs, ReduceKernelDefs, MovementKernelDefs,
+                    SelectKernelDefs, ViewKernelDefs}) {
+    for (engine::KernelDef& def : defs()) INFERD_RETURN_IF_ERROR(registry.Register(std::move(def)));
+  }
   return absl::OkStatus();
 }
 

@@ -38,7 +38,7 @@ TEST(CudaKernelsTest, RegisterBesideTheCpuKernels) {
   const std::vector<DataType> h2 = {DataType::kFloat16, DataType::kFloat16};
   EXPECT_EQ(registry.Find("", "Add", 14, "cuda", h2, {DataType::kFloat16}), nullptr);
   EXPECT_EQ(registry.Find("", "Add", 99, "cuda", f2, f1), nullptr);
-  EXPECT_EQ(registry.Find("", "Softmax", 13, "cuda", f1, f1), nullptr);
+  EXPECT_EQ(registry.Find("", "Hardmax", 13, "cuda", f1, f1), nullptr);
   // A second registration overlaps the first.
   EXPECT_FALSE(RegisterCudaKernels(registry).ok());
   EXPECT_NE(engine::FormatKernelTable(registry).find("cuda"), std::string::npos);
@@ -67,6 +67,138 @@ TEST(CudaKernelsTest, RefusesToRunWithoutACudaStream) {
       engine::testing::RunKernel(**kernel, {&a, &a}, 1, 1);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition) << out.status();
+}
+
+// The softmax, norm, reduction, movement and view kernels: each beside its CPU sibling, for the
+// opsets and types the CPU registry has them.
+TEST(CudaKernelsTest, TransformerAndCnnOpsRegisterBesideTheCpuKernels) {
+  KernelRegistry registry;
+  ASSERT_TRUE(cpu::RegisterCpuKernels(registry).ok());
+  ASSERT_TRUE(RegisterCudaKernels(registry).ok());
+  const DataType f = DataType::kFloat32, i64 = DataType::kInt64, i32 = DataType::kInt32;
+  struct Case {
+    const char* domain;
+    const char* op;
+    int opset;
+    std::vector<DataType> inputs, outputs;
+  };
+  const std::vector<Case> cases = {
+      {"", "Softmax", 11, {f}, {f}},
+      {"", "Softmax", 13, {f}, {f}},
+      {"", "LogSoftmax", 11, {f}, {f}},
+      {"", "LogSoftmax", 13, {f}, {f}},
+      {"", "LayerNormalization", 17, {f, f, f}, {f}},
+      {"", "SimplifiedLayerNormalization", 1, {f, f}, {f}},
+      {"com.microsoft", "SkipLayerNormalization", 1, {f, f, f}, {f}},
+      {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, {f, f, f}, {f}},
+      {"", "ReduceSum", 11, {f}, {f}},
+      {"", "ReduceSum", 13, {i64, i64}, {i64}},
+      {"", "ReduceMean", 13, {f}, {f}},
+      {"", "ReduceMean", 18, {f, i64}, {f}},
+      {"", "ReduceMax", 18, {i32, i64}, {i32}},
+      {"", "ReduceMin", 13, {f}, {f}},
+      {"", "Transpose", 13, {DataType::kFloat16}, {DataType::kFloat16}},
+      {"", "Concat", 13, {i64, i64}, {i64}},
+      {"", "Split", 13, {f, i64}, {f, f}},
+      {"", "Split", 18, {f}, {f, f}},
+      {"", "Slice", 13, {f, i64, i64}, {f}},
+      {"", "Expand", 13, {f, i64}, {f}},
+      {"", "Gather", 13, {f, i64}, {f}},
+      {"", "Cast", 13, {f}, {DataType::kFloat16}},
+      {"", "Where", 16, {DataType::kBool, f, f}, {f}},
+      {"", "Reshape", 14, {f, i64}, {f}},
+      {"", "Flatten", 13, {f}, {f}},
+      {"", "Squeeze", 13, {f, i64}, {f}},
+      {"", "Unsqueeze", 11, {f}, {f}},
+      {"", "Identity", 16, {i64}, {i64}},
+      {"", "Erf", 13, {f}, {f}},
+      {"", "Gelu", 20, {f}, {f}},
+      {"", "Exp", 13, {f}, {f}},
+      {"", "Reciprocal", 13, {f}, {f}},
+  };
+  for (const Case& c : cases) {
+    const engine::KernelDef* def =
+        registry.Find(c.domain, c.op, c.opset, "cuda", c.inputs, c.outputs);
+    ASSERT_NE(def, nullptr) << c.op << " " << c.opset;
+    EXPECT_EQ(def->device_type, DeviceKind::kCuda) << c.op;
+    EXPECT_TRUE(def->estimate_workspace) << c.op;
+    EXPECT_NE(registry.Find(c.domain, c.op, c.opset, "cpu", c.inputs, c.outputs), nullptr) << c.op;
+  }
+  // Types without a CUDA kernel stay on the CPU: float64 softmax, bool reductions, double casts.
+  const std::vector<DataType> d1 = {DataType::kFloat64};
+  EXPECT_EQ(registry.Find("", "Softmax", 13, "cuda", d1, d1), nullptr);
+  EXPECT_EQ(registry.Find("", "ReduceMax", 20, "cuda", {DataType::kBool, i64}, {DataType::kBool}),
+            nullptr);
+  EXPECT_EQ(registry.Find("", "Cast", 13, "cuda", d1, {f}), nullptr);
+}
+
+// The inputs each CUDA kernel reads on the host (the engine binds them in host memory).
+TEST(CudaKernelsTest, HostInputsAreDeclared) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCudaKernels(registry).ok());
+  const DataType f = DataType::kFloat32, i64 = DataType::kInt64;
+  struct Case {
+    const char* op;
+    int opset;
+    std::vector<DataType> inputs;
+    std::vector<int> host_inputs;
+  };
+  const std::vector<Case> cases = {
+      {"Reshape", 14, {f, i64}, {1}},
+      {"Reshape", 4, {f}, {}},
+      {"Squeeze", 13, {f, i64}, {1}},
+      {"Squeeze", 11, {f}, {}},
+      {"Unsqueeze", 13, {f, i64}, {1}},
+      {"Flatten", 13, {f}, {}},
+      {"Identity", 13, {f}, {}},
+      {"Slice", 13, {f, i64, i64}, {1, 2, 3, 4}},
+      {"Slice", 9, {f}, {}},
+      {"Split", 13, {f, i64}, {1}},
+      {"Split", 11, {f}, {}},
+      {"Expand", 13, {f, i64}, {1}},
+      {"ReduceSum", 13, {f, i64}, {1}},
+      {"ReduceSum", 11, {f}, {}},
+      {"ReduceMean", 18, {f, i64}, {1}},
+      {"ReduceMean", 13, {f}, {}},
+      {"Softmax", 13, {f}, {}},
+      {"Gather", 13, {f, i64}, {}},
+      {"Transpose", 13, {f}, {}},
+      {"Concat", 13, {f, f}, {}},
+  };
+  for (const Case& c : cases) {
+    const engine::KernelDef* def = registry.Find("", c.op, c.opset, "cuda", c.inputs, {});
+    ASSERT_NE(def, nullptr) << c.op << " " << c.opset;
+    EXPECT_EQ(def->host_inputs, c.host_inputs) << c.op << " " << c.opset;
+  }
+}
+
+// The new kernels refuse a host run too, views included (they launch nothing but alias device
+// buffers).
+TEST(CudaKernelsTest, NewKernelsRefuseToRunWithoutACudaStream) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCudaKernels(registry).ok());
+  const TestTensor x = TestTensor::Of<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const TestTensor shape = TestTensor::Of<int64_t>({1}, {6});
+  const TestTensor axes = TestTensor::Of<int64_t>({1}, {1});
+  struct Case {
+    const char* op;
+    std::vector<const TestTensor*> inputs;
+  };
+  for (const Case& c : std::vector<Case>{{"Softmax", {&x}},
+                                         {"Transpose", {&x}},
+                                         {"ReduceSum", {&x, &axes}},
+                                         {"Reshape", {&x, &shape}},
+                                         {"Identity", {&x}}}) {
+    KernelTester t(c.op, 14);
+    for (const TestTensor* in : c.inputs) t.Input(*in);
+    t.DeviceType(DeviceKind::kCuda);
+    auto kernel = t.Create(registry);
+    ASSERT_TRUE(kernel.ok()) << c.op << ": " << kernel.status();
+    absl::StatusOr<std::vector<TestTensor>> out =
+        engine::testing::RunKernel(**kernel, c.inputs, 1, 1);
+    ASSERT_FALSE(out.ok()) << c.op;
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition) << out.status();
+  }
 }
 
 }  // namespace

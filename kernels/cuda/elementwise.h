@@ -36,9 +36,23 @@ struct BroadcastIndex {
 cudaError_t LaunchBinary(BinaryOp op, ElementType type, const void* a, const void* b, void* out,
                          const BroadcastIndex& index, cudaStream_t stream);
 
-// ---- unary.cu: activations on float32 ----
+// ---- unary.cu: activations and math ops on float32 ----
 
-enum class UnaryOp { kRelu, kSigmoid, kTanh };
+enum class UnaryOp {
+  kRelu,
+  kSigmoid,
+  kTanh,
+  // The math ops: Neg, Abs, Sqrt, Reciprocal, Exp, Log, Erf, Gelu (erf form and tanh form).
+  kNeg,
+  kAbs,
+  kSqrt,
+  kReciprocal,
+  kExp,
+  kLog,
+  kErf,
+  kGelu,
+  kGeluTanh,
+};
 
 cudaError_t LaunchUnary(UnaryOp op, const float* x, float* y, int64_t count, cudaStream_t stream);
 

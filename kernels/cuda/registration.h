@@ -17,6 +17,16 @@ std::vector<engine::KernelDef> BinaryKernelDefs();  // binary_kernel.cc
 std::vector<engine::KernelDef> UnaryKernelDefs();   // unary_kernel.cc
 std::vector<engine::KernelDef> MatMulKernelDefs();  // matmul.cc: MatMul, Gemm
 
+// Softmax, norms, reductions, data movement and views (the kernels after MatMul / elementwise).
+std::vector<engine::KernelDef> SoftmaxKernelDefs();    // softmax_kernel.cc: Softmax, LogSoftmax
+std::vector<engine::KernelDef> LayerNormKernelDefs();  // layer_norm_kernel.cc (and fused forms)
+std::vector<engine::KernelDef> ReduceKernelDefs();     // reduce_kernel.cc: Sum, Mean, Max, Min
+std::vector<engine::KernelDef> MovementKernelDefs();   // movement_kernel.cc: Transpose, Concat,
+                                                       // Split, Slice, Expand
+std::vector<engine::KernelDef> SelectKernelDefs();     // select_kernel.cc: Gather, Cast, Where
+std::vector<engine::KernelDef> ViewKernelDefs();       // view_kernels.cc: Reshape, Flatten,
+                                                       // Squeeze, Unsqueeze, Identity
+
 }  // namespace inferd::kernels::cuda
 
 #endif  // INFERD_KERNELS_CUDA_REGISTRATION_H_

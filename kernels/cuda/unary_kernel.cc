@@ -1,5 +1,7 @@
-// Relu, Sigmoid, Tanh on CUDA (opsets 6+, float32); the arithmetic is in unary.cu.
+// Relu, Sigmoid, Tanh, Neg, Abs, Sqrt, Reciprocal, Exp, Log (opsets 6+), Erf (9+) and Gelu (20+,
+// approximate "none" or "tanh") on CUDA, float32; the arithmetic is in unary.cu.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -45,11 +47,11 @@ class UnaryKernel final : public engine::OpKernel {
   const UnaryOp op_;
 };
 
-engine::KernelDef Def(const char* op_type, UnaryOp op) {
+engine::KernelDef Def(const char* op_type, UnaryOp op, int since_version = 6) {
   engine::KernelDef def;
   def.domain = engine::kOnnxDomain;
   def.op_type = op_type;
-  def.since_version = 6;
+  def.since_version = since_version;
   def.end_version = kMaxOpset;
   def.device_type = engine::DeviceKind::kCuda;
   def.types = {DataType::kFloat32};
@@ -67,6 +69,24 @@ std::vector<engine::KernelDef> UnaryKernelDefs() {
   defs.push_back(Def("Relu", UnaryOp::kRelu));
   defs.push_back(Def("Sigmoid", UnaryOp::kSigmoid));
   defs.push_back(Def("Tanh", UnaryOp::kTanh));
+  defs.push_back(Def("Neg", UnaryOp::kNeg));
+  defs.push_back(Def("Abs", UnaryOp::kAbs));
+  defs.push_back(Def("Sqrt", UnaryOp::kSqrt));
+  defs.push_back(Def("Reciprocal", UnaryOp::kReciprocal));
+  defs.push_back(Def("Exp", UnaryOp::kExp));
+  defs.push_back(Def("Log", UnaryOp::kLog));
+  defs.push_back(Def("Erf", UnaryOp::kErf, 9));
+  // Gelu: the form from the `approximate` attribute, read at creation.
+  engine::KernelDef gelu = Def("Gelu", UnaryOp::kGelu, 20);
+  gelu.create = [](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<engine::OpKernel>> {
+    const std::string mode = info.GetString("approximate", "none");
+    if (mode != "none" && mode != "tanh") {
+      return info.Error(absl::StrCat("approximate must be 'none' or 'tanh', got '", mode, "'"));
+    }
+    return std::make_unique<UnaryKernel>(info,
+                                         mode == "tanh" ? UnaryOp::kGeluTanh : UnaryOp::kGelu);
+  };
+  defs.push_back(std::move(gelu));
   return defs;
 }
 

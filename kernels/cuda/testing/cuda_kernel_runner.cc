@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -122,20 +123,28 @@ CudaKernelRun::~CudaKernelRun() {
 }
 
 absl::StatusOr<std::unique_ptr<CudaKernelRun>> CudaKernelRun::Create(
-    const engine::OpKernel& kernel, const std::vector<const TestTensor*>& inputs, int num_outputs) {
+    const engine::OpKernel& kernel, const std::vector<const TestTensor*>& inputs, int num_outputs,
+    const std::vector<int>& host_inputs) {
   INFERD_ASSIGN_OR_RETURN(std::shared_ptr<memory::CudaSystemAllocator> gpu,
                           memory::CudaSystemAllocator::Create(0));
   INFERD_ASSIGN_OR_RETURN(engine::CudaStream stream, engine::CudaStream::Create(0));
   std::unique_ptr<CudaKernelRun> run(new CudaKernelRun(kernel, std::move(gpu), std::move(stream)));
 
-  // pass 1: upload the inputs.
+  // pass 1: upload the inputs (host inputs stay where they are: borrowed views).
   run->inputs_.reserve(inputs.size());
   std::vector<const Tensor*> ptrs;
   std::vector<Shape> shapes;
-  for (const TestTensor* t : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TestTensor* t = inputs[i];
     if (t == nullptr) {
       run->inputs_.emplace_back();
       shapes.emplace_back();
+      continue;
+    }
+    if (std::find(host_inputs.begin(), host_inputs.end(), static_cast<int>(i)) !=
+        host_inputs.end()) {
+      run->inputs_.push_back(Tensor::Borrowed(t->type, t->shape, t->bytes.data()));
+      shapes.push_back(t->shape);
       continue;
     }
     INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, run->arena_->Allocate(t->bytes.size()));
@@ -182,9 +191,10 @@ absl::StatusOr<std::vector<TestTensor>> CudaKernelRun::Download() {
 
 absl::StatusOr<std::vector<TestTensor>> RunCudaKernel(const engine::OpKernel& kernel,
                                                       const std::vector<const TestTensor*>& inputs,
-                                                      int num_outputs) {
+                                                      int num_outputs,
+                                                      const std::vector<int>& host_inputs) {
   INFERD_ASSIGN_OR_RETURN(std::unique_ptr<CudaKernelRun> run,
-                          CudaKernelRun::Create(kernel, inputs, num_outputs));
+                          CudaKernelRun::Create(kernel, inputs, num_outputs, host_inputs));
   INFERD_RETURN_IF_ERROR(run->Enqueue());
   return run->Download();
 }
@@ -199,7 +209,9 @@ absl::StatusOr<CpuAndCuda> RunOnCpuAndCuda(engine::testing::KernelTester& tester
   INFERD_ASSIGN_OR_RETURN(out.cpu, engine::testing::RunKernel(*cpu, inputs, num_outputs, 1));
   tester.DeviceType(engine::DeviceKind::kCuda);
   INFERD_ASSIGN_OR_RETURN(std::unique_ptr<engine::OpKernel> gpu, tester.Create(CudaRegistry()));
-  INFERD_ASSIGN_OR_RETURN(out.cuda, RunCudaKernel(*gpu, inputs, num_outputs));
+  const engine::KernelDef* def = tester.Find(CudaRegistry());
+  const std::vector<int> host_inputs = def != nullptr ? def->host_inputs : std::vector<int>{};
+  INFERD_ASSIGN_OR_RETURN(out.cuda, RunCudaKernel(*gpu, inputs, num_outputs, host_inputs));
   return out;
 }
 

@@ -41,10 +41,12 @@ class DeviceContext;
 // safe: a later run's writes follow an earlier run's reads). For timings and RunCudaKernel.
 class CudaKernelRun {
  public:
-  // nullptr inputs are absent. FAILED_PRECONDITION "no CUDA device: ..." without a GPU.
+  // nullptr inputs are absent; the inputs listed in `host_inputs` (KernelDef::host_inputs) stay
+  // in host memory, as the engine binds them. FAILED_PRECONDITION "no CUDA device: ..." without a
+  // GPU.
   static absl::StatusOr<std::unique_ptr<CudaKernelRun>> Create(
       const engine::OpKernel& kernel, const std::vector<const engine::testing::TestTensor*>& inputs,
-      int num_outputs);
+      int num_outputs, const std::vector<int>& host_inputs = {});
   ~CudaKernelRun();
 
   absl::Status Enqueue();
@@ -71,10 +73,10 @@ class CudaKernelRun {
 // Creates, runs once and downloads: the outputs in slot order, copied to the host.
 absl::StatusOr<std::vector<engine::testing::TestTensor>> RunCudaKernel(
     const engine::OpKernel& kernel, const std::vector<const engine::testing::TestTensor*>& inputs,
-    int num_outputs);
+    int num_outputs, const std::vector<int>& host_inputs = {});
 
 // The node `tester` describes (with `inputs`, which it was given too), run by the CPU kernel and
-// by the CUDA kernel: each one's outputs.
+// by the CUDA kernel (its definition's host_inputs bound in host memory): each one's outputs.
 struct CpuAndCuda {
   std::vector<engine::testing::TestTensor> cpu, cuda;
 };
