@@ -46,6 +46,24 @@ absl::Status CheckIntRange(const ConvGeometry& g, const cpu::NodeLabel& node) {
   return absl::OkStatus();
 }
 
+// Sets cuDNN's view of `g` (x, w, y, the node's staged tensor, per spatial dim padding, strides,
+// dilations and the staging offset) in cuDNN's rank, and checks it fits cuDNN's ints.
+// (The spans may point into `g.out`, which this leaves alone.)
+absl::Status Finish(absl::Span<const int64_t> x, absl::Span<const int64_t> w,
+                    absl::Span<const int64_t> y, absl::Span<const int64_t> node_tensor,
+                    const cpu::WindowGeometry& win, std::vector<int64_t> pad,
+                    std::vector<int64_t> offset, const cpu::NodeLabel& node, ConvGeometry& g) {
+  g.x = CudnnDims(x);
+  g.w = CudnnDims(w);
+  g.y = CudnnDims(y);
+  g.node_tensor = CudnnDims(node_tensor);
+  g.pad = CudnnSpatial(std::move(pad), 0);
+  g.strides = CudnnSpatial(win.strides, 1);
+  g.dilations = CudnnSpatial(win.dilations, 1);
+  g.offset = CudnnSpatial(std::move(offset), 0);
+  return CheckIntRange(g, node);
+}
+
 absl::StatusOr<ConvGeometry> ConvForward(const ConvAttributes& attrs, const Shape& x,
                                          const Shape& w, const Shape* b,
                                          const cpu::NodeLabel& node) {
@@ -83,15 +101,8 @@ absl::StatusOr<ConvGeometry> ConvForward(const ConvAttributes& attrs, const Shap
                                         cudnn_out, " outputs, ONNX says ", win.out[i]));
     }
   }
-  g.x = CudnnDims(staged_x);
-  g.w = CudnnDims(w.dims());
-  g.y = CudnnDims(g.out.dims());
-  g.node_tensor = CudnnDims(x.dims());
-  g.pad = CudnnSpatial(pad, 0);
-  g.strides = CudnnSpatial(win.strides, 1);
-  g.dilations = CudnnSpatial(win.dilations, 1);
-  g.offset = CudnnSpatial(offset, 0);
-  INFERD_RETURN_IF_ERROR(CheckIntRange(g, node));
+  INFERD_RETURN_IF_ERROR(Finish(staged_x, w.dims(), g.out.dims(), x.dims(), win, std::move(pad),
+                                std::move(offset), node, g));
   return g;
 }
 
@@ -145,15 +156,8 @@ absl::StatusOr<ConvGeometry> ConvTransposed(const ConvAttributes& attrs, const S
                                         " inputs, the node has ", in));
     }
   }
-  g.x = CudnnDims(x.dims());
-  g.w = CudnnDims(w.dims());
-  g.y = CudnnDims(full);
-  g.node_tensor = CudnnDims(g.out.dims());
-  g.pad = CudnnSpatial(pad, 0);
-  g.strides = CudnnSpatial(win.strides, 1);
-  g.dilations = CudnnSpatial(win.dilations, 1);
-  g.offset = CudnnSpatial(offset, 0);
-  INFERD_RETURN_IF_ERROR(CheckIntRange(g, node));
+  INFERD_RETURN_IF_ERROR(Finish(x.dims(), w.dims(), full, g.out.dims(), win, std::move(pad),
+                                std::move(offset), node, g));
   return g;
 }
 

@@ -1,46 +1,22 @@
 #include "kernels/cuda/cudnn_handle.h"
 
-#include <map>
-
 #include "absl/strings/str_cat.h"
 #include "base/cuda_status.h"
 #include "base/status_macros.h"
+#include "kernels/cuda/thread_handles.h"
 
 namespace inferd::kernels::cuda {
-namespace {
-
-// The calling thread's handles, by device; destroyed with the thread.
-class ThreadHandles {
- public:
-  ThreadHandles() = default;
-  ThreadHandles(const ThreadHandles&) = delete;
-  ThreadHandles& operator=(const ThreadHandles&) = delete;
-  ~ThreadHandles() {
-    for (auto& [device, handle] : handles_) {
-      if (cudaSetDevice(device) == cudaSuccess) cudnnDestroy(handle);
-    }
-  }
-
-  absl::StatusOr<cudnnHandle_t> Get(int device) {
-    auto it = handles_.find(device);
-    if (it != handles_.end()) return it->second;
-    cudnnHandle_t handle = nullptr;
-    INFERD_RETURN_IF_ERROR(
-        CudnnStatus(cudnnCreate(&handle), absl::StrCat("cudnnCreate on cuda:", device)));
-    handles_.emplace(device, handle);
-    return handle;
-  }
-
- private:
-  std::map<int, cudnnHandle_t> handles_;
-};
-
-}  // namespace
 
 absl::StatusOr<cudnnHandle_t> CudnnHandleFor(int device, cudaStream_t stream) {
-  thread_local ThreadHandles handles;
+  thread_local ThreadHandles<cudnnHandle_t, &cudnnDestroy> handles;
   INFERD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
-  INFERD_ASSIGN_OR_RETURN(cudnnHandle_t handle, handles.Get(device));
+  INFERD_ASSIGN_OR_RETURN(
+      cudnnHandle_t handle, handles.Get(device, [device]() -> absl::StatusOr<cudnnHandle_t> {
+        cudnnHandle_t h = nullptr;
+        INFERD_RETURN_IF_ERROR(
+            CudnnStatus(cudnnCreate(&h), absl::StrCat("cudnnCreate on cuda:", device)));
+        return h;
+      }));
   INFERD_RETURN_IF_ERROR(CudnnStatus(cudnnSetStream(handle, stream), "cudnnSetStream"));
   return handle;
 }

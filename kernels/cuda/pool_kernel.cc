@@ -15,6 +15,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window.h"
 #include "kernels/cuda/pool.h"
+#include "kernels/cuda/pool_window.h"
 #include "kernels/cuda/registration.h"
 
 namespace inferd::kernels::cuda {
@@ -82,18 +83,7 @@ class PoolKernel final : public engine::OpKernel {
     for (int64_t o : g.out) out.push_back(o);
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, out));
     if (y->NumElements() == 0 || s.NumElements() == 0) return absl::OkStatus();
-    PoolWindow w;
-    w.planes = s[0] * s[1];
-    const size_t first = kMaxPoolDims - spatial.size();  // leading dims of size 1
-    for (size_t i = 0; i < spatial.size(); ++i) {
-      w.in[first + i] = spatial[i];
-      w.out[first + i] = g.out[i];
-      w.kernel[first + i] = g.kernel[i];
-      w.stride[first + i] = g.strides[i];
-      w.dilation[first + i] = g.dilations[i];
-      w.pad_begin[first + i] = g.pad_begin[i];
-      w.pad_end[first + i] = g.pad_end[i];
-    }
+    const PoolWindow w = ToPoolWindow(g, s.dims());
     const PoolMode mode = kind_ == PoolKind::kMax ? PoolMode::kMax
                           : count_include_pad_    ? PoolMode::kAverageIncludePad
                                                   : PoolMode::kAverageExcludePad;

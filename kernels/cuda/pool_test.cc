@@ -13,6 +13,7 @@
 #include "engine/testing/kernel_tester.h"
 #include "gtest/gtest.h"
 #include "kernels/cuda/testing/cuda_kernel_runner.h"
+#include "kernels/cuda/testing/pool_cases.h"
 
 namespace inferd::kernels::cuda {
 namespace {
@@ -24,87 +25,16 @@ using testing::RandomFloats;
 using testing::RunOnCpuAndCuda;
 using V = std::vector<int64_t>;
 
-struct Case {
-  std::string label;
-  Shape x;
-  std::function<void(KernelTester&)> attrs;
-};
+using testing::PoolCase;
+using testing::PoolWindows;
 
-// Windows both pools run; AveragePool's also with count_include_pad = 1.
-const std::vector<Case>& Windows() {
-  static const auto* cases = new std::vector<Case>{
-      {"3x3 stride 2 pads 1",
-       {2, 3, 11, 11},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{3, 3}).Attr("strides", V{2, 2}).Attr("pads", V{1, 1, 1, 1});
-       }},
-      {"ceil_mode",
-       {1, 2, 10, 10},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{3, 3}).Attr("strides", V{2, 2}).Attr("ceil_mode", int64_t{1});
-       }},
-      {"ceil_mode past the pads",
-       {1, 2, 10, 9},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{3, 3})
-             .Attr("strides", V{2, 2})
-             .Attr("pads", V{1, 1, 1, 1})
-             .Attr("ceil_mode", int64_t{1});
-       }},
-      {"asymmetric pads",
-       {1, 3, 8, 9},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{3, 2}).Attr("pads", V{2, 0, 0, 1});
-       }},
-      {"SAME_UPPER",
-       {1, 2, 7, 7},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{2, 2})
-             .Attr("strides", V{2, 2})
-             .Attr("auto_pad", std::string("SAME_UPPER"));
-       }},
-      {"SAME_LOWER",
-       {1, 2, 7, 8},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{3, 3})
-             .Attr("strides", V{2, 2})
-             .Attr("auto_pad", std::string("SAME_LOWER"));
-       }},
-      {"VALID",
-       {2, 2, 9, 9},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{3, 3})
-             .Attr("strides", V{3, 3})
-             .Attr("auto_pad", std::string("VALID"));
-       }},
-      {"1-D",
-       {2, 3, 15},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{4}).Attr("strides", V{3}).Attr("pads", V{1, 2});
-       }},
-      {"3-D",
-       {1, 2, 6, 7, 8},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{2, 3, 2})
-             .Attr("strides", V{2, 2, 2})
-             .Attr("pads", V{0, 1, 0, 0, 1, 1});
-       }},
-      {"large",
-       {8, 64, 56, 56},
-       [](KernelTester& t) {
-         t.Attr("kernel_shape", V{3, 3}).Attr("strides", V{2, 2}).Attr("pads", V{1, 1, 1, 1});
-       }},
-  };
-  return *cases;
-}
-
-void ExpectMatchesCpu(const char* op, const std::vector<Case>& cases, float tolerance,
+void ExpectMatchesCpu(const char* op, const std::vector<PoolCase>& cases, float tolerance,
                       const std::function<void(KernelTester&)>& extra = nullptr) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   uint32_t next = seed;
   testing::CpuComparison compare;
-  for (const Case& c : cases) {
+  for (const PoolCase& c : cases) {
     SCOPED_TRACE(absl::StrCat(op, " ", c.label, ": x ", c.x.ToString()));
     const TestTensor x = TestTensor::Of<float>(c.x, RandomFloats(c.x.NumElements(), -4, 4, next++));
     KernelTester t(op, 19);
@@ -120,7 +50,7 @@ void ExpectMatchesCpu(const char* op, const std::vector<Case>& cases, float tole
 
 TEST(CudaPoolTest, MaxPoolMatchesCpu) {
   SKIP_WITHOUT_CUDA_DEVICE();
-  std::vector<Case> cases = Windows();
+  std::vector<PoolCase> cases = PoolWindows();
   cases.push_back(
       {"dilations 2", {1, 2, 12, 12}, [](KernelTester& t) {
          t.Attr("kernel_shape", V{3, 3}).Attr("dilations", V{2, 2}).Attr("pads", V{1, 1, 1, 1});
@@ -131,18 +61,18 @@ TEST(CudaPoolTest, MaxPoolMatchesCpu) {
 TEST(CudaPoolTest, AveragePoolMatchesCpu) {
   SKIP_WITHOUT_CUDA_DEVICE();
   // Sums of at most 18 values in [-4, 4) in another order, then one division.
-  ExpectMatchesCpu("AveragePool", Windows(), 1e-5f);
+  ExpectMatchesCpu("AveragePool", PoolWindows(), 1e-5f);
 }
 
 TEST(CudaPoolTest, AveragePoolIncludingPadMatchesCpu) {
   SKIP_WITHOUT_CUDA_DEVICE();
-  ExpectMatchesCpu("AveragePool", Windows(), 1e-5f,
+  ExpectMatchesCpu("AveragePool", PoolWindows(), 1e-5f,
                    [](KernelTester& t) { t.Attr("count_include_pad", int64_t{1}); });
 }
 
 TEST(CudaPoolTest, GlobalPoolsMatchCpu) {
   SKIP_WITHOUT_CUDA_DEVICE();
-  const std::vector<Case> cases = {
+  const std::vector<PoolCase> cases = {
       {"2-D", {2, 3, 7, 7}, [](KernelTester&) {}},
       {"1-D", {2, 5, 100}, [](KernelTester&) {}},
       {"3-D", {1, 4, 3, 4, 5}, [](KernelTester&) {}},
