@@ -62,11 +62,7 @@ absl::StatusOr<ConvGeometry> ConvAttributes::Compute(const Shape& x, const Shape
                                                      const NodeLabel& node) const {
   INFERD_RETURN_IF_ERROR(CheckConvRanks(x, w, node));
   const int64_t channels = x[1], filters = w[0], g = group;
-  if (channels != w[1] * g || filters % g != 0) {
-    return node.InvalidArgument(absl::StrCat("input ", x.ToString(), " and weight ", w.ToString(),
-                                             " do not match for group ", g,
-                                             ": expected C = W[1] * group and W[0] % group == 0"));
-  }
+  INFERD_RETURN_IF_ERROR(CheckConvChannels(x, w, g, node));
   absl::Span<const int64_t> kernel = w.dims().subspan(2);
   INFERD_RETURN_IF_ERROR(CheckKernelAndBias(w, window.kernel_shape, b, filters, node));
   INFERD_ASSIGN_OR_RETURN(WindowGeometry win,

@@ -26,6 +26,7 @@
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/conv_primitive.h"
+#include "kernels/cpu/conv_shape.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/onednn_util.h"
 #include "kernels/cpu/shape_cache.h"
@@ -38,40 +39,6 @@ struct ConvGeometry {
   ConvSpec spec;            // without constant weights
   bool degenerate = false;  // empty output, or no input channels (output = bias)
 };
-
-// Checks Conv and ConvTranspose share, in this order around their channel checks: x is
-// [N, C, spatial...] of rank 3-5 and w has x's rank ...
-inline absl::Status CheckConvRanks(const engine::Shape& x, const engine::Shape& w,
-                                   const NodeLabel& node) {
-  if (x.rank() < 3 || x.rank() > 5) {
-    return node.InvalidArgument(absl::StrCat("input 0 has shape ", x.ToString(),
-                                             " but a rank-3, -4 or -5 input (N,C,spatial...) is "
-                                             "expected"));
-  }
-  if (w.rank() != x.rank()) {
-    return node.InvalidArgument(absl::StrCat("input 1 has shape ", w.ToString(), " but a rank-",
-                                             x.rank(), " weight is expected"));
-  }
-  return absl::OkStatus();
-}
-
-// ... then kernel_shape, when given, is w's spatial dims and the bias, when present, [filters].
-inline absl::Status CheckKernelAndBias(const engine::Shape& w,
-                                       const std::vector<int64_t>& kernel_shape,
-                                       const engine::Shape* b, int64_t filters,
-                                       const NodeLabel& node) {
-  absl::Span<const int64_t> kernel = w.dims().subspan(2);
-  if (!kernel_shape.empty() &&
-      !std::equal(kernel.begin(), kernel.end(), kernel_shape.begin(), kernel_shape.end())) {
-    return node.InvalidArgument(
-        absl::StrCat("kernel_shape does not match the weight's shape ", w.ToString()));
-  }
-  if (b != nullptr && (b->rank() != 1 || (*b)[0] != filters)) {
-    return node.InvalidArgument(
-        absl::StrCat("bias has shape ", b->ToString(), ", expected [", filters, "]"));
-  }
-  return absl::OkStatus();
-}
 
 template <typename Attributes>
 class ConvLikeKernel final : public engine::OpKernel {

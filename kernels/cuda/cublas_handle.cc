@@ -1,46 +1,22 @@
 #include "kernels/cuda/cublas_handle.h"
 
-#include <map>
-
 #include "absl/strings/str_cat.h"
 #include "base/cuda_status.h"
 #include "base/status_macros.h"
+#include "kernels/cuda/thread_handles.h"
 
 namespace inferd::kernels::cuda {
-namespace {
-
-// The calling thread's handles, by device; destroyed with the thread.
-class ThreadHandles {
- public:
-  ThreadHandles() = default;
-  ThreadHandles(const ThreadHandles&) = delete;
-  ThreadHandles& operator=(const ThreadHandles&) = delete;
-  ~ThreadHandles() {
-    for (auto& [device, handle] : handles_) {
-      if (cudaSetDevice(device) == cudaSuccess) cublasDestroy(handle);
-    }
-  }
-
-  absl::StatusOr<cublasHandle_t> Get(int device) {
-    auto it = handles_.find(device);
-    if (it != handles_.end()) return it->second;
-    cublasHandle_t handle = nullptr;
-    INFERD_RETURN_IF_ERROR(
-        CublasStatus(cublasCreate(&handle), absl::StrCat("cublasCreate on cuda:", device)));
-    handles_.emplace(device, handle);
-    return handle;
-  }
-
- private:
-  std::map<int, cublasHandle_t> handles_;
-};
-
-}  // namespace
 
 absl::StatusOr<cublasHandle_t> CublasHandleFor(int device, cudaStream_t stream) {
-  thread_local ThreadHandles handles;
+  thread_local ThreadHandles<cublasHandle_t, &cublasDestroy> handles;
   INFERD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
-  INFERD_ASSIGN_OR_RETURN(cublasHandle_t handle, handles.Get(device));
+  INFERD_ASSIGN_OR_RETURN(
+      cublasHandle_t handle, handles.Get(device, [device]() -> absl::StatusOr<cublasHandle_t> {
+        cublasHandle_t h = nullptr;
+        INFERD_RETURN_IF_ERROR(
+            CublasStatus(cublasCreate(&h), absl::StrCat("cublasCreate on cuda:", device)));
+        return h;
+      }));
   INFERD_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"));
   return handle;
 }

@@ -1,11 +1,11 @@
 // cuda_kernel_bench: the CUDA kernels against the CPU kernels of the same node: milliseconds per
-// run and throughput (GFLOP/s for MatMul and Gemm, GB/s of inputs plus output for the
-// elementwise ops, softmax, norms, reductions and transposes) on a few shapes. CUDA: runs enqueued
-// back to back on one stream, timed with events after a warm-up; inputs stay on the device (no
-// transfers counted). CPU: the same node through a KernelContext with preallocated buffers, at
-// --threads intra-op threads. Each line also says whether the CUDA runs made a cudaMalloc after the
-// warm-up (they must not). Not a test: prints a table; exits 1 on an error, and 0 with one line
-// when there is no GPU.
+// run and throughput (GFLOP/s for MatMul, Gemm and Conv, GB/s of inputs plus output for the
+// elementwise ops, pooling, softmax, norms, reductions and transposes) on a few shapes. CUDA: runs
+// enqueued back to back on one stream, timed with events after a warm-up; inputs stay on the
+// device (no transfers counted). CPU: the same node through a KernelContext with preallocated
+// buffers, at --threads intra-op threads. Each line also says whether the CUDA runs made a
+// cudaMalloc after the warm-up (they must not). Not a test: prints a table; exits 1 on an error,
+// and 0 with one line when there is no GPU.
 //
 //   bazel run --config=cuda //kernels/cuda:cuda_kernel_bench -- --threads 16
 #include <cstdio>
@@ -121,6 +121,12 @@ int Main(int argc, char** argv) {
   if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   const int runs = absl::GetFlag(FLAGS_runs);
   auto mm = [](int64_t m, int64_t k, int64_t n) { return 2.0 * m * k * n; };
+  // 2 * N * M * output pixels * C / group * kernel pixels.
+  auto conv = [](int64_t n, int64_t m, int64_t pixels, int64_t c_per_group, int64_t kernel) {
+    return 2.0 * n * m * pixels * c_per_group * kernel;
+  };
+  using engine::testing::IntAttr;
+  using engine::testing::IntsAttr;
   const std::vector<Case> cases = {
       {"MatMul [1,4096]x[4096,4096]", "MatMul", {{1, 4096}, {4096, 4096}}, mm(1, 4096, 4096)},
       {"MatMul [128,4096]x[4096,4096]", "MatMul", {{128, 4096}, {4096, 4096}}, mm(128, 4096, 4096)},
@@ -138,6 +144,31 @@ int Main(int argc, char** argv) {
        mm(512, 1024, 1024)},
       {"Add [16,1024,1024]+[1024]", "Add", {{16, 1024, 1024}, {1024}}},
       {"Mul [4096,4096]*[4096,4096]", "Mul", {{4096, 4096}, {4096, 4096}}},
+      {"Conv [8,64,56,56] 3x3 -> 64",
+       "Conv",
+       {{8, 64, 56, 56}, {64, 64, 3, 3}, {64}},
+       conv(8, 64, 56 * 56, 64, 9),
+       13,
+       {IntsAttr("pads", {1, 1, 1, 1})}},
+      {"Conv [1,3,224,224] 7x7/2 -> 64",
+       "Conv",
+       {{1, 3, 224, 224}, {64, 3, 7, 7}, {64}},
+       conv(1, 64, 112 * 112, 3, 49),
+       13,
+       {IntsAttr("pads", {3, 3, 3, 3}), IntsAttr("strides", {2, 2})}},
+      {"Conv [8,256,14,14] depthwise 3x3",
+       "Conv",
+       {{8, 256, 14, 14}, {256, 1, 3, 3}, {256}},
+       conv(8, 256, 14 * 14, 1, 9),
+       13,
+       {IntsAttr("pads", {1, 1, 1, 1}), IntAttr("group", 256)}},
+      {"MaxPool [8,64,112,112] 3x3/2",
+       "MaxPool",
+       {{8, 64, 112, 112}},
+       0,
+       13,
+       {IntsAttr("kernel_shape", {3, 3}), IntsAttr("strides", {2, 2}),
+        IntsAttr("pads", {1, 1, 1, 1})}},
       {"Relu [16777216]", "Relu", {{1 << 24}}},
       {"Sigmoid [16777216]", "Sigmoid", {{1 << 24}}},
       {"Tanh [16777216]", "Tanh", {{1 << 24}}},

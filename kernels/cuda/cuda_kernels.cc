@@ -8,7 +8,8 @@
 namespace inferd::kernels::cuda {
 
 absl::Status RegisterCudaKernels(engine::KernelRegistry& registry) {
-  for (auto defs : {BinaryKernelDefs, UnaryKernelDefs, MatMulKernelDefs}) {
+  for (auto defs : {BinaryKernelDefs, UnaryKernelDefs, MatMulKernelDefs, ConvKernelDefs,
+                    PoolKernelDefs, BatchNormKernelDefs}) {
     for (engine::KernelDef& def : defs()) INFERD_RETURN_IF_ERROR(registry.Register(std::move(def)));
   }
   // Softmax, norms, reductions, data movement, views.

@@ -1,5 +1,7 @@
 // The CUDA kernels (device kind "cuda"): Add, Sub, Mul, Div (float32, int32, int64, numpy
-// broadcasting), Relu, Sigmoid, Tanh (float32), and MatMul, Gemm (float32 on cuBLAS). Each runs
+// broadcasting), Relu, Sigmoid, Tanh (float32), MatMul, Gemm (float32 on cuBLAS), Conv,
+// ConvTranspose (float32 on cuDNN), MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool and
+// BatchNormalization (float32, own kernels). Each runs
 // on the stream of the CudaKernelContext it is given (engine/cuda_kernel_context.h) and reads and
 // writes device memory only. Registration is explicit and happens once at start-up; Compute is
 // thread-safe. Built only with --config=cuda.

@@ -13,9 +13,12 @@ namespace inferd::kernels::cuda {
 // kMaxOpset), so that a later opset that changes an operator is refused rather than misread.
 inline constexpr int kMaxOpset = 22;
 
-std::vector<engine::KernelDef> BinaryKernelDefs();  // binary_kernel.cc
-std::vector<engine::KernelDef> UnaryKernelDefs();   // unary_kernel.cc
-std::vector<engine::KernelDef> MatMulKernelDefs();  // matmul.cc: MatMul, Gemm
+std::vector<engine::KernelDef> BinaryKernelDefs();     // binary_kernel.cc
+std::vector<engine::KernelDef> UnaryKernelDefs();      // unary_kernel.cc
+std::vector<engine::KernelDef> MatMulKernelDefs();     // matmul.cc: MatMul, Gemm
+std::vector<engine::KernelDef> ConvKernelDefs();       // conv.cc: Conv, ConvTranspose (cuDNN)
+std::vector<engine::KernelDef> PoolKernelDefs();       // pool_kernel.cc: Max/Average/Global pools
+std::vector<engine::KernelDef> BatchNormKernelDefs();  // batch_norm_kernel.cc
 
 // Softmax, norms, reductions, data movement and views (the kernels after MatMul / elementwise).
 std::vector<engine::KernelDef> SoftmaxKernelDefs();    // softmax_kernel.cc: Softmax, LogSoftmax

@@ -26,7 +26,9 @@ else  # a machine without xz: Python's tarfile reads it
     "$bundle" "$work"
 fi
 
-# The machine's cuBLAS / cuDNN: the folders holding them.
+# The machine's cuBLAS / cuDNN: the folders holding them (cuDNN 9 loads its sub-libraries,
+# libcudnn_cnn.so.9 and the others, from libcudnn's folder, and NVRTC for its runtime-compiled
+# engines, from nvidia-cuda-nvrtc's).
 cuda_libs=${CUDA_LIBS:-}
 if [ -z "$cuda_libs" ]; then
   nvidia_root=$(python3 -c 'import nvidia, os; print(os.pathsep.join(nvidia.__path__))' \
@@ -34,7 +36,8 @@ if [ -z "$cuda_libs" ]; then
   for root in ${nvidia_root//:/ } /usr/local/cuda/lib64; do
     [ -d "$root" ] || continue
     dirs=$(find "$root/" \( -name 'libcublas.so.*' -o -name 'libcublasLt.so.*' \
-      -o -name 'libcudnn.so.*' \) -printf '%h\n' 2>/dev/null | sort -u | paste -sd: -)
+      -o -name 'libcudnn.so.*' -o -name 'libnvrtc.so.*' \) -printf '%h\n' 2>/dev/null \
+      | sort -u | paste -sd: -)
     [ -n "$dirs" ] && cuda_libs=${cuda_libs:+$cuda_libs:}$dirs
   done
 fi
