@@ -36,6 +36,18 @@ for target in "${targets[@]}"; do
     exit 1
   fi
 done
+# The checks' data files (the generated models), as each test's runfiles tree has them; run.sh
+# points TEST_SRCDIR at data/.
+for target in "${targets[@]}"; do
+  pkg=${target#//}
+  pkg=${pkg%%:*}
+  name=${target##*:}
+  runfiles="bazel-bin/$pkg/$name.runfiles/inferd/tools/models"
+  if [ -d "$runfiles" ]; then
+    mkdir -p "$stage/data/inferd/tools/models"
+    cp -rLn "$runfiles"/. "$stage/data/inferd/tools/models/"
+  fi
+done
 cp "$checks" tests/gpu/run.sh "$stage/"
 {
   echo "commit $(git rev-parse HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)')"

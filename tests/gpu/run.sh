@@ -42,6 +42,8 @@ if [ -z "$cuda_libs" ]; then
   done
 fi
 export LD_LIBRARY_PATH="$work/lib${cuda_libs:+:$cuda_libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The checks that load models find them as in their Bazel runfiles.
+export TEST_SRCDIR="$work/data"
 
 {
   echo "== bundle"
@@ -123,6 +125,12 @@ for log in "${benches[@]}"; do
   echo "== $(basename "$log" .log)"
   cat "$log"
 done
+# Whole models on cuda:0 (gpu_models_test): nodes placed, copies, CPU and GPU latency per model.
+if [ -f "$out/gpu_models_test.log" ]; then
+  echo
+  echo "== models on cuda:0"
+  grep -h "nodes on cuda:0" "$out/gpu_models_test.log" || echo "(none ran)"
+fi
 echo
 echo "== summary ($(( $(date +%s) - start )) s; logs in $out)"
 {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "absl/flags/flag.h"
@@ -20,6 +21,7 @@
 #include "engine/registry_workspace_estimator.h"
 #include "engine/rewrites.h"
 #include "kernels/build_kernels.h"
+#include "partition/device.h"
 #include "partition/partitioner.h"
 #include "tools/inferctl/inferctl_flags.h"
 
@@ -42,6 +44,25 @@ const CommandLineSpec& PlanSpec() {
                            "fallback-on-missing-device", "no-fusions", "nodes"}};
   return *spec;
 }
+
+// The load's estimator, except for device kinds this build has no kernel for at all (cuda in a
+// CPU-only build): plan as if every node ran there, since the plan is what a build with those
+// kernels would do. Where the build has the kind's kernels, nodes without one go to the fallback,
+// as at load.
+class PlanEstimator final : public engine::RegistryWorkspaceEstimator {
+ public:
+  explicit PlanEstimator(const engine::KernelRegistry& registry)
+      : RegistryWorkspaceEstimator(registry) {
+    for (const engine::KernelDef* d : registry.Defs()) kinds_.insert(d->device_type);
+  }
+  bool HasKernel(const engine::Graph& graph, int node, absl::string_view device) const override {
+    if (kinds_.count(engine::DeviceKind(partition::DeviceType(device))) == 0) return true;
+    return RegistryWorkspaceEstimator::HasKernel(graph, node, device);
+  }
+
+ private:
+  std::set<engine::DeviceKind> kinds_;
+};
 
 }  // namespace
 
@@ -128,7 +149,7 @@ absl::StatusOr<std::string> MakePlan(const PlanArgs& args) {
   config.annotation_rules = args.annotation_rules;
   config.fallback_device = args.fallback;
   config.fallback_on_missing_device = args.fallback_on_missing_device;
-  const engine::RegistryWorkspaceEstimator estimator(registry);
+  const PlanEstimator estimator(registry);
   absl::StatusOr<partition::PartitionResult> result =
       partition::Partition(graph, estimator, config);
   if (!result.ok()) return result.status();
