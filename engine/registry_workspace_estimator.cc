@@ -54,4 +54,16 @@ bool RegistryWorkspaceEstimator::HasKernel(const Graph& graph, int node_index,
                          io.in_types, io.out_types) != nullptr;
 }
 
+absl::Status RegistryWorkspaceEstimator::TryCreate(const Graph& graph, int node_index,
+                                                   absl::string_view device) const {
+  const Node& node = graph.nodes[node_index];
+  NodeIo io = IoOf(graph, node);
+  const KernelDef* def = registry_->Find(node.domain, node.op_type, node.opset,
+                                         partition::DeviceType(device), io.in_types, io.out_types);
+  if (def == nullptr) return absl::NotFoundError("no kernel definition");
+  KernelInfo info(node.name, node.op_type, node.domain, node.opset, &node.attributes,
+                  std::move(io.ins), std::move(io.outs));
+  return def->create(info).status();
+}
+
 }  // namespace inferd::engine

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "engine/graph.h"
 #include "engine/kernel_registry.h"
@@ -26,6 +27,9 @@ class RegistryWorkspaceEstimator : public WorkspaceEstimator {
   std::optional<uint64_t> EstimateWorkspace(const Graph& graph, int node,
                                             absl::string_view device) const override;
   bool HasKernel(const Graph& graph, int node, absl::string_view device) const override;
+  // Makes (and drops) the node's kernel for `device`: the factory's refusal (a node the
+  // definition covers but the kernel does not support), NOT_FOUND without a definition.
+  absl::Status TryCreate(const Graph& graph, int node, absl::string_view device) const;
 
  private:
   const KernelRegistry* registry_;  // not owned

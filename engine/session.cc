@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -26,18 +28,31 @@ namespace inferd::engine {
 namespace {
 
 // The partitioner's view of the kernels: the registry's, and the engine's own (DeviceCopy,
-// control flow) for HasKernel.
+// control flow) for HasKernel. On a device the host cannot read, a node has a kernel only when
+// its kernel's factory accepts it: a definition covers an op, but a CUDA kernel may refuse some
+// of its nodes (MaxPool with Indices), which then run on the fallback rather than fail the load.
 class SessionEstimator final : public RegistryWorkspaceEstimator {
  public:
   explicit SessionEstimator(const KernelRegistry& registry)
       : RegistryWorkspaceEstimator(registry), engine_(EngineKernels()) {}
   bool HasKernel(const Graph& graph, int node, absl::string_view device) const override {
-    return RegistryWorkspaceEstimator::HasKernel(graph, node, device) ||
-           engine_.HasKernel(graph, node, device);
+    if (engine_.HasKernel(graph, node, device)) return true;
+    if (!RegistryWorkspaceEstimator::HasKernel(graph, node, device)) return false;
+    if (partition::IsHostDevice(device)) return true;
+    // Asked several times per node as units are offered: made once per (graph, node, kind).
+    const auto key = std::make_tuple(&graph, node, partition::DeviceType(device));
+    auto it = accepted_.find(key);
+    if (it == accepted_.end()) {
+      const absl::Status made = TryCreate(graph, node, device);
+      it = accepted_.emplace(key, made.code() != absl::StatusCode::kUnimplemented).first;
+    }
+    return it->second;
   }
 
  private:
   const RegistryWorkspaceEstimator engine_;
+  // Partition runs on one thread; the estimator lives for one load.
+  mutable std::map<std::tuple<const Graph*, int, std::string>, bool> accepted_;
 };
 
 }  // namespace

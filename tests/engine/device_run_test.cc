@@ -183,6 +183,32 @@ TEST_F(DeviceRun, BudgetOnlyFillsTheDeviceToItsFreeMemory) {
   ExpectSameOutputs(expected, *out);
 }
 
+// A device kernel whose factory refuses a node its definition covers (as the CUDA MaxPool
+// refuses an Indices output) leaves that node to the CPU instead of failing the load.
+TEST_F(DeviceRun, NodesTheDeviceKernelRefusesFallBack) {
+  AddDeviceKernels(kDeviceOps);
+  engine::KernelDef softmax;
+  softmax.op_type = "Softmax";
+  softmax.since_version = 13;
+  softmax.device_type = engine::DeviceKind::kCuda;
+  softmax.create =
+      [](const engine::KernelInfo& info) -> absl::StatusOr<std::unique_ptr<engine::OpKernel>> {
+    return absl::UnimplementedError(info.node_name() + ": not on this device");
+  };
+  ASSERT_TRUE(registry_.Register(std::move(softmax)).ok());
+  const std::vector<engine::OutputTensor> expected = CpuOutputs();
+  partition::PartitionConfig p;
+  p.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
+  p.name_rules = "cuda:0(layers.[0-15]/)";
+  auto s = Load(p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(CountOn(**s, "cuda:0", "Softmax"), 0);
+  EXPECT_EQ(CountOn(**s, "cuda:0", "MatMul"), 16 * 8);
+  auto out = Run(**s);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectSameOutputs(expected, *out);
+}
+
 TEST_F(DeviceRun, SecondRunAllocatesNoDeviceMemory) {
   AddDeviceKernels(kDeviceOps);
   partition::PartitionConfig p;

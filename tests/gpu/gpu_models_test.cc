@@ -133,11 +133,11 @@ TEST_P(GpuModels, WholeModelOnCuda0MatchesTheCpu) {
   ::testing::Test::RecordProperty("comparisons", static_cast<int>(b->size()));
   ::testing::Test::RecordProperty("cpu_ms", absl::StrCat(cpu_ms));
   ::testing::Test::RecordProperty("gpu_ms", absl::StrCat(gpu_ms));
-  std::printf("%-16s %4d nodes on cuda:0, %d copies + %d outputs back, %llu weight bytes up; "
-              "cpu %.3f ms, gpu %.3f ms, worst |cpu - gpu| %.3g\n",
-              GetParam().c_str(), on_gpu, (*gpu)->boundary_copies(), (*gpu)->output_copies(),
-              static_cast<unsigned long long>((*gpu)->stats().device_weight_bytes), cpu_ms, gpu_ms,
-              worst);
+  std::printf(
+      "%-16s %4d nodes on cuda:0, %d copies + %d outputs back, %llu weight bytes up; "
+      "cpu %.3f ms, gpu %.3f ms, worst |cpu - gpu| %.3g\n",
+      GetParam().c_str(), on_gpu, (*gpu)->boundary_copies(), (*gpu)->output_copies(),
+      static_cast<unsigned long long>((*gpu)->stats().device_weight_bytes), cpu_ms, gpu_ms, worst);
 }
 
 INSTANTIATE_TEST_SUITE_P(Generated, GpuModels,
