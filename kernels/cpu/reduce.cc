@@ -23,6 +23,7 @@
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/reduce_axes.h"
 #include "kernels/cpu/registration.h"
 #include "kernels/cpu/strided_walk.h"
 #include "kernels/cpu/type_dispatch.h"
@@ -414,7 +415,6 @@ class ReduceKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     const Shape& shape = x->shape();
-    const int64_t rank = static_cast<int64_t>(shape.rank());
 
     // The axes: attribute, or input 1 (absent or empty: all, or none with noop_with_empty_axes).
     absl::InlinedVector<int64_t, 8> axes(axes_.begin(), axes_.end());
@@ -432,21 +432,9 @@ class ReduceKernel final : public engine::OpKernel {
       if (x->bytes() > 0) std::memcpy(y->raw_mutable_data(), x->raw_data(), x->bytes());
       return absl::OkStatus();
     }
-    absl::InlinedVector<bool, 8> mask(rank, axes.empty());
-    for (int64_t a : axes) {
-      INFERD_ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, rank, node_, "axes value"));
-      mask[axis] = true;
-    }
-    Shape out_shape;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (!mask[i]) {
-        out_shape.push_back(shape[i]);
-      } else if (keepdims_) {
-        out_shape.push_back(1);
-      }
-    }
-    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), out_shape));
-    const ReducePlan plan = MakePlan(shape, mask);
+    INFERD_ASSIGN_OR_RETURN(const ReducedAxes reduced, ReduceAxes(shape, axes, keepdims_, node_));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), reduced.out_shape));
+    const ReducePlan plan = MakePlan(shape, reduced.mask);
     if (plan.outputs == 0) return absl::OkStatus();
     absl::Status status;
     if ((kind_ == Kind::kMax || kind_ == Kind::kMin) &&

@@ -16,6 +16,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/reduce_axes.h"
 #include "kernels/cuda/kernel_def.h"
 #include "kernels/cuda/reduce.h"
 #include "kernels/cuda/registration.h"
@@ -114,7 +115,6 @@ class ReduceKernel final : public engine::OpKernel {
     absl::StatusOr<ElementType> type = ElementTypeOf(x->dtype());
     if (!type.ok()) return node_.Unimplemented(type.status().message());
     const Shape& shape = x->shape();
-    const int64_t rank = static_cast<int64_t>(shape.rank());
 
     // The axes: attribute, or input 1 on the host (absent or empty: all, or none with
     // noop_with_empty_axes).
@@ -130,21 +130,10 @@ class ReduceKernel final : public engine::OpKernel {
       return node_.Launched(cudaMemcpyAsync(y->raw_mutable_data(), x->raw_data(), x->bytes(),
                                             cudaMemcpyDeviceToDevice, cuda->cuda_stream()));
     }
-    absl::InlinedVector<bool, 8> mask(rank, axes.empty());
-    for (int64_t a : axes) {
-      INFERD_ASSIGN_OR_RETURN(int axis, cpu::NormalizeAxis(a, rank, node_, "axes value"));
-      mask[axis] = true;
-    }
-    Shape out_shape;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (!mask[i]) {
-        out_shape.push_back(shape[i]);
-      } else if (keepdims_) {
-        out_shape.push_back(1);
-      }
-    }
-    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), out_shape));
-    INFERD_ASSIGN_OR_RETURN(const ReducePlan plan, MakePlan(shape, mask, node_));
+    INFERD_ASSIGN_OR_RETURN(const cpu::ReducedAxes reduced,
+                            cpu::ReduceAxes(shape, axes, keepdims_, node_));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), reduced.out_shape));
+    INFERD_ASSIGN_OR_RETURN(const ReducePlan plan, MakePlan(shape, reduced.mask, node_));
     return node_.Launched(
         LaunchReduce(op_, *type, x->raw_data(), y->raw_mutable_data(), plan, cuda->cuda_stream()));
   }
