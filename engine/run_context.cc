@@ -256,7 +256,10 @@ class RunContext final : public KernelContext, public SubgraphRunner {
     const Graph& g = sub.graph();
     for (size_t v = 0; v < g.values.size(); ++v) {
       if (!g.values[v].outer_scope) continue;
-      const int pv = plan_.graph().FindValue(g.values[v].name);
+      // An outer value made on another device was copied to this node's device at the boundary
+      // (engine/device_copies.h): the subgraph reads that copy.
+      int pv = plan_.graph().FindValue(absl::StrCat(g.values[v].name, "/copy_to_", device_.device));
+      if (pv < 0) pv = plan_.graph().FindValue(g.values[v].name);
       if (pv < 0 || slot_.values[pv].empty()) {
         return absl::InternalError(
             absl::StrCat("outer value '", g.values[v].name, "' is not available to the subgraph"));

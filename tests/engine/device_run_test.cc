@@ -16,6 +16,7 @@
 #include "engine/session.h"
 #include "engine/test_data_set.h"
 #include "engine/testing/fake_device.h"
+#include "engine/testing/model_builder.h"
 #include "engine/testing/runfiles.h"
 #include "kernels/cpu/cpu_kernels.h"
 
@@ -264,6 +265,68 @@ TEST_F(DeviceRun, AbsentDevicesAreRefusedWithTheReason) {
   ASSERT_FALSE(none.ok());
   EXPECT_TRUE(absl::StrContains(none.status().message(), "this build has no cuda support"))
       << none.status();
+}
+
+// An If on the CPU whose branches read an outer value made on the device: the value is copied
+// to the host for the If (an implicit input) and the branches bind that copy by name. (The fake
+// device's memory is readable from the host, so the run's outputs alone would not show a branch
+// reading device memory; the binding is checked through the copy the graph holds.)
+TEST(DeviceRunIf, BranchesReadTheHostCopyOfADeviceValue) {
+  engine::KernelRegistry registry;
+  ASSERT_TRUE(kernels::cpu::RegisterCpuKernels(registry).ok());
+  ASSERT_TRUE(engine::testing::RegisterFakeDeviceKernels(registry, {"MatMul"}).ok());
+  engine::testing::ModelBuilder b(17);
+  b.Input("cond", engine::DataType::kBool, {}).Input("x", engine::DataType::kFloat32, {2, 2});
+  b.Initializer<float>("w", engine::Shape{2, 2}, {1, 2, 3, 4});
+  b.Output("y", engine::DataType::kFloat32, {2, 2});
+  b.Node("MatMul", {"x", "w"}, {"m"}, "mm");
+  onnx::NodeProto& node = b.Node("If", {"cond"}, {"y"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* a = node.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* sg = a->mutable_g();
+    sg->set_name(branch);
+    onnx::NodeProto* op = sg->add_node();
+    op->set_op_type(std::string(branch) == "then_branch" ? "Relu" : "Neg");
+    op->set_name(std::string(branch) + "/op");
+    op->add_input("m");
+    op->add_output(std::string(branch) + "_y");
+    onnx::ValueInfoProto* out = sg->add_output();
+    out->set_name(std::string(branch) + "_y");
+    auto* tt = out->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(static_cast<int>(engine::DataType::kFloat32));
+    tt->mutable_shape()->add_dim()->set_dim_value(2);
+    tt->mutable_shape()->add_dim()->set_dim_value(2);
+  }
+  auto model = engine::Model::Parse(b.Serialize(), ".");
+  ASSERT_TRUE(model.ok()) << model.status();
+  engine::SessionOptions opts;
+  opts.device_runtimes = {std::make_shared<FakeDeviceRuntime>(1, 1 << 20)};
+  opts.partition.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
+  opts.partition.name_rules = "cuda:0(mm)";
+  auto s = engine::Session::Create(*model, opts, registry);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ((*s)->graph().nodes[0].device, "cuda:0");
+  const int copy = (*s)->graph().FindValue("m/copy_to_cpu:0");
+  ASSERT_GE(copy, 0);
+  for (const engine::Node& n : (*s)->graph().nodes) {
+    if (n.op_type == "If") {
+      EXPECT_EQ(n.implicit_inputs, std::vector<int>{copy});
+    }
+  }
+  const float x[4] = {1, -1, 0, 2};  // m = x * w = {-2, -2, 6, 8}
+  const bool cond[2] = {true, false};
+  const float expected[2][4] = {{0, 0, 6, 8}, {2, 2, -6, -8}};
+  for (int k = 0; k < 2; ++k) {
+    std::vector<engine::InputTensor> in = {
+        {"cond", engine::DataType::kBool, engine::Shape{}, &cond[k], 1},
+        {"x", engine::DataType::kFloat32, engine::Shape{2, 2}, x, sizeof(x)}};
+    auto out = (*s)->Run(in);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const auto* y = static_cast<const float*>((*out)[0].buffer.data());
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(y[i], expected[k][i]) << k << " " << i;
+  }
 }
 
 // The fake is strict enough to catch a missing synchronization: a device-to-host copy's
