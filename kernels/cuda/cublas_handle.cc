@@ -1,5 +1,9 @@
 #include "kernels/cuda/cublas_handle.h"
 
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/cuda_status.h"
 #include "base/status_macros.h"
@@ -15,10 +19,29 @@ absl::StatusOr<cublasHandle_t> CublasHandleFor(int device, cudaStream_t stream) 
         cublasHandle_t h = nullptr;
         INFERD_RETURN_IF_ERROR(
             CublasStatus(cublasCreate(&h), absl::StrCat("cublasCreate on cuda:", device)));
+        if (Tf32Enabled()) {
+          absl::Status st = CublasStatus(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH),
+                                         "cublasSetMathMode (TF32)");
+          if (!st.ok()) {
+            cublasDestroy(h);
+            return st;
+          }
+        }
         return h;
       }));
   INFERD_RETURN_IF_ERROR(CublasStatus(cublasSetStream(handle, stream), "cublasSetStream"));
   return handle;
+}
+
+bool ParseTf32(const char* value) {
+  if (value == nullptr) return false;
+  const std::string v = absl::AsciiStrToLower(value);
+  return v == "1" || v == "true" || v == "on" || v == "yes";
+}
+
+bool Tf32Enabled() {
+  static const bool enabled = ParseTf32(std::getenv("INFERD_CUDA_TF32"));
+  return enabled;
 }
 
 absl::Status CublasStatus(cublasStatus_t status, absl::string_view what) {

@@ -22,6 +22,13 @@ namespace inferd::kernels::cuda {
 // device (cuBLAS works on the current one).
 absl::StatusOr<cublasHandle_t> CublasHandleFor(int device, cudaStream_t stream);
 
+// Whether MatMul and Gemm may use TF32 tensor cores (10-bit mantissa products, float32 sums):
+// INFERD_CUDA_TF32=1 in the environment, read once per process. Off by default: full float32,
+// as on the CPU. New handles take it as their math mode (CUBLAS_TF32_TENSOR_OP_MATH).
+bool Tf32Enabled();
+// How an INFERD_CUDA_TF32 value reads: "1", "true", "on", "yes" (any case) enable it.
+bool ParseTf32(const char* value);
+
 // OK for CUBLAS_STATUS_SUCCESS; otherwise "<what>: <cublas status name>: <description>",
 // RESOURCE_EXHAUSTED for CUBLAS_STATUS_ALLOC_FAILED, INVALID_ARGUMENT for invalid values,
 // INTERNAL for the rest.

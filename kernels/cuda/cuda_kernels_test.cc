@@ -8,6 +8,7 @@
 #include "engine/testing/kernel_tester.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cuda/cublas_handle.h"
 
 namespace inferd::kernels::cuda {
 namespace {
@@ -60,6 +61,17 @@ TEST(CudaKernelsTest, RegisterBesideTheCpuKernels) {
 }
 
 // Every CUDA kernel estimates its arena workspace (none), so the partitioner needs no heuristic.
+// TF32 for the matrix products is opt-in (INFERD_CUDA_TF32), full float32 otherwise.
+TEST(CudaKernelsTest, Tf32IsOptIn) {
+  EXPECT_FALSE(ParseTf32(nullptr));
+  EXPECT_FALSE(ParseTf32(""));
+  EXPECT_FALSE(ParseTf32("0"));
+  EXPECT_FALSE(ParseTf32("false"));
+  EXPECT_TRUE(ParseTf32("1"));
+  EXPECT_TRUE(ParseTf32("TRUE"));
+  EXPECT_TRUE(ParseTf32("on"));
+}
+
 TEST(CudaKernelsTest, EveryKernelEstimatesItsWorkspace) {
   KernelRegistry registry;
   ASSERT_TRUE(RegisterCudaKernels(registry).ok());
