@@ -91,7 +91,9 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   INFERD_RETURN_IF_ERROR(ApplyLowerings(graph_, registry, derived_weights_).status());
   INFERD_RETURN_IF_ERROR(FoldConstants(graph_, registry, derived_weights_).status());
   if (options_.enable_fusions) {
-    INFERD_ASSIGN_OR_RETURN(fused_nodes_, ApplyFusions(graph_, registry, derived_weights_));
+    // Nodes that will run on a GPU stay unfused: the fused ops have CPU kernels only.
+    INFERD_RETURN_IF_ERROR(PlaceDeviceNodes(registry));
+    INFERD_ASSIGN_OR_RETURN(fused_nodes_, FuseOnHost(graph_, registry, derived_weights_));
   }
   // pass 2: devices: partition (rules and budgets), then the copies at device boundaries.
   std::vector<std::string> devices;
@@ -237,10 +239,9 @@ absl::Status Session::MakeRunSlots() {
   return absl::OkStatus();
 }
 
-absl::Status Session::PartitionGraph(const KernelRegistry& registry,
-                                     std::vector<std::string>* devices) {
+absl::StatusOr<partition::PartitionConfig> Session::ResolveDevices(
+    std::vector<std::string>* notes) const {
   partition::PartitionConfig config = options_.partition;
-  std::vector<std::string> device_notes;
   for (partition::DeviceSpec& d : config.devices) {
     INFERD_ASSIGN_OR_RETURN(d.name, NormalizeDeviceName(d.name));
     if (partition::IsHostDevice(d.name)) {
@@ -258,49 +259,108 @@ absl::Status Session::PartitionGraph(const KernelRegistry& registry,
             : runtime->CheckPresent(ordinal);
     d.present = found.ok();
     if (!found.ok()) {
-      device_notes.push_back(absl::StrCat(d.name, " is absent: ", found.message()));
+      notes->push_back(absl::StrCat(d.name, " is absent: ", found.message()));
       continue;
     }
     if (!d.budget_bytes) {  // listed without a budget: what is free on it now
       INFERD_ASSIGN_OR_RETURN(DeviceMemoryInfo memory, runtime->MemoryInfo(ordinal));
       d.budget_bytes = memory.free_bytes;
-      device_notes.push_back(absl::StrCat(d.name, " has no budget configured: its free memory at ",
-                                          "load, ", partition::FormatBytes(memory.free_bytes)));
+      notes->push_back(absl::StrCat(d.name, " has no budget configured: its free memory at ",
+                                    "load, ", partition::FormatBytes(memory.free_bytes)));
     }
   }
-  // Dynamic models are budgeted at their largest shapes: a second view of the model with
-  // max_input_shapes fixed (weights are mapped, not copied, so this costs little).
-  const Graph* costed = &graph_;
-  Graph max_graph;
-  // max_graph's weights are views into max_model's weight store: it must outlive the costing
-  // (it was freed at the end of the block below, and the accountant then read freed tensors).
-  std::shared_ptr<const Model> max_model;
-  DerivedWeights max_derived;  // the max-shape view's derived weights, as long as max_graph
+  return config;
+}
+
+// A second view of a dynamic model with max_input_shapes fixed, through the same passes as the
+// session's graph, for the budget (weights are mapped, not copied, so it costs little). The
+// graph's weights are views into `model`'s store and `derived`: all three live together.
+struct Session::MaxShapeView {
+  std::shared_ptr<const Model> model;
+  Graph graph;
+  DerivedWeights derived;
+};
+
+absl::StatusOr<std::unique_ptr<Session::MaxShapeView>> Session::MakeMaxShapeView(
+    const KernelRegistry& registry, bool fuse) const {
   bool all_static = true;
   for (const Node& n : graph_.nodes) {
     for (int v : n.outputs) all_static = all_static && (v < 0 || graph_.values[v].shape.IsStatic());
   }
-  if (!all_static && !options_.max_input_shapes.empty()) {
-    ModelLoadOptions load;
-    load.fixed_input_shapes = options_.fixed_input_shapes;
-    for (const auto& [name, dims] : options_.max_input_shapes) load.fixed_input_shapes[name] = dims;
-    absl::StatusOr<std::shared_ptr<const Model>> loaded = Model::Load(model_->path(), load);
-    if (!loaded.ok()) {
-      return absl::Status(loaded.status().code(),
-                          absl::StrCat("max_input_shapes: ", loaded.status().message()));
+  if (all_static || options_.max_input_shapes.empty()) return nullptr;
+  ModelLoadOptions load;
+  load.fixed_input_shapes = options_.fixed_input_shapes;
+  for (const auto& [name, dims] : options_.max_input_shapes) load.fixed_input_shapes[name] = dims;
+  absl::StatusOr<std::shared_ptr<const Model>> loaded = Model::Load(model_->path(), load);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(),
+                        absl::StrCat("max_input_shapes: ", loaded.status().message()));
+  }
+  auto view = std::make_unique<MaxShapeView>();
+  view->model = *std::move(loaded);
+  view->graph = view->model->graph();
+  Graph& g = view->graph;
+  if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(g));
+  if (options_.widen_half_precision) {
+    INFERD_RETURN_IF_ERROR(WidenHalfPrecision(g, registry, view->derived).status());
+  }
+  INFERD_RETURN_IF_ERROR(ApplyLowerings(g, registry, view->derived).status());
+  INFERD_RETURN_IF_ERROR(FoldConstants(g, registry, view->derived).status());
+  if (fuse) INFERD_RETURN_IF_ERROR(FuseOnHost(g, registry, view->derived).status());
+  return view;
+}
+
+absl::Status Session::PlaceDeviceNodes(const KernelRegistry& registry) {
+  std::vector<std::string> notes;
+  INFERD_ASSIGN_OR_RETURN(const partition::PartitionConfig config, ResolveDevices(&notes));
+  bool device = false;
+  for (const partition::DeviceSpec& d : config.devices) {
+    device = device || (d.present && !partition::IsHostDevice(d.name));
+  }
+  if (!device) return absl::OkStatus();
+  INFERD_ASSIGN_OR_RETURN(std::unique_ptr<MaxShapeView> max_view,
+                          MakeMaxShapeView(registry, /*fuse=*/false));
+  const Graph& costed = max_view != nullptr ? max_view->graph : graph_;
+  const SessionEstimator estimator(registry);
+  absl::StatusOr<partition::PartitionResult> placed =
+      partition::Partition(costed, estimator, config);
+  if (!placed.ok()) return absl::OkStatus();  // the partition after the fusions says why
+  for (size_t i = 0; i < costed.nodes.size(); ++i) {
+    if (!partition::IsHostDevice(placed->node_device[i])) {
+      device_nodes_.emplace(costed.nodes[i].name, costed.nodes[i].domain);
     }
-    max_model = *std::move(loaded);
-    max_graph = max_model->graph();
-    if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(max_graph));
-    if (options_.widen_half_precision) {
-      INFERD_RETURN_IF_ERROR(WidenHalfPrecision(max_graph, registry, max_derived).status());
-    }
-    INFERD_RETURN_IF_ERROR(ApplyLowerings(max_graph, registry, max_derived).status());
-    INFERD_RETURN_IF_ERROR(FoldConstants(max_graph, registry, max_derived).status());
-    if (options_.enable_fusions) {
-      INFERD_RETURN_IF_ERROR(ApplyFusions(max_graph, registry, max_derived).status());
-    }
-    costed = &max_graph;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> Session::FuseOnHost(Graph& g, const KernelRegistry& registry,
+                                        DerivedWeights& derived) const {
+  // Nodes bound for a device leave the fusions' patterns for the time being: every pattern
+  // matches a domain ("", com.microsoft, com.inferd), never this one.
+  static constexpr char kOnDevice[] = "inferd.on_device";
+  for (Node& n : g.nodes) {
+    if (device_nodes_.count(n.name) > 0) n.domain = kOnDevice;
+  }
+  absl::StatusOr<int> fused = ApplyFusions(g, registry, derived);
+  for (Node& n : g.nodes) {
+    if (n.domain == kOnDevice) n.domain = device_nodes_.at(n.name);
+  }
+  return fused;
+}
+
+absl::Status Session::PartitionGraph(const KernelRegistry& registry,
+                                     std::vector<std::string>* devices) {
+  std::vector<std::string> device_notes;
+  INFERD_ASSIGN_OR_RETURN(const partition::PartitionConfig config, ResolveDevices(&device_notes));
+  // Dynamic models are budgeted at their largest shapes.
+  INFERD_ASSIGN_OR_RETURN(std::unique_ptr<MaxShapeView> max_view,
+                          MakeMaxShapeView(registry, options_.enable_fusions));
+  const Graph* costed = max_view != nullptr ? &max_view->graph : &graph_;
+  if (!device_nodes_.empty()) {
+    device_notes.push_back(absl::StrCat(
+        "fusions left the ", device_nodes_.size(),
+        " nodes placed on devices the host cannot read unfused (the fused ops have CPU kernels "
+        "only)"));
   }
   const SessionEstimator estimator(registry);
   absl::StatusOr<partition::PartitionResult> partitioned =

@@ -132,6 +132,18 @@ class Session {
   Session() = default;
   absl::Status Init(const KernelRegistry& registry);
   absl::Status PartitionGraph(const KernelRegistry& registry, std::vector<std::string>* devices);
+  // The partition config with each device's presence and default budget; notes for the report.
+  absl::StatusOr<partition::PartitionConfig> ResolveDevices(std::vector<std::string>* notes) const;
+  // The max_input_shapes view of a dynamic model (nullptr: static, or no max shapes).
+  struct MaxShapeView;
+  absl::StatusOr<std::unique_ptr<MaxShapeView>> MakeMaxShapeView(const KernelRegistry& registry,
+                                                                 bool fuse) const;
+  // Before the fusions, where a device the host cannot read is configured: partitions the
+  // unfused graph and remembers the nodes that go to such devices (device_nodes_).
+  absl::Status PlaceDeviceNodes(const KernelRegistry& registry);
+  // ApplyFusions over every node but device_nodes_.
+  absl::StatusOr<int> FuseOnHost(Graph& g, const KernelRegistry& registry,
+                                 DerivedWeights& derived) const;
   // Warns (in the partition report) where a device's exact needs, with its kernels made,
   // exceed its budget: the post-rewrite re-check of the partition (its Level 2,
   // docs/partitioner.md).
@@ -194,7 +206,9 @@ class Session {
   int boundary_copies_ = 0;
   int output_copies_ = 0;
   std::vector<WeightUpload> uploads_;  // from PartitionGraph, for UploadWeights
-  size_t staging_device_ = 0;          // where misaligned inputs are staged
+  // Nodes bound for devices the host cannot read, by name, with their domain: left unfused.
+  std::map<std::string, std::string> device_nodes_;
+  size_t staging_device_ = 0;  // where misaligned inputs are staged
   partition::PlanReport partition_report_;
 
   std::mutex slots_mu_;

@@ -45,11 +45,11 @@ class DeviceRun : public ::testing::Test {
   }
 
   absl::StatusOr<std::unique_ptr<engine::Session>> Load(const partition::PartitionConfig& p,
-                                                        int runs = 1) {
+                                                        int runs = 1, bool fusions = false) {
     engine::SessionOptions opts;
     opts.partition = p;
     opts.device_runtimes = {fake_};
-    opts.enable_fusions = false;  // MatMul and Add stay themselves, so the fake GPU takes them
+    opts.enable_fusions = fusions;
     opts.max_concurrent_runs = runs;
     return engine::Session::Load(dir_ + "/model.onnx", opts, registry_);
   }
@@ -137,6 +137,40 @@ TEST_F(DeviceRun, RulesSplitEqualsTheCpuRunWithFallbackUploadsAndCopies) {
   EXPECT_GT(fake_->counters().to_host.load(), 0u);
   EXPECT_GT((*s)->boundary_copies(), 0);
   EXPECT_EQ((*s)->output_copies(), 0);  // the last node (a LayerNormalization) is on the CPU
+}
+
+// With fusions on, the nodes bound for the device stay unfused (the fused ops have CPU kernels
+// only) and the CPU's part is fused as usual.
+TEST_F(DeviceRun, FusionsLeaveTheDevicePartUnfused) {
+  AddDeviceKernels(kDeviceOps);
+  partition::PartitionConfig p;
+  p.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
+  p.name_rules = "cuda:0(layers.[0-15]/)";
+  auto s = Load(p, /*runs=*/1, /*fusions=*/true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(CountOn(**s, "cuda:0", "MatMul"), 16 * 8);
+  EXPECT_LT(CountOn(**s, "cpu:0", "MatMul"), 16 * 8);  // layers 16-31: projections fused
+  EXPECT_GT((*s)->fused_nodes(), 0);
+  int fused_on_cpu = 0;
+  for (const engine::Node& n : (*s)->graph().nodes) {
+    if (n.op_type == "FusedMatMul") {
+      EXPECT_EQ(n.device, "cpu:0") << n.name;
+      ++fused_on_cpu;
+    }
+  }
+  EXPECT_GT(fused_on_cpu, 0);
+  bool noted = false;
+  for (const std::string& note : (*s)->partition_report().notes) {
+    noted |= absl::StrContains(note, "nodes placed on devices the host cannot read unfused");
+  }
+  EXPECT_TRUE(noted);
+  auto out = Run(**s);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (size_t i = 0; i < out->size(); ++i) {
+    EXPECT_TRUE(engine::CompareData(data_.outputs[i], (*out)[i].type, (*out)[i].shape,
+                                    (*out)[i].buffer.data(), (*out)[i].buffer.size(), {1e-3, 1e-4})
+                    .ok());
+  }
 }
 
 TEST_F(DeviceRun, OutputMadeOnTheDeviceComesBackToPinnedHostMemory) {
