@@ -43,7 +43,6 @@ class GpuModels : public ::testing::TestWithParam<std::string> {
     engine::SessionOptions opts;
     opts.partition = p;
     opts.device_runtimes = kernels::BuildDeviceRuntimes();
-    opts.enable_fusions = false;  // fused CPU ops have no CUDA kernels yet
     return engine::Session::Load(Dir() + "/model.onnx", opts, registry_);
   }
 
@@ -156,7 +155,6 @@ TEST(GpuSplit, Transformer32SplitByBudget) {
   const engine::TestDataSet& data = (*sets)[0];
   engine::SessionOptions opts;
   opts.device_runtimes = kernels::BuildDeviceRuntimes();
-  opts.enable_fusions = false;
   opts.partition.devices = {{"cuda:0", 300 << 10}, {"cpu:0", std::nullopt}};
   auto s = engine::Session::Load(dir + "/model.onnx", opts, registry);
   ASSERT_TRUE(s.ok()) << s.status();
