@@ -24,6 +24,7 @@ for target in "${targets[@]}"; do
   name=${target##*:}
   binary="bazel-bin/$pkg/$name"
   cp -L "$binary" "$stage/bin/$name"
+  [ "$(head -c 4 "$binary" | od -An -c | tr -d ' ')" = '177ELF' ] || continue  # a script
   # Every library the dynamic loader resolves here (Bazel's _solib_k8 objects and Debian's).
   ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r soname path; do
     if [[ ! "$soname" =~ $skip ]] && [ ! -e "$stage/lib/$soname" ]; then

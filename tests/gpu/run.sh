@@ -65,8 +65,13 @@ while read -r target timeout_s kind; do
   xml="$out/$name.xml"
   rm -f "$xml"  # a crash must not leave an earlier run's report to be read
   t0=$(date +%s)
+  [ "${kind:-}" = "tool" ] && continue  # a program the scripts use (inferd, inferctl)
   if [ "${kind:-}" = "bench" ]; then  # a program that prints a table: shown before the summary
     timeout --kill-after=10 "$timeout_s" "$work/bin/$name" >"$log" 2>&1
+    rc=$?
+    benches+=("$log")
+  elif [ "${kind:-}" = "script" ]; then  # serve_check.sh: the bundle's folder and $OUT
+    timeout --kill-after=10 "$timeout_s" "$work/bin/$name" "$work" "$out" >"$log" 2>&1
     rc=$?
     benches+=("$log")
   else
@@ -103,10 +108,10 @@ print(passed, skipped, failed, "-" if worst is None else f"{worst:.3g}", compare
 PY
 )
   read -r passed skipped failed worst compared <<<"$counts"
-  [ "${kind:-}" = "bench" ] && passed=- skipped=- failed=-
+  [ "${kind:-}" = "bench" ] || [ "${kind:-}" = "script" ] && passed=- skipped=- failed=-
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     result="TIMEOUT"
-  elif [ "${kind:-}" = "bench" ]; then
+  elif [ "${kind:-}" = "bench" ] || [ "${kind:-}" = "script" ]; then
     [ "$rc" -eq 0 ] && result="ok" || result="FAIL"
   elif [ "$rc" -ne 0 ] || [ "$failed" != 0 ]; then
     result="FAIL"
