@@ -168,6 +168,10 @@ TEST(CudaKernelsTest, TransformerAndCnnOpsRegisterBesideTheCpuKernels) {
       {"com.microsoft", "FastGelu", 1, {f, f}, {f}},
       {"com.microsoft", "BiasGelu", 1, {f, f}, {f}},
       {"com.microsoft", "QuickGelu", 1, {f}, {f}},
+      {"", "ArgMax", 11, {f}, {i64}},
+      {"", "ArgMax", 13, {i32}, {i64}},
+      {"", "ArgMin", 1, {i64}, {i64}},
+      {"", "ArgMin", 22, {f}, {i64}},
   };
   for (const Case& c : cases) {
     const engine::KernelDef* def =
@@ -257,7 +261,8 @@ TEST(CudaKernelsTest, NewKernelsRefuseToRunWithoutACudaStream) {
                                          {"Pow", {&x, &x}},
                                          {"Clip", {&x}},
                                          {"LeakyRelu", {&x}},
-                                         {"HardSwish", {&x}}}) {
+                                         {"HardSwish", {&x}},
+                                         {"ArgMax", {&x}}}) {
     KernelTester t(c.op, 14);
     for (const TestTensor* in : c.inputs) t.Input(*in);
     t.DeviceType(DeviceKind::kCuda);
