@@ -5,8 +5,8 @@
 // Here the input shape is collapsed (dims of size 1 dropped, neighbours of the same kind merged)
 // into the plan reduce.cu runs: rows, [outer, n, inner] columns, or the general strided path.
 // ArgMax, ArgMin (opsets 1-11, 12+ with select_last_index; float32, int32, int64 in, int64 out):
-// the input as [outer, n, inner] around `axis`, the output shape from cpu::ReduceAxes; the
-// scans in arg_reduce.cu.
+// the attributes and the [outer, n, inner] geometry are the CPU kernel's (cpu::ArgReduceShape,
+// kernels/cpu/reduce_axes.h); the scans in arg_reduce.cu.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -169,38 +169,21 @@ class ArgReduceKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, cpu::RequiredInput(ctx, 0, node_));
     absl::StatusOr<ElementType> type = ElementTypeOf(x->dtype());
     if (!type.ok()) return node_.Unimplemented(type.status().message());
-    const Shape& shape = x->shape();
-    if (shape.rank() == 0) return node_.InvalidArgument("input must have rank >= 1, got a scalar");
-    INFERD_ASSIGN_OR_RETURN(const int axis, cpu::NormalizeAxis(axis_, shape.rank(), node_));
-    const int64_t axes[] = {axis};
-    INFERD_ASSIGN_OR_RETURN(const cpu::ReducedAxes reduced,
-                            cpu::ReduceAxes(shape, axes, keepdims_, node_));
-    INFERD_ASSIGN_OR_RETURN(Tensor * y,
-                            ctx.MakeOutputTensor(0, DataType::kInt64, reduced.out_shape));
+    INFERD_ASSIGN_OR_RETURN(const cpu::ArgReduceGeometry g,
+                            cpu::ArgReduceShape(x->shape(), attrs_, node_));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kInt64, g.out_shape));
     if (y->NumElements() == 0) return absl::OkStatus();
-    const int64_t n = shape[axis];
-    if (n == 0) {
-      return node_.InvalidArgument(absl::StrCat("cannot take the arg of an empty axis ", axis,
-                                                " of shape ", shape.ToString()));
-    }
-    return node_.Launched(LaunchArgReduce(max_, last_, *type, x->raw_data(),
-                                          y->mutable_data<int64_t>(), shape.SizeBetween(0, axis), n,
-                                          shape.SizeFrom(axis + 1), cuda->cuda_stream()));
+    return node_.Launched(LaunchArgReduce(attrs_.max, attrs_.last, *type, x->raw_data(),
+                                          y->mutable_data<int64_t>(), g.outer, g.n, g.inner,
+                                          cuda->cuda_stream()));
   }
 
  private:
   explicit ArgReduceKernel(const KernelInfo& info)
-      : node_(info),
-        max_(info.op_type() == "ArgMax"),
-        axis_(info.GetInt("axis", 0)),
-        keepdims_(info.GetInt("keepdims", 1) != 0),
-        last_(info.opset() >= 12 && info.GetInt("select_last_index", 0) != 0) {}
+      : node_(info), attrs_(cpu::ArgReduceAttributes::Read(info)) {}
 
   const CudaNode node_;
-  const bool max_;  // ArgMax, else ArgMin
-  const int64_t axis_;
-  const bool keepdims_;
-  const bool last_;  // select_last_index
+  const cpu::ArgReduceAttributes attrs_;
 };
 
 }  // namespace

@@ -56,35 +56,31 @@ TEST(CudaUnaryTest, MatchesCpu) {
   compare.Record();
 }
 
-TEST(CudaUnaryTest, MathOpsMatchCpu) {
-  if (absl::Status s = CheckCudaDevice(0); !s.ok()) GTEST_SKIP() << s.message();
+// One unary node per case on inputs in the op's domain, against the CPU kernel.
+struct UnaryCase {
+  const char* op;
+  int opset;
+  std::function<void(KernelTester&)> attrs;
+  float lo, hi, tolerance;  // inputs in [lo, hi); absolute tolerance
+};
+
+// Runs every case on a few shapes; with `corners`, the first inputs are set to rounding ties, the
+// HardSwish / HardSigmoid corners (+-3) and signed zeros.
+void ExpectUnaryCasesMatchCpu(const std::vector<UnaryCase>& cases, bool corners) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   uint32_t next = seed;
   testing::CpuComparison compare;
-  struct Case {
-    const char* op;
-    int opset;
-    const char* approximate;  // Gelu only
-    float lo, hi, tolerance;  // inputs in the op's domain; absolute tolerance
-  };
-  for (const Case& c : std::vector<Case>{{"Neg", 13, nullptr, -8, 8, 0},
-                                         {"Abs", 13, nullptr, -8, 8, 0},
-                                         {"Sqrt", 13, nullptr, 0, 100, 0},
-                                         {"Reciprocal", 13, nullptr, 0.5f, 8, 0},
-                                         {"Exp", 13, nullptr, -5, 5, 3e-4f},
-                                         {"Log", 13, nullptr, 0.01f, 100, 2e-6f},
-                                         {"Erf", 13, nullptr, -4, 4, 2e-6f},
-                                         {"Gelu", 20, "none", -6, 6, 1e-5f},
-                                         {"Gelu", 20, "tanh", -6, 6, 1e-5f}}) {
+  for (const UnaryCase& c : cases) {
     for (const Shape& shape : {Shape{}, Shape{3, 5, 17}, Shape{1 << 20}, Shape{0, 4}}) {
-      SCOPED_TRACE(
-          absl::StrCat(c.op, " ", c.approximate ? c.approximate : "", " ", shape.ToString()));
-      const TestTensor in =
-          TestTensor::Of<float>(shape, RandomFloats(shape.NumElements(), c.lo, c.hi, next++));
+      SCOPED_TRACE(absl::StrCat(c.op, " opset ", c.opset, " ", shape.ToString()));
+      std::vector<float> x = RandomFloats(shape.NumElements(), c.lo, c.hi, next++);
+      const float kCorners[] = {0.5f, -2.5f, 1.5f, 3.0f, -3.0f, 0.0f, -0.0f, 2.5f};
+      for (size_t i = 0; corners && i < x.size() && i < 8; ++i) x[i] = kCorners[i];
+      const TestTensor in = TestTensor::Of<float>(shape, x);
       KernelTester t(c.op, c.opset);
       t.Input(in);
-      if (c.approximate != nullptr) t.Attr("approximate", std::string(c.approximate));
+      if (c.attrs) c.attrs(t);
       absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, {&in});
       ASSERT_TRUE(out.ok()) << out.status();
       compare.ExpectNear(*out, c.tolerance);
@@ -93,54 +89,47 @@ TEST(CudaUnaryTest, MathOpsMatchCpu) {
   compare.Record();
 }
 
+TEST(CudaUnaryTest, MathOpsMatchCpu) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const auto approximate = [](const char* mode) {
+    return [mode](KernelTester& t) { t.Attr("approximate", std::string(mode)); };
+  };
+  ExpectUnaryCasesMatchCpu({{"Neg", 13, nullptr, -8, 8, 0},
+                            {"Abs", 13, nullptr, -8, 8, 0},
+                            {"Sqrt", 13, nullptr, 0, 100, 0},
+                            {"Reciprocal", 13, nullptr, 0.5f, 8, 0},
+                            {"Exp", 13, nullptr, -5, 5, 3e-4f},
+                            {"Log", 13, nullptr, 0.01f, 100, 2e-6f},
+                            {"Erf", 13, nullptr, -4, 4, 2e-6f},
+                            {"Gelu", 20, approximate("none"), -6, 6, 1e-5f},
+                            {"Gelu", 20, approximate("tanh"), -6, 6, 1e-5f}},
+                           /*corners=*/false);
+}
+
 // Floor, Ceil and Round are exact; ties (x.5) and the HardSwish / HardSigmoid corners are set.
 TEST(CudaUnaryTest, ActivationsMatchCpu) {
   SKIP_WITHOUT_CUDA_DEVICE();
-  const uint32_t seed = std::random_device{}();
-  SCOPED_TRACE(absl::StrCat("seed ", seed));
-  uint32_t next = seed;
-  testing::CpuComparison compare;
-  struct Case {
-    const char* op;
-    int opset;
-    std::function<void(KernelTester&)> attrs;
-    float lo, hi, tolerance;
-  };
-  const auto none = [](KernelTester&) {};
-  for (const Case& c : std::vector<Case>{
-           {"Sin", 7, none, -10, 10, 2e-6f},
-           {"Cos", 7, none, -10, 10, 2e-6f},
-           {"Floor", 13, none, -100, 100, 0},
-           {"Ceil", 13, none, -100, 100, 0},
-           {"Round", 11, none, -100, 100, 0},
-           {"LeakyRelu", 16, none, -8, 8, 0},
-           {"LeakyRelu", 6, [](KernelTester& t) { t.Attr("alpha", 0.3f); }, -8, 8, 0},
-           {"Elu", 6, none, -8, 8, 2e-6f},
-           {"Elu", 6, [](KernelTester& t) { t.Attr("alpha", 0.7f); }, -8, 8, 2e-6f},
-           {"Selu", 6, none, -8, 8, 4e-6f},
-           {"Selu", 6, [](KernelTester& t) { t.Attr("alpha", 2.0f).Attr("gamma", 0.5f); }, -8, 8,
-            4e-6f},
-           {"HardSigmoid", 6, none, -8, 8, 1e-6f},
-           {"HardSigmoid", 6, [](KernelTester& t) { t.Attr("alpha", 0.3f).Attr("beta", 0.4f); }, -8,
-            8, 1e-6f},
-           {"HardSwish", 14, none, -8, 8, 2e-6f},
-           {"Softplus", 1, none, -30, 30, 4e-6f},
-       }) {
-    for (const Shape& shape : {Shape{}, Shape{3, 5, 17}, Shape{1 << 20}, Shape{0, 4}}) {
-      SCOPED_TRACE(absl::StrCat(c.op, " opset ", c.opset, " ", shape.ToString()));
-      std::vector<float> x = RandomFloats(shape.NumElements(), c.lo, c.hi, next++);
-      const float corners[] = {0.5f, -2.5f, 1.5f, 3.0f, -3.0f, 0.0f, -0.0f, 2.5f};
-      for (size_t i = 0; i < x.size() && i < 8; ++i) x[i] = corners[i];
-      const TestTensor in = TestTensor::Of<float>(shape, x);
-      KernelTester t(c.op, c.opset);
-      t.Input(in);
-      c.attrs(t);
-      absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, {&in});
-      ASSERT_TRUE(out.ok()) << out.status();
-      compare.ExpectNear(*out, c.tolerance);
-    }
-  }
-  compare.Record();
+  ExpectUnaryCasesMatchCpu(
+      {
+          {"Sin", 7, nullptr, -10, 10, 2e-6f},
+          {"Cos", 7, nullptr, -10, 10, 2e-6f},
+          {"Floor", 13, nullptr, -100, 100, 0},
+          {"Ceil", 13, nullptr, -100, 100, 0},
+          {"Round", 11, nullptr, -100, 100, 0},
+          {"LeakyRelu", 16, nullptr, -8, 8, 0},
+          {"LeakyRelu", 6, [](KernelTester& t) { t.Attr("alpha", 0.3f); }, -8, 8, 0},
+          {"Elu", 6, nullptr, -8, 8, 2e-6f},
+          {"Elu", 6, [](KernelTester& t) { t.Attr("alpha", 0.7f); }, -8, 8, 2e-6f},
+          {"Selu", 6, nullptr, -8, 8, 4e-6f},
+          {"Selu", 6, [](KernelTester& t) { t.Attr("alpha", 2.0f).Attr("gamma", 0.5f); }, -8, 8,
+           4e-6f},
+          {"HardSigmoid", 6, nullptr, -8, 8, 1e-6f},
+          {"HardSigmoid", 6, [](KernelTester& t) { t.Attr("alpha", 0.3f).Attr("beta", 0.4f); }, -8,
+           8, 1e-6f},
+          {"HardSwish", 14, nullptr, -8, 8, 2e-6f},
+          {"Softplus", 1, nullptr, -30, 30, 4e-6f},
+      },
+      /*corners=*/true);
 }
 
 // com.microsoft's activations, the bias broadcast along X's last dim.
