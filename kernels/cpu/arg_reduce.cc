@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/reduce_axes.h"
 #include "kernels/cpu/registration.h"
 #include "kernels/cpu/type_dispatch.h"
 
@@ -21,7 +22,6 @@ namespace {
 using engine::DataType;
 using engine::KernelContext;
 using engine::KernelInfo;
-using engine::Shape;
 using engine::Tensor;
 
 constexpr int64_t kGrain = 16 * 1024;  // input elements per thread, at least
@@ -151,47 +151,25 @@ class ArgReduceKernel final : public engine::OpKernel {
 
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
-    const Shape& shape = x->shape();
-    const int64_t rank = static_cast<int64_t>(shape.rank());
-    if (rank == 0) return node_.InvalidArgument("input must have rank >= 1, got a scalar");
-    INFERD_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_, rank, node_));
-    const int64_t n = shape[axis];
-    Shape out_shape;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (i != axis) {
-        out_shape.push_back(shape[i]);
-      } else if (keepdims_) {
-        out_shape.push_back(1);
-      }
-    }
-    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kInt64, out_shape));
+    INFERD_ASSIGN_OR_RETURN(const ArgReduceGeometry g, ArgReduceShape(x->shape(), attrs_, node_));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kInt64, g.out_shape));
     if (y->NumElements() == 0) return absl::OkStatus();
-    if (n == 0) {
-      return node_.InvalidArgument(absl::StrCat("cannot take the arg of an empty axis ", axis,
-                                                " of shape ", shape.ToString()));
-    }
-    const int64_t outer = shape.SizeBetween(0, axis), inner = shape.SizeFrom(axis + 1);
+    const int64_t outer = g.outer, n = g.n, inner = g.inner;
     int64_t* out = y->mutable_data<int64_t>();
     engine::ThreadPool& pool = ctx.threads();
     return Dispatch(ReduceTypes{}, x->dtype(), node_, [&](auto tag) {
-      ArgTyped<typename decltype(tag)::type>(max_, last_, *x, out, outer, n, inner, pool);
+      ArgTyped<typename decltype(tag)::type>(attrs_.max, attrs_.last, *x, out, outer, n, inner,
+                                             pool);
       return absl::OkStatus();
     });
   }
 
  private:
   explicit ArgReduceKernel(const KernelInfo& info)
-      : node_(info),
-        max_(info.op_type() == "ArgMax"),
-        axis_(info.GetInt("axis", 0)),
-        keepdims_(info.GetInt("keepdims", 1) != 0),
-        last_(info.opset() >= 12 && info.GetInt("select_last_index", 0) != 0) {}
+      : node_(info), attrs_(ArgReduceAttributes::Read(info)) {}
 
   const NodeLabel node_;
-  const bool max_;  // ArgMax, else ArgMin
-  const int64_t axis_;
-  const bool keepdims_;
-  const bool last_;  // select_last_index
+  const ArgReduceAttributes attrs_;
 };
 
 }  // namespace

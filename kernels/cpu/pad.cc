@@ -10,25 +10,22 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/pad_args.h"
 #include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
 namespace {
 
-using engine::DataType;
 using engine::KernelContext;
 using engine::KernelInfo;
 using engine::Shape;
 using engine::Tensor;
-
-enum class PadMode { kConstant, kEdge, kReflect, kWrap };
 
 // Index in [0, n) that output position `i` (relative to the input's start) reads; n > 0.
 int64_t MapIndex(int64_t i, int64_t n, PadMode mode) {
@@ -58,70 +55,18 @@ void Fill(unsigned char* dst, int64_t count, const unsigned char* value, size_t 
 class PadKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<PadKernel>> Create(const KernelInfo& info) {
-    const std::string mode = info.GetString("mode", "constant");
-    PadMode m;
-    if (mode == "constant") {
-      m = PadMode::kConstant;
-    } else if (mode == "edge") {
-      m = PadMode::kEdge;
-    } else if (mode == "reflect") {
-      m = PadMode::kReflect;
-    } else if (mode == "wrap" && info.opset() >= 19) {
-      m = PadMode::kWrap;
-    } else {
-      return info.Error(absl::StrCat("unknown mode '", mode, "'"));
-    }
-    if (info.opset() < 11 && !info.HasAttribute("pads")) {
-      return info.Error("attribute 'pads' is required");
-    }
-    return std::unique_ptr<PadKernel>(new PadKernel(info, m));
+    INFERD_ASSIGN_OR_RETURN(PadArgs args, PadArgs::FromInfo(info));
+    return std::unique_ptr<PadKernel>(new PadKernel(info, std::move(args)));
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     const size_t elem = engine::ElementSize(x->dtype());
     if (elem == 0 || elem > 8) return UnsupportedType(x->dtype(), node_);
-    Dims pads;
-    unsigned char value[8] = {};
-    if (inputs_) {
-      INFERD_ASSIGN_OR_RETURN(const Tensor* p, RequiredInput(ctx, 1, node_));
-      INFERD_RETURN_IF_ERROR(CheckType(*p, DataType::kInt64, 1, node_));
-      INFERD_RETURN_IF_ERROR(ReadIndexVector(*p, "pads", node_, &pads));
-      if (const Tensor* v = ctx.input(2); v != nullptr && mode_ == PadMode::kConstant) {
-        INFERD_RETURN_IF_ERROR(CheckType(*v, x->dtype(), 2, node_));
-        if (v->NumElements() != 1) {
-          return node_.InvalidArgument(
-              absl::StrCat("constant_value must hold one value, got ", v->shape().ToString()));
-        }
-        std::memcpy(value, v->raw_data(), elem);
-      }
-      if (const Tensor* a = ctx.num_inputs() > 3 ? ctx.input(3) : nullptr; a != nullptr) {
-        INFERD_RETURN_IF_ERROR(ExpandAxesPads(*a, x->shape().rank(), &pads));
-      }
-    } else {
-      pads.assign(pads_attr_.begin(), pads_attr_.end());
-      INFERD_RETURN_IF_ERROR(AttributeValue(x->dtype(), value));
-    }
-    const Shape& in = x->shape();
-    const size_t rank = in.rank();
-    if (pads.size() != 2 * rank) {
-      return node_.InvalidArgument(absl::StrCat("pads [", absl::StrJoin(pads, ","), "] must have ",
-                                                2 * rank, " entries for input ", in.ToString()));
-    }
-    Shape out_shape;
-    for (size_t d = 0; d < rank; ++d) {
-      const int64_t o = in[d] + pads[d] + pads[rank + d];
-      if (o < 0) {
-        return node_.InvalidArgument(absl::StrCat("pads [", absl::StrJoin(pads, ","),
-                                                  "] crop dimension ", d, " of input ",
-                                                  in.ToString(), " below 0"));
-      }
-      if (mode_ != PadMode::kConstant && in[d] == 0 && o > 0) {
-        return node_.InvalidArgument(
-            absl::StrCat("cannot pad the empty dimension ", d, " in edge or reflect mode"));
-      }
-      out_shape.push_back(o);
-    }
+    INFERD_ASSIGN_OR_RETURN(const PadPlan plan, args_.Resolve(ctx, *x));
+    const Dims& pads = plan.pads;
+    const unsigned char* value = plan.value;
+    const Shape& out_shape = plan.out_shape;
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), out_shape));
     if (y->NumElements() == 0) return absl::OkStatus();
     Run(*x, pads, value, elem, y, ctx.threads());
@@ -129,48 +74,8 @@ class PadKernel final : public engine::OpKernel {
   }
 
  private:
-  PadKernel(const KernelInfo& info, PadMode mode)
-      : node_(info),
-        mode_(mode),
-        inputs_(info.opset() >= 11),
-        pads_attr_(info.GetInts("pads")),
-        value_attr_(info.GetFloat("value", 0.0f)) {}
-
-  // Opset 18: `pads` holds begins and ends for the dims listed in `axes` only; the full pads of
-  // every dim (0 for dims not listed).
-  absl::Status ExpandAxesPads(const Tensor& axes_tensor, size_t rank, Dims* pads) const {
-    Dims axes;
-    INFERD_RETURN_IF_ERROR(ReadIndexVector(axes_tensor, "axes", node_, &axes));
-    if (pads->size() != 2 * axes.size()) {
-      return node_.InvalidArgument(absl::StrCat("pads [", absl::StrJoin(*pads, ","),
-                                                "] must have 2 entries per axis of axes [",
-                                                absl::StrJoin(axes, ","), "]"));
-    }
-    Dims full(2 * rank, 0);
-    const size_t n = axes.size();
-    for (size_t i = 0; i < n; ++i) {
-      INFERD_ASSIGN_OR_RETURN(int a, NormalizeAxis(axes[i], rank, node_, "axes value"));
-      full[a] = (*pads)[i];
-      full[rank + a] = (*pads)[n + i];
-    }
-    *pads = std::move(full);
-    return absl::OkStatus();
-  }
-
-  // The opset 2-10 `value` attribute (a float) in the element type.
-  absl::Status AttributeValue(DataType type, unsigned char* value) const {
-    if (value_attr_ == 0.0f) return absl::OkStatus();  // zero bytes
-    const bool ok = Visit(NumericTypes{}, type, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T v = static_cast<T>(value_attr_);
-      std::memcpy(value, &v, sizeof(T));
-    });
-    if (!ok) {
-      return node_.Unimplemented(
-          absl::StrCat("a non-zero value for element type ", engine::DataTypeName(type)));
-    }
-    return absl::OkStatus();
-  }
+  PadKernel(const KernelInfo& info, PadArgs args)
+      : node_(info), args_(std::move(args)), mode_(args_.mode()) {}
 
   void Run(const Tensor& x, const Dims& pads, const unsigned char* value, size_t elem, Tensor* y,
            engine::ThreadPool& pool) const {
@@ -304,10 +209,8 @@ class PadKernel final : public engine::OpKernel {
   }
 
   const NodeLabel node_;
+  const PadArgs args_;
   const PadMode mode_;
-  const bool inputs_;
-  const std::vector<int64_t> pads_attr_;
-  const float value_attr_;
 };
 
 }  // namespace

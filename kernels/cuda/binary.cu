@@ -1,4 +1,4 @@
-// Add, Sub, Mul, Div over numpy-broadcast operands: one kernel template per (op, type), a
+// Add, Sub, Mul, Div, Pow over numpy-broadcast operands: one kernel template per (op, type), a
 // grid-stride loop; operands of the output's shape and scalar operands take index-free paths.
 #include <cstdint>
 #include <type_traits>
@@ -12,6 +12,23 @@ namespace {
 template <typename T>
 using Unsigned = std::make_unsigned_t<T>;
 
+// x^e by squaring, wrapping; a negative exponent gives the truncated reciprocal (0 unless |x| = 1):
+// kernels/cpu/binary.cc's IntPow for a same-typed exponent.
+template <typename T>
+__device__ __forceinline__ T IntPow(T x, T e) {
+  if (e < 0) {
+    if (x == 1) return 1;
+    if (x == -1) return (e % 2 == 0) ? 1 : -1;
+    return 0;
+  }
+  Unsigned<T> result = 1, base = static_cast<Unsigned<T>>(x);
+  for (uint64_t n = static_cast<uint64_t>(e); n != 0; n >>= 1) {
+    if (n & 1) result *= base;
+    base *= base;
+  }
+  return static_cast<T>(result);
+}
+
 template <BinaryOp kOp, typename T>
 __device__ __forceinline__ T Apply(T x, T y) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -19,6 +36,7 @@ __device__ __forceinline__ T Apply(T x, T y) {
     if constexpr (kOp == BinaryOp::kSub) return x - y;
     if constexpr (kOp == BinaryOp::kMul) return x * y;
     if constexpr (kOp == BinaryOp::kDiv) return x / y;
+    if constexpr (kOp == BinaryOp::kPow) return powf(x, y);
   } else {
     const Unsigned<T> ux = static_cast<Unsigned<T>>(x), uy = static_cast<Unsigned<T>>(y);
     if constexpr (kOp == BinaryOp::kAdd) return static_cast<T>(ux + uy);
@@ -29,6 +47,7 @@ __device__ __forceinline__ T Apply(T x, T y) {
       if (y == T(-1)) return static_cast<T>(Unsigned<T>(0) - ux);  // MIN / -1 would trap
       return static_cast<T>(x / y);
     }
+    if constexpr (kOp == BinaryOp::kPow) return IntPow(x, y);
   }
   return T(0);
 }
@@ -128,6 +147,9 @@ cudaError_t LaunchBinary(BinaryOp op, ElementType type, const void* a, const voi
       break;
     case BinaryOp::kDiv:
       LaunchTyped<BinaryOp::kDiv>(type, a, b, out, index, stream);
+      break;
+    case BinaryOp::kPow:
+      LaunchTyped<BinaryOp::kPow>(type, a, b, out, index, stream);
       break;
   }
   return cudaGetLastError();

@@ -1,5 +1,7 @@
-// Add, Sub, Mul, Div on CUDA (opsets 7+: numpy multidirectional broadcasting): the output shape
-// and the operands' strides here, the arithmetic in binary.cu.
+// Add, Sub, Mul, Div, Pow on CUDA (opsets 7+: numpy multidirectional broadcasting): the output
+// shape and the operands' strides here, the arithmetic in binary.cu. Pow takes an exponent of the
+// base's type only: a node whose exponent has another type is refused at creation
+// (UNIMPLEMENTED, so it stays on the CPU), or at run time when its types are not known at load.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -82,6 +84,17 @@ std::vector<engine::KernelDef> BinaryKernelDefs() {
   defs.push_back(Def("Sub", BinaryOp::kSub));
   defs.push_back(Def("Mul", BinaryOp::kMul));
   defs.push_back(Def("Div", BinaryOp::kDiv));
+  engine::KernelDef pow = Def("Pow", BinaryOp::kPow);
+  pow.create = [](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<engine::OpKernel>> {
+    const DataType base = info.input(0).type, exponent = info.input(1).type;
+    if (base != DataType::kUndefined && exponent != DataType::kUndefined && base != exponent) {
+      return absl::UnimplementedError(
+          absl::StrCat("node '", info.node_name(), "' (Pow): a ", engine::DataTypeName(exponent),
+                       " exponent of a ", engine::DataTypeName(base), " base has no CUDA kernel"));
+    }
+    return std::make_unique<BinaryKernel>(info, BinaryOp::kPow);
+  };
+  defs.push_back(std::move(pow));
   return defs;
 }
 

@@ -1,5 +1,5 @@
-// Add, Sub, Mul, Div on CUDA against the CPU kernels, on fresh random inputs of every broadcast
-// layout the kernel distinguishes. Skips without a GPU.
+// Add, Sub, Mul, Div, Pow on CUDA against the CPU kernels, on fresh random inputs of every
+// broadcast layout the kernel distinguishes. Skips without a GPU.
 #include <climits>
 #include <cstdint>
 #include <random>
@@ -67,7 +67,8 @@ void ExpectIntegersMatchCpu() {
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int64_t> dist(-1000, 1000);
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+  // Pow: wrap-around, negative exponents (0 unless the base is 1 or -1), exponent MAX.
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) {
     for (const auto& [sa, sb] : Layouts()) {
       SCOPED_TRACE(absl::StrCat(op, " ", sa.ToString(), " ", sb.ToString()));
       std::vector<T> av(sa.NumElements()), bv(sb.NumElements());
@@ -99,6 +100,40 @@ TEST(CudaBinaryTest, Int32MatchesCpu) {
 TEST(CudaBinaryTest, Int64MatchesCpu) {
   SKIP_WITHOUT_CUDA_DEVICE();
   ExpectIntegersMatchCpu<int64_t>();
+}
+
+// powf against the C library's powf (or the CPU kernel's products for a scalar exponent of 1, 2,
+// 3): bases in [0.5, 3), exponents in [-2, 2), so results stay below 9; and negative bases with
+// integer exponents.
+TEST(CudaBinaryTest, PowMatchesCpu) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  uint32_t next = seed;
+  testing::CpuComparison compare;
+  for (const auto& [sa, sb] : Layouts()) {
+    SCOPED_TRACE(absl::StrCat(sa.ToString(), " ", sb.ToString()));
+    const TestTensor a = TestTensor::Of<float>(sa, RandomFloats(sa.NumElements(), 0.5f, 3, next++));
+    const TestTensor b = TestTensor::Of<float>(sb, RandomFloats(sb.NumElements(), -2, 2, next++));
+    KernelTester t("Pow", 15);
+    t.Input(a).Input(b);
+    absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, {&a, &b});
+    ASSERT_TRUE(out.ok()) << out.status();
+    compare.ExpectNear(*out, 1e-5f);
+  }
+  for (float e : {1.0f, 2.0f, 3.0f, -1.0f, 0.0f}) {
+    SCOPED_TRACE(absl::StrCat("exponent ", e));
+    std::vector<float> av = RandomFloats(21, 0.5f, 2, next++);  // |x| in [0.5, 2), both signs
+    for (size_t i = 0; i < av.size(); i += 2) av[i] = -av[i];
+    const TestTensor a = TestTensor::Of<float>({3, 7}, av);
+    const TestTensor b = TestTensor::Of<float>({}, {e});
+    KernelTester t("Pow", 7);
+    t.Input(a).Input(b);
+    absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, {&a, &b});
+    ASSERT_TRUE(out.ok()) << out.status();
+    compare.ExpectNear(*out, 1e-5f);
+  }
+  compare.Record();
 }
 
 TEST(CudaBinaryTest, ShapesThatDoNotBroadcastAreRefused) {

@@ -58,4 +58,41 @@ absl::StatusOr<StridedCopyIndex> MakeDenseCopy(const engine::Shape& shape,
   return MakeStridedCopy(shape.dims(), src_strides, dense, src_offset, 0);
 }
 
+absl::StatusOr<PadIndex> MakePadIndex(const engine::Shape& in, absl::Span<const int64_t> pads,
+                                      const engine::Shape& out, PadFill fill) {
+  PadIndex index;
+  index.fill = fill;
+  index.count = out.NumElements();
+  if (index.count == 0) return index;
+  const size_t rank = in.rank();
+  std::vector<int64_t> in_dims, out_dims, begins;
+  std::vector<bool> padded;
+  for (size_t d = 0; d < rank; ++d) {
+    const bool p = pads[d] != 0 || pads[rank + d] != 0;
+    if (!p && !padded.empty() && !padded.back()) {  // in[d] == out[d]: one dim with the last
+      in_dims.back() *= in[d];
+      out_dims.back() *= out[d];
+      continue;
+    }
+    in_dims.push_back(in[d]);
+    out_dims.push_back(out[d]);
+    begins.push_back(pads[d]);
+    padded.push_back(p);
+  }
+  if (in_dims.size() > static_cast<size_t>(kMaxPadRank)) {
+    return absl::UnimplementedError(absl::StrCat(
+        "a pad of ", in_dims.size(), " dims after merging (at most ", kMaxPadRank, ")"));
+  }
+  index.rank = static_cast<int>(in_dims.size());
+  int64_t stride = 1;
+  for (int d = index.rank - 1; d >= 0; --d) {
+    index.in_dims[d] = in_dims[d];
+    index.out_dims[d] = out_dims[d];
+    index.begin[d] = begins[d];
+    index.in_strides[d] = stride;
+    stride *= in_dims[d];
+  }
+  return index;
+}
+
 }  // namespace inferd::kernels::cuda

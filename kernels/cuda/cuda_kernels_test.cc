@@ -1,6 +1,8 @@
 // The CUDA kernels' registration, beside the CPU kernels. Runs without a GPU.
 #include "kernels/cuda/cuda_kernels.h"
 
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "base/cuda_status.h"
@@ -142,6 +144,34 @@ TEST(CudaKernelsTest, TransformerAndCnnOpsRegisterBesideTheCpuKernels) {
       {"", "Gelu", 20, {f}, {f}},
       {"", "Exp", 13, {f}, {f}},
       {"", "Reciprocal", 13, {f}, {f}},
+      // Pad, the activations, Pow, Clip.
+      {"", "Pad", 2, {f}, {f}},
+      {"", "Pad", 13, {f, i64}, {f}},
+      {"", "Pad", 18, {i64, i64, i64, i64}, {i64}},
+      {"", "Pad", 21, {DataType::kFloat16, i64}, {DataType::kFloat16}},
+      {"", "LeakyRelu", 16, {f}, {f}},
+      {"", "Elu", 6, {f}, {f}},
+      {"", "Selu", 6, {f}, {f}},
+      {"", "HardSigmoid", 6, {f}, {f}},
+      {"", "HardSwish", 14, {f}, {f}},
+      {"", "Softplus", 1, {f}, {f}},
+      {"", "Sin", 7, {f}, {f}},
+      {"", "Cos", 7, {f}, {f}},
+      {"", "Floor", 13, {f}, {f}},
+      {"", "Ceil", 13, {f}, {f}},
+      {"", "Round", 11, {f}, {f}},
+      {"", "Pow", 7, {f, f}, {f}},
+      {"", "Pow", 15, {i64, i64}, {i64}},
+      {"", "Clip", 6, {f}, {f}},
+      {"", "Clip", 13, {i32, i32, i32}, {i32}},
+      {"com.microsoft", "Gelu", 1, {f}, {f}},
+      {"com.microsoft", "FastGelu", 1, {f, f}, {f}},
+      {"com.microsoft", "BiasGelu", 1, {f, f}, {f}},
+      {"com.microsoft", "QuickGelu", 1, {f}, {f}},
+      {"", "ArgMax", 11, {f}, {i64}},
+      {"", "ArgMax", 13, {i32}, {i64}},
+      {"", "ArgMin", 1, {i64}, {i64}},
+      {"", "ArgMin", 22, {f}, {i64}},
   };
   for (const Case& c : cases) {
     const engine::KernelDef* def =
@@ -157,6 +187,9 @@ TEST(CudaKernelsTest, TransformerAndCnnOpsRegisterBesideTheCpuKernels) {
   EXPECT_EQ(registry.Find("", "ReduceMax", 20, "cuda", {DataType::kBool, i64}, {DataType::kBool}),
             nullptr);
   EXPECT_EQ(registry.Find("", "Cast", 13, "cuda", d1, {f}), nullptr);
+  EXPECT_EQ(registry.Find("", "LeakyRelu", 16, "cuda", d1, d1), nullptr);
+  EXPECT_EQ(registry.Find("", "Clip", 13, "cuda", {DataType::kUint8}, {DataType::kUint8}), nullptr);
+  EXPECT_EQ(registry.Find("", "Pad", 23, "cuda", {f, i64}, {f}), nullptr);
 }
 
 // The inputs each CUDA kernel reads on the host (the engine binds them in host memory).
@@ -191,6 +224,13 @@ TEST(CudaKernelsTest, HostInputsAreDeclared) {
       {"Gather", 13, {f, i64}, {}},
       {"Transpose", 13, {f}, {}},
       {"Concat", 13, {f, f}, {}},
+      {"Pad", 2, {f}, {}},
+      {"Pad", 11, {f, i64}, {1, 2, 3}},
+      {"Pad", 19, {f, i64, f, i64}, {1, 2, 3}},
+      {"Clip", 6, {f}, {}},
+      {"Clip", 13, {f, f, f}, {1, 2}},
+      {"Pow", 15, {f, f}, {}},
+      {"LeakyRelu", 16, {f}, {}},
   };
   for (const Case& c : cases) {
     const engine::KernelDef* def = registry.Find("", c.op, c.opset, "cuda", c.inputs, {});
@@ -207,6 +247,7 @@ TEST(CudaKernelsTest, NewKernelsRefuseToRunWithoutACudaStream) {
   const TestTensor x = TestTensor::Of<float>({2, 3}, {1, 2, 3, 4, 5, 6});
   const TestTensor shape = TestTensor::Of<int64_t>({1}, {6});
   const TestTensor axes = TestTensor::Of<int64_t>({1}, {1});
+  const TestTensor pads = TestTensor::Of<int64_t>({4}, {0, 1, 1, 0});
   struct Case {
     const char* op;
     std::vector<const TestTensor*> inputs;
@@ -215,7 +256,13 @@ TEST(CudaKernelsTest, NewKernelsRefuseToRunWithoutACudaStream) {
                                          {"Transpose", {&x}},
                                          {"ReduceSum", {&x, &axes}},
                                          {"Reshape", {&x, &shape}},
-                                         {"Identity", {&x}}}) {
+                                         {"Identity", {&x}},
+                                         {"Pad", {&x, &pads}},
+                                         {"Pow", {&x, &x}},
+                                         {"Clip", {&x}},
+                                         {"LeakyRelu", {&x}},
+                                         {"HardSwish", {&x}},
+                                         {"ArgMax", {&x}}}) {
     KernelTester t(c.op, 14);
     for (const TestTensor* in : c.inputs) t.Input(*in);
     t.DeviceType(DeviceKind::kCuda);
@@ -226,6 +273,39 @@ TEST(CudaKernelsTest, NewKernelsRefuseToRunWithoutACudaStream) {
     ASSERT_FALSE(out.ok()) << c.op;
     EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition) << out.status();
   }
+}
+
+// com.microsoft's activations refuse a host run too; a Pow whose exponent type differs from its
+// base's is refused at creation (UNIMPLEMENTED: it stays on the CPU).
+TEST(CudaKernelsTest, ContribActivationsAndPowRefusals) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCudaKernels(registry).ok());
+  const TestTensor x = TestTensor::Of<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const TestTensor bias = TestTensor::Of<float>({3}, {1, 2, 3});
+  for (const char* op : {"Gelu", "FastGelu", "BiasGelu", "QuickGelu"}) {
+    SCOPED_TRACE(op);
+    KernelTester t(op, 1, "com.microsoft");
+    t.Input(x).Input(bias).DeviceType(DeviceKind::kCuda);
+    auto kernel = t.Create(registry);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    absl::StatusOr<std::vector<TestTensor>> out =
+        engine::testing::RunKernel(**kernel, {&x, &bias}, 1, 1);
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition) << out.status();
+  }
+  KernelTester quick("QuickGelu", 1, "com.microsoft");
+  quick.Attr("alpha", std::numeric_limits<float>::infinity()).Input(x);
+  EXPECT_FALSE(quick.DeviceType(DeviceKind::kCuda).Create(registry).ok());
+
+  const TestTensor e = TestTensor::Of<int64_t>({}, {2});
+  KernelTester pow("Pow", 15);
+  pow.Input(x).Input(e).DeviceType(DeviceKind::kCuda);
+  auto kernel = pow.Create(registry);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kUnimplemented) << kernel.status();
+  KernelTester wrap("Pad", 18);
+  wrap.Attr("mode", std::string("wrap")).Input(x).DeviceType(DeviceKind::kCuda);
+  EXPECT_FALSE(wrap.Create(registry).ok());  // wrap is opset 19's
 }
 
 // The cuDNN kernels refuse a host context like the others (before touching any input).

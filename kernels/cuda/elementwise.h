@@ -15,7 +15,10 @@ enum class ElementType { kFloat32, kInt32, kInt64 };
 
 // ---- binary.cu: Add, Sub, Mul, Div with numpy broadcasting ----
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+// kPow: powf for float32; for integers x^e by squaring (wrapping), a negative exponent giving
+// the truncated reciprocal (0 unless |x| = 1), as the CPU kernel does. Same element type for both
+// operands.
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow };
 
 inline constexpr int kMaxBroadcastRank = 8;
 
@@ -52,9 +55,43 @@ enum class UnaryOp {
   kErf,
   kGelu,
   kGeluTanh,
+  // Sin, Cos, Floor, Ceil, Round (half to even).
+  kSin,
+  kCos,
+  kFloor,
+  kCeil,
+  kRound,
+  // The activations with attributes (UnaryParams): LeakyRelu (alpha), Elu (alpha), Selu (alpha,
+  // gamma), HardSigmoid (alpha, beta), HardSwish, Softplus, QuickGelu (alpha: x sigmoid(alpha x)).
+  kLeakyRelu,
+  kElu,
+  kSelu,
+  kHardSigmoid,
+  kHardSwish,
+  kSoftplus,
+  kQuickGelu,  // the last one
 };
 
-cudaError_t LaunchUnary(UnaryOp op, const float* x, float* y, int64_t count, cudaStream_t stream);
+// An op's attributes, and an optional bias added to x before the op (com.microsoft FastGelu and
+// BiasGelu): y[i] = op(x[i] + bias[i % bias_len]) when bias is not null.
+struct UnaryParams {
+  float alpha = 0.0f, beta = 0.0f, gamma = 0.0f;
+  const float* bias = nullptr;  // device memory, bias_len values
+  int64_t bias_len = 0;
+};
+
+cudaError_t LaunchUnary(UnaryOp op, const float* x, float* y, int64_t count, cudaStream_t stream,
+                        const UnaryParams& params = {});
+
+// Clip's bounds: the float ones for float32, the integer ones for int32 (in range) and int64.
+struct ClipBounds {
+  float float_lo = 0.0f, float_hi = 0.0f;
+  int64_t int_lo = 0, int_hi = 0;
+};
+
+// y[i] = min(max(x[i], lo), hi) as the CPU kernel computes it (NaN stays NaN; lo > hi gives hi).
+cudaError_t LaunchClip(ElementType type, const void* x, void* y, int64_t count,
+                       const ClipBounds& bounds, cudaStream_t stream);
 
 // ---- gemm_bias.cu: Gemm's C broadcast into Y ----
 

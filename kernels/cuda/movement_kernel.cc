@@ -8,10 +8,13 @@
 //   Split      one strided copy per wanted output; `split` from the attribute or input 1.
 //   Slice      opsets 1-9 attributes; 10+ starts / ends / axes / steps inputs (negative steps).
 //   Expand     numpy broadcast of the input to the `shape` input (stride 0 along new dims).
+//   Pad        pad.cu: constant, edge, reflect, wrap (19+); negative pads crop. The arguments are
+//              the CPU kernel's (kernels/cpu/pad_args.h).
 // Host inputs (read here before the launch; the engine binds them in host memory): Split's
 // split (input 1, opsets 1 and 13+), Slice's starts, ends, axes, steps (inputs 1-4, opset 10+),
-// Expand's shape (input 1).
+// Expand's shape (input 1), Pad's pads, constant_value and axes (inputs 1-3, opset 11+).
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -22,9 +25,11 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/pad_args.h"
 #include "kernels/cuda/copy_index.h"
 #include "kernels/cuda/kernel_def.h"
 #include "kernels/cuda/movement.h"
+#include "kernels/cuda/pad.h"
 #include "kernels/cuda/registration.h"
 
 namespace inferd::kernels::cuda {
@@ -327,6 +332,48 @@ class ExpandKernel final : public engine::OpKernel {
   const CudaNode node_;
 };
 
+class PadKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<PadKernel>> Create(const KernelInfo& info) {
+    INFERD_ASSIGN_OR_RETURN(cpu::PadArgs args, cpu::PadArgs::FromInfo(info));
+    return std::unique_ptr<PadKernel>(new PadKernel(info, std::move(args)));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const engine::CudaKernelContext* cuda, node_.Context(ctx));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, cpu::RequiredInput(ctx, 0, node_));
+    INFERD_ASSIGN_OR_RETURN(const int elem, ElementBytes(*x, node_));
+    // pads, constant_value and axes are host inputs.
+    INFERD_ASSIGN_OR_RETURN(const cpu::PadPlan plan, args_.Resolve(ctx, *x));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), plan.out_shape));
+    const absl::StatusOr<PadIndex> index =
+        MakePadIndex(x->shape(), plan.pads, plan.out_shape, FillOf(args_.mode()));
+    if (!index.ok()) return node_.Unimplemented(index.status().message());
+    return node_.Launched(LaunchPad(elem, x->raw_data(), y->raw_mutable_data(), *index, plan.value,
+                                    cuda->cuda_stream()));
+  }
+
+ private:
+  PadKernel(const KernelInfo& info, cpu::PadArgs args) : node_(info), args_(std::move(args)) {}
+
+  static PadFill FillOf(cpu::PadMode mode) {
+    switch (mode) {
+      case cpu::PadMode::kConstant:
+        return PadFill::kConstant;
+      case cpu::PadMode::kEdge:
+        return PadFill::kEdge;
+      case cpu::PadMode::kReflect:
+        return PadFill::kReflect;
+      case cpu::PadMode::kWrap:
+        return PadFill::kWrap;
+    }
+    return PadFill::kConstant;
+  }
+
+  const CudaNode node_;
+  const cpu::PadArgs args_;
+};
+
 }  // namespace
 
 std::vector<engine::KernelDef> MovementKernelDefs() {
@@ -349,6 +396,10 @@ std::vector<engine::KernelDef> MovementKernelDefs() {
       // Expand: host input 1 (shape).
       CudaDef(engine::kOnnxDomain, "Expand", 8, kMaxOpset, types, cpu::FactoryOf<ExpandKernel>(),
               {1}),
+      // Pad: opsets 2-10 attributes; from 11 host inputs 1-3 (pads, constant_value, axes).
+      CudaDef(engine::kOnnxDomain, "Pad", 2, 10, types, cpu::FactoryOf<PadKernel>()),
+      CudaDef(engine::kOnnxDomain, "Pad", 11, kMaxOpset, types, cpu::FactoryOf<PadKernel>(),
+              {1, 2, 3}),
   };
 }
 

@@ -1,6 +1,6 @@
-// The launcher of the CUDA reductions (reduce.cu): a plain C++ declaration that reduce.cu
-// defines and reduce_kernel.cc calls. It enqueues on `stream` and returns the launch's error;
-// it never synchronizes. Pointers are device memory.
+// The launchers of the CUDA reductions (reduce.cu, arg_reduce.cu): plain C++ declarations that
+// the .cu files define and reduce_kernel.cc calls. Each enqueues on `stream` and returns the
+// launch's error; none synchronizes. Pointers are device memory.
 #ifndef INFERD_KERNELS_CUDA_REDUCE_H_
 #define INFERD_KERNELS_CUDA_REDUCE_H_
 
@@ -42,6 +42,14 @@ struct ReducePlan {
 // integers wrap, an integer Mean truncates, and is 0 for an empty fold).
 cudaError_t LaunchReduce(ReduceOp op, ElementType type, const void* x, void* y,
                          const ReducePlan& plan, cudaStream_t stream);
+
+// ArgMax (max) / ArgMin of x seen as [outer, n, inner] along n >= 1: y[o, i] is the index of the
+// first (or with `last`, the last) extreme value of x[o, :, i], as kernels/cpu/arg_reduce.cc
+// gives it (where a line holds NaN the index is unspecified, as there). inner == 1 and n >= 32:
+// one warp per row (lanes stride the row, then shuffle the best (value, index) down); else one
+// thread per output, its loads coalesced across neighbouring outputs.
+cudaError_t LaunchArgReduce(bool max, bool last, ElementType type, const void* x, int64_t* y,
+                            int64_t outer, int64_t n, int64_t inner, cudaStream_t stream);
 
 }  // namespace inferd::kernels::cuda
 

@@ -4,6 +4,9 @@
 // others 18+, with noop_with_empty_axes); absent or empty axes reduce everything; keepdims.
 // Here the input shape is collapsed (dims of size 1 dropped, neighbours of the same kind merged)
 // into the plan reduce.cu runs: rows, [outer, n, inner] columns, or the general strided path.
+// ArgMax, ArgMin (opsets 1-11, 12+ with select_last_index; float32, int32, int64 in, int64 out):
+// the attributes and the [outer, n, inner] geometry are the CPU kernel's (cpu::ArgReduceShape,
+// kernels/cpu/reduce_axes.h); the scans in arg_reduce.cu.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -155,6 +158,34 @@ class ReduceKernel final : public engine::OpKernel {
   const std::vector<int64_t> axes_;  // from the attribute
 };
 
+class ArgReduceKernel final : public engine::OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<ArgReduceKernel>> Create(const KernelInfo& info) {
+    return std::unique_ptr<ArgReduceKernel>(new ArgReduceKernel(info));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    INFERD_ASSIGN_OR_RETURN(const engine::CudaKernelContext* cuda, node_.Context(ctx));
+    INFERD_ASSIGN_OR_RETURN(const Tensor* x, cpu::RequiredInput(ctx, 0, node_));
+    absl::StatusOr<ElementType> type = ElementTypeOf(x->dtype());
+    if (!type.ok()) return node_.Unimplemented(type.status().message());
+    INFERD_ASSIGN_OR_RETURN(const cpu::ArgReduceGeometry g,
+                            cpu::ArgReduceShape(x->shape(), attrs_, node_));
+    INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kInt64, g.out_shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    return node_.Launched(LaunchArgReduce(attrs_.max, attrs_.last, *type, x->raw_data(),
+                                          y->mutable_data<int64_t>(), g.outer, g.n, g.inner,
+                                          cuda->cuda_stream()));
+  }
+
+ private:
+  explicit ArgReduceKernel(const KernelInfo& info)
+      : node_(info), attrs_(cpu::ArgReduceAttributes::Read(info)) {}
+
+  const CudaNode node_;
+  const cpu::ArgReduceAttributes attrs_;
+};
+
 }  // namespace
 
 std::vector<engine::KernelDef> ReduceKernelDefs() {
@@ -167,6 +198,13 @@ std::vector<engine::KernelDef> ReduceKernelDefs() {
   for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin"}) {
     defs.push_back(CudaDef(engine::kOnnxDomain, op, 1, 17, types, f));
     defs.push_back(CudaDef(engine::kOnnxDomain, op, 18, kMaxOpset, types, f, {1}));
+  }
+  // ArgMax, ArgMin: 1-11 first index; 12+ select_last_index (as the CPU registry splits them).
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    defs.push_back(
+        CudaDef(engine::kOnnxDomain, op, 1, 11, types, cpu::FactoryOf<ArgReduceKernel>()));
+    defs.push_back(
+        CudaDef(engine::kOnnxDomain, op, 12, kMaxOpset, types, cpu::FactoryOf<ArgReduceKernel>()));
   }
   return defs;
 }

@@ -2,7 +2,8 @@
 // inputs: axes as the attribute (opset 13) and as the host input (opset 18), negative axes,
 // keepdims 0 and 1, every plan reduce.cu has (rows, short rows, columns, strided), all axes,
 // empty axes with noop_with_empty_axes, empty tensors and empty folds; int32 and int64 exact.
-// Skips without a GPU.
+// ArgMax, ArgMin: every axis of a few shapes (warp rows, short rows, columns), keepdims,
+// select_last_index on inputs full of ties, float32 / int32 / int64, exact. Skips without a GPU.
 #include <cstdint>
 #include <random>
 #include <string>
@@ -139,6 +140,69 @@ TEST(CudaReduceTest, EmptyAxesWithNoopCopy) {
     EXPECT_EQ(out->cuda[0].shape, Shape({3, 4}));
     EXPECT_EQ(out->cuda[0].values<float>(), out->cpu[0].values<float>());
   }
+}
+
+// Values drawn from few integers, so that ties decide between the first and the last index.
+template <typename T>
+TestTensor Tied(const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<T> v(shape.NumElements());
+  for (T& x : v) x = static_cast<T>(static_cast<int>(rng() % 9) - 4);
+  return TestTensor::Of<T>(shape, v);
+}
+
+template <typename T>
+void ExpectArgMatchesCpu(uint32_t seed) {
+  uint32_t next = seed;
+  for (const Shape& shape : {Shape{8, 1000}, Shape{300, 7}, Shape{1, 100000}, Shape{16, 33, 5},
+                             Shape{3, 40, 2, 37}, Shape{5}, Shape{0, 6}}) {
+    const TestTensor x = Tied<T>(shape, next++);
+    for (int64_t axis = -static_cast<int64_t>(shape.rank()); axis < 0; ++axis) {
+      if (shape[shape.rank() + axis] == 0) continue;  // an empty axis is an error on both
+      for (const char* op : {"ArgMax", "ArgMin"}) {
+        for (int opset : {11, 13}) {
+          for (int64_t last : {0, 1}) {
+            if (opset == 11 && last == 1) continue;
+            for (int64_t keepdims : {0, 1}) {
+              SCOPED_TRACE(absl::StrCat(op, " ", shape.ToString(), " axis ", axis, " opset ", opset,
+                                        " last ", last, " keepdims ", keepdims));
+              KernelTester t(op, opset);
+              t.Attr("axis", axis).Attr("keepdims", keepdims).Input(x);
+              if (opset >= 12) t.Attr("select_last_index", last);
+              absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, {&x});
+              ASSERT_TRUE(out.ok()) << out.status();
+              EXPECT_EQ(out->cuda[0].shape, out->cpu[0].shape);
+              EXPECT_EQ(out->cuda[0].values<int64_t>(), out->cpu[0].values<int64_t>());
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaReduceTest, ArgMaxArgMinMatchCpu) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  ExpectArgMatchesCpu<float>(seed);
+  ExpectArgMatchesCpu<int32_t>(seed + 100);
+  ExpectArgMatchesCpu<int64_t>(seed + 200);
+}
+
+// Distinct random floats, the common case (no ties): a vocabulary-sized last axis.
+TEST(CudaReduceTest, ArgMaxOfLogits) {
+  SKIP_WITHOUT_CUDA_DEVICE();
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  const Shape shape{4, 32000};
+  const TestTensor x =
+      TestTensor::Of<float>(shape, RandomFloats(shape.NumElements(), -20, 20, seed));
+  KernelTester t("ArgMax", 13);
+  t.Attr("axis", int64_t{-1}).Input(x);
+  absl::StatusOr<testing::CpuAndCuda> out = RunOnCpuAndCuda(t, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->cuda[0].values<int64_t>(), out->cpu[0].values<int64_t>());
 }
 
 }  // namespace
