@@ -111,10 +111,12 @@ struct PoolPlan {
 };
 enum PoolArg { kSrc, kDst, kScratchpad };
 
-// 2-D float MaxPool runs in our own loops (MaxPool2D below), not through oneDNN: its plan holds
-// the geometry only, with no primitive and no scratchpad.
+// 2-D MaxPool (float32, and the 8-bit tensors of quantized CNNs) runs in our own loops (MaxPool2D
+// below), not through oneDNN: its plan holds the geometry only, with no primitive and no
+// scratchpad.
 bool UsesOwnMaxPool2D(PoolKind kind, DataType type, size_t rank) {
-  return kind == PoolKind::kMax && type == DataType::kFloat32 && rank == 4;
+  return kind == PoolKind::kMax && rank == 4 &&
+         (type == DataType::kFloat32 || type == DataType::kUint8 || type == DataType::kInt8);
 }
 
 // AveragePool with count_include_pad: per spatial dim and output position, kernel size / the
@@ -250,8 +252,11 @@ void Rescale(const std::vector<std::vector<float>>& rescale, const Shape& out, f
 // Rows up to this wide take the row-first path (its buffer is on the stack).
 constexpr int64_t kRowBuffer = 2048;
 
-void MaxPool2D(const float* x, float* y, int64_t planes, const Shape& in, const Shape& out,
+template <typename T>
+void MaxPool2D(const T* x, T* y, int64_t planes, const Shape& in, const Shape& out,
                const WindowGeometry& w, engine::ThreadPool& pool) {
+  constexpr T kLowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                             : std::numeric_limits<T>::lowest();
   const int64_t H = in[2], W = in[3], OH = out[2], OW = out[3];
   const int64_t kh = w.kernel[0], kw = w.kernel[1], sh = w.strides[0], sw = w.strides[1];
   const int64_t dh = w.dilations[0], dw = w.dilations[1], ph = w.pad_begin[0], pw = w.pad_begin[1];
@@ -260,12 +265,12 @@ void MaxPool2D(const float* x, float* y, int64_t planes, const Shape& in, const 
   pool.ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OH * OW)),
                    [&](int64_t begin, int64_t end) {
                      for (int64_t p = begin; p < end; ++p) {
-                       const float* xp = x + p * H * W;
-                       float* yp = y + p * OH * OW;
+                       const T* xp = x + p * H * W;
+                       T* yp = y + p * OH * OW;
                        for (int64_t oh = 0; oh < OH; ++oh) {
                          if (simple) {  // the common 2x2 stride-2 case: two rows, no bounds checks
-                           const float* r0 = xp + 2 * oh * W;
-                           const float* r1 = r0 + W;
+                           const T* r0 = xp + 2 * oh * W;
+                           const T* r1 = r0 + W;
                            for (int64_t ow = 0; ow < OW; ++ow) {
                              yp[oh * OW + ow] = std::max(std::max(r0[2 * ow], r0[2 * ow + 1]),
                                                          std::max(r1[2 * ow], r1[2 * ow + 1]));
@@ -278,20 +283,20 @@ void MaxPool2D(const float* x, float* y, int64_t planes, const Shape& in, const 
                          // with checks, resnet18's 3x3 stride-2 pool took 2.1 ms; 0.84 ms so.)
                          const int64_t h0 = oh * sh - ph;
                          if (W <= kRowBuffer) {
-                           float colmax[kRowBuffer];
-                           std::fill(colmax, colmax + W, -std::numeric_limits<float>::infinity());
+                           T colmax[kRowBuffer];
+                           std::fill(colmax, colmax + W, kLowest);
                            for (int64_t i = 0; i < kh; ++i) {
                              const int64_t h = h0 + i * dh;
                              if (h < 0 || h >= H) continue;
-                             const float* row = xp + h * W;
+                             const T* row = xp + h * W;
 #pragma omp simd
                              for (int64_t c = 0; c < W; ++c)
                                colmax[c] = std::max(colmax[c], row[c]);
                            }
-                           float* yrow = yp + oh * OW;
+                           T* yrow = yp + oh * OW;
                            for (int64_t ow = 0; ow < OW; ++ow) {
                              const int64_t w0 = ow * sw - pw;
-                             float m = -std::numeric_limits<float>::infinity();
+                             T m = kLowest;
                              if (w0 >= 0 && w0 + (kw - 1) * dw < W) {
                                for (int64_t j = 0; j < kw; ++j)
                                  m = std::max(m, colmax[w0 + j * dw]);
@@ -307,11 +312,11 @@ void MaxPool2D(const float* x, float* y, int64_t planes, const Shape& in, const 
                          }
                          for (int64_t ow = 0; ow < OW; ++ow) {
                            const int64_t w0 = ow * sw - pw;
-                           float m = -std::numeric_limits<float>::infinity();
+                           T m = kLowest;
                            for (int64_t i = 0; i < kh; ++i) {
                              const int64_t h = h0 + i * dh;
                              if (h < 0 || h >= H) continue;
-                             const float* row = xp + h * W;
+                             const T* row = xp + h * W;
                              for (int64_t j = 0; j < kw; ++j) {
                                const int64_t c = w0 + j * dw;
                                if (c >= 0 && c < W) m = std::max(m, row[c]);
@@ -425,8 +430,17 @@ class PoolKernel final : public engine::OpKernel {
     if (plan->empty) return absl::OkStatus();
     if (attrs_.blocked_input) return ComputeBlocked(ctx, *x, *plan, *y);
     if (UsesOwnMaxPool2D(attrs_.kind, type_, x->shape().rank())) {
-      MaxPool2D(x->data<float>(), y->mutable_data<float>(), x->shape()[0] * x->shape()[1],
-                x->shape(), plan->out, plan->window, ctx.threads());
+      const int64_t planes = x->shape()[0] * x->shape()[1];
+      if (type_ == DataType::kUint8) {
+        MaxPool2D(x->data<uint8_t>(), y->mutable_data<uint8_t>(), planes, x->shape(), plan->out,
+                  plan->window, ctx.threads());
+      } else if (type_ == DataType::kInt8) {
+        MaxPool2D(x->data<int8_t>(), y->mutable_data<int8_t>(), planes, x->shape(), plan->out,
+                  plan->window, ctx.threads());
+      } else {
+        MaxPool2D(x->data<float>(), y->mutable_data<float>(), planes, x->shape(), plan->out,
+                  plan->window, ctx.threads());
+      }
       return absl::OkStatus();
     }
     INFERD_ASSIGN_OR_RETURN(void* scratchpad, ScratchpadFor(ctx, plan->scratchpad_bytes, node_));

@@ -1,0 +1,129 @@
+// The QDQ groups around elementwise and pooling ops (qdq_fusion.h, pass 2): Add -> QLinearAdd,
+// MaxPool between a DequantizeLinear and a QuantizeLinear of the same parameters -> MaxPool on
+// the 8-bit tensor; and the cases that must stay as they are.
+#include <string>
+
+#include "engine/domain.h"
+#include "engine/rewrites.h"
+#include "gtest/gtest.h"
+#include "partition/testing/test_util.h"
+
+namespace inferd::engine {
+namespace {
+
+using partition::testing::GraphBuilder;
+
+KernelDef Def(const std::string& domain, const std::string& op) {
+  KernelDef def;
+  def.domain = domain;
+  def.op_type = op;
+  def.create = [](const KernelInfo&) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
+    return absl::UnimplementedError("not made in this test");
+  };
+  return def;
+}
+
+// a, b [1,16,4,4] uint8 -> DQ each -> op (Add, or MaxPool of a) -> Q -> y uint8. `y_scale`:
+// the Q's scale (DQ's are 0.1).
+struct QdqElementwise {
+  GraphBuilder b;
+  Graph* g;
+  float scale = 0.1f, y_scale;
+  uint8_t zp = 128;
+  Tensor s, ys, z;
+  QdqElementwise(const std::string& op, float q_scale, bool q_int8 = false) : y_scale(q_scale) {
+    b.Input("a", {1, 16, 4, 4}).Input("b", {1, 16, 4, 4});
+    b.Weight("s", {}).Weight("ys", {}).Weight("z", {});
+    b.Node("/m/dqa", "DequantizeLinear", {"a", "s", "z"}, {"ad"}, {1, 16, 4, 4});
+    if (op == "Add") {
+      b.Node("/m/dqb", "DequantizeLinear", {"b", "s", "z"}, {"bd"}, {1, 16, 4, 4});
+      b.Node("/m/add", "Add", {"ad", "bd"}, {"h"}, {1, 16, 4, 4});
+    } else {
+      b.Node("/m/pool", "MaxPool", {"ad"}, {"h"}, {1, 16, 4, 4});
+    }
+    b.Node("/m/q", "QuantizeLinear", {"h", "ys", "z"}, {"y"}, {1, 16, 4, 4});
+    b.Output("y");
+    g = &b.graph();
+    s = Tensor::Borrowed(DataType::kFloat32, Shape{}, &scale);
+    ys = Tensor::Borrowed(DataType::kFloat32, Shape{}, &y_scale);
+    z = Tensor::Borrowed(DataType::kUint8, Shape{}, &zp);
+    Set("s", &s);
+    Set("ys", &ys);
+    Set("z", &z);
+    g->values[g->FindValue("a")].type = DataType::kUint8;
+    g->values[g->FindValue("b")].type = DataType::kUint8;
+    g->values[g->FindValue("y")].type = q_int8 ? DataType::kInt8 : DataType::kUint8;
+  }
+  void Set(const std::string& name, const Tensor* t) {
+    Value& v = g->values[g->FindValue(name)];
+    v.initializer = t;
+    v.type = t->dtype();
+  }
+};
+
+KernelRegistry QAddRegistry() {
+  KernelRegistry registry;
+  EXPECT_TRUE(registry.Register(Def(kMicrosoftDomain, "QLinearAdd")).ok());
+  return registry;
+}
+
+TEST(QdqFusionTest, QdqAddBecomesQLinearAdd) {
+  QdqElementwise m("Add", 0.2f);
+  KernelRegistry registry = QAddRegistry();
+  DerivedWeights derived;
+  absl::StatusOr<int> fused = ApplyFusions(*m.g, registry, derived);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_EQ(*fused, 1);
+  ASSERT_EQ(m.g->nodes.size(), 1u);
+  const Node& f = m.g->nodes[0];
+  EXPECT_EQ(f.name, std::string("/m/add") + kQdqSuffix);
+  EXPECT_EQ(f.op_type, "QLinearAdd");
+  EXPECT_EQ(f.domain, kMicrosoftDomain);
+  const char* want[] = {"a", "s", "z", "b", "s", "z", "ys", "z"};
+  ASSERT_EQ(f.inputs.size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(m.g->values[f.inputs[i]].name, want[i]) << i;
+  EXPECT_EQ(m.g->values[f.outputs[0]].name, "y");
+  EXPECT_TRUE(m.g->Validate().ok());
+}
+
+TEST(QdqFusionTest, NoQLinearAddWhenTheOutputTypeDiffers) {
+  QdqElementwise m("Add", 0.2f, /*q_int8=*/true);  // uint8 inputs, int8 y: no one T
+  KernelRegistry registry = QAddRegistry();
+  DerivedWeights derived;
+  EXPECT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 0);
+  EXPECT_EQ(m.g->nodes.size(), 4u);
+}
+
+TEST(QdqFusionTest, NoQLinearAddWithoutItsKernel) {
+  QdqElementwise m("Add", 0.2f);
+  KernelRegistry registry;
+  DerivedWeights derived;
+  EXPECT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 0);
+  EXPECT_EQ(m.g->nodes.size(), 4u);
+}
+
+TEST(QdqFusionTest, MaxPoolBetweenEqualQdqParamsRunsOnTheQuantizedTensor) {
+  QdqElementwise m("MaxPool", 0.1f);
+  KernelRegistry registry;
+  DerivedWeights derived;
+  ASSERT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 1);
+  ASSERT_EQ(m.g->nodes.size(), 1u);
+  const Node& f = m.g->nodes[0];
+  EXPECT_EQ(f.op_type, "MaxPool");
+  EXPECT_EQ(f.name, "/m/pool");
+  ASSERT_EQ(f.inputs.size(), 1u);
+  EXPECT_EQ(m.g->values[f.inputs[0]].name, "a");
+  EXPECT_EQ(m.g->values[f.outputs[0]].name, "y");
+  EXPECT_TRUE(m.g->Validate().ok());
+}
+
+TEST(QdqFusionTest, MaxPoolStaysFloatWhenTheQuantizeRescales) {
+  QdqElementwise m("MaxPool", 0.2f);  // Q's scale differs from DQ's: not the identity
+  KernelRegistry registry;
+  DerivedWeights derived;
+  EXPECT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 0);
+  EXPECT_EQ(m.g->nodes.size(), 3u);
+}
+
+}  // namespace
+}  // namespace inferd::engine
