@@ -15,6 +15,8 @@ namespace {
 using rewrite::FindAttribute;
 using rewrite::IntAttribute;
 using rewrite::IsOnnxOp;
+using rewrite::SameShape;
+using rewrite::SetIntAttribute;
 
 bool OnCpu(const Node& n) { return DeviceIndex(n.device, "cpu") >= 0; }
 
@@ -40,20 +42,6 @@ bool IsBinaryElementwise(const Node& n) {
 bool IsScalarWeight(const Graph& g, int v) {
   return v >= 0 && g.values[v].initializer != nullptr &&
          g.values[v].initializer->NumElements() <= 1;
-}
-
-// Equal ranks and, dim by dim, equal known values or the same symbol. Two values share a symbol
-// where the model declares it (ONNX: one name, one size) or where load-time inference derived
-// them equal (it names unknown dims "unk__N" and carries a name only through ops that keep the
-// dim), so the op does not broadcast.
-bool SameShape(const ShapeInfo& a, const ShapeInfo& b) {
-  if (!a.rank_known || !b.rank_known || a.dims.size() != b.dims.size()) return false;
-  for (size_t i = 0; i < a.dims.size(); ++i) {
-    const DimInfo &x = a.dims[i], &y = b.dims[i];
-    if (x.known() != y.known()) return false;
-    if (x.known() ? x.value != y.value : (x.symbol.empty() || x.symbol != y.symbol)) return false;
-  }
-  return true;
 }
 
 // The value's channel count when its shape says it (rank 3-5), else -1.
@@ -219,20 +207,6 @@ bool ProducerAccepts(const Graph& g, int v, const std::vector<bool>& blocked) {
     if (!blocked[a]) return false;
   }
   return true;
-}
-
-void SetIntAttribute(Node& n, const char* name, int64_t v) {
-  for (onnx::AttributeProto& a : n.attributes) {
-    if (a.name() == name) {
-      a.set_i(v);
-      return;
-    }
-  }
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  n.attributes.push_back(std::move(a));
 }
 
 }  // namespace

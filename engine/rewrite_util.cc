@@ -84,4 +84,28 @@ int AddWeight(Graph& g, const std::string& name, const Tensor* t) {
   return g.AddValue(std::move(v));
 }
 
+bool SameShape(const ShapeInfo& a, const ShapeInfo& b) {
+  if (!a.rank_known || !b.rank_known || a.dims.size() != b.dims.size()) return false;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    const DimInfo &x = a.dims[i], &y = b.dims[i];
+    if (x.known() != y.known()) return false;
+    if (x.known() ? x.value != y.value : (x.symbol.empty() || x.symbol != y.symbol)) return false;
+  }
+  return true;
+}
+
+void SetIntAttribute(Node& n, const char* name, int64_t v) {
+  for (onnx::AttributeProto& a : n.attributes) {
+    if (a.name() == name) {
+      a.set_i(v);
+      return;
+    }
+  }
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  n.attributes.push_back(std::move(a));
+}
+
 }  // namespace inferd::engine::rewrite

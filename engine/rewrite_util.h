@@ -34,6 +34,15 @@ const onnx::AttributeProto* FindAttribute(const Node& n, absl::string_view name)
 float FloatAttribute(const Node& n, absl::string_view name, float fallback);
 int64_t IntAttribute(const Node& n, absl::string_view name, int64_t fallback);
 
+// Equal ranks and, dim by dim, equal known values or the same symbol. Two values share a symbol
+// where the model declares it (ONNX: one name, one size) or where load-time inference derived
+// them equal (it names unknown dims "unk__N" and carries a name only through ops that keep the
+// dim), so an elementwise op on them does not broadcast.
+bool SameShape(const ShapeInfo& a, const ShapeInfo& b);
+
+// Sets int attribute `name` of `n` to `v` (adding it where absent).
+void SetIntAttribute(Node& n, const char* name, int64_t v);
+
 // A float32 weight of exactly `n` elements, or nullptr.
 const Tensor* FloatWeight(const Graph& g, int value, int64_t n);
 
