@@ -85,6 +85,24 @@ bool ElementwiseAdd(const Graph& g, const Node& n, std::vector<int>& acts) {
   return true;
 }
 
+// A 2-D MaxPool of an 8-bit tensor without its Indices output (pool.cc's own loops pool
+// channels-last to channels-last): its input and output in `acts`.
+bool ChannelsLastPool(const Graph& g, const Node& n, std::vector<int>& acts) {
+  if (!IsOnnxOp(n, "MaxPool") || !OnCpu(n) || n.inputs.empty() || n.inputs[0] < 0 ||
+      n.outputs.empty() || n.outputs[0] < 0 || (n.outputs.size() > 1 && n.outputs[1] >= 0)) {
+    return false;
+  }
+  const Value& x = g.values[n.inputs[0]];
+  if (!Is8Bit(x.type) || !x.shape.rank_known || x.shape.dims.size() != 4) return false;
+  acts = {n.inputs[0], n.outputs[0]};
+  return true;
+}
+
+// The activations of `n` that must share one layout (a same-shape QLinearAdd's, a MaxPool's).
+bool SharedLayout(const Graph& g, const Node& n, std::vector<int>& acts) {
+  return ElementwiseAdd(g, n, acts) || ChannelsLastPool(g, n, acts);
+}
+
 bool AllIn(const std::vector<int>& acts, const std::vector<bool>& last) {
   for (int a : acts) {
     if (!last[a]) return false;
@@ -97,7 +115,7 @@ bool ReaderAccepts(const Graph& g, int reader, int slot, const std::vector<bool>
   const Node& n = g.nodes[reader];
   if (ChannelsLastConv(g, n)) return slot == 0;
   std::vector<int> acts;
-  return ElementwiseAdd(g, n, acts) && AllIn(acts, last);
+  return SharedLayout(g, n, acts) && AllIn(acts, last);
 }
 
 // Whether value `v`'s producer writes it channels-last.
@@ -106,7 +124,7 @@ bool ProducerAccepts(const Graph& g, int v, const std::vector<bool>& last) {
   const Node& n = g.nodes[value.producer];
   if (ChannelsLastConv(g, n)) return value.producer_slot == 0;
   std::vector<int> acts;
-  return ElementwiseAdd(g, n, acts) && AllIn(acts, last);
+  return SharedLayout(g, n, acts) && AllIn(acts, last);
 }
 
 }  // namespace
@@ -148,7 +166,9 @@ int AssignInt8ChannelsLast(Graph& g, const KernelRegistry& registry) {
   int count = 0;
   for (bool b : last) count += b ? 1 : 0;
   if (count == 0) return 0;
+  std::vector<int> acts;
   for (Node& n : g.nodes) {
+    if (ChannelsLastPool(g, n, acts) && last[acts[0]]) SetIntAttribute(n, kChannelsLastAttr, 1);
     if (!IsQLinearConv(n)) continue;
     const bool in = n.inputs[0] >= 0 && last[n.inputs[0]];
     const bool out = !n.outputs.empty() && n.outputs[0] >= 0 && last[n.outputs[0]];

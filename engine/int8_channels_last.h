@@ -15,14 +15,15 @@
 //     reader) that oneDNN requantizes itself (constant per-tensor x and y scales and zero
 //     points, a constant int8 W with per-tensor or per-channel scales and no zero point or a
 //     zero one), or com.microsoft QLinearAdds whose A, B and C have the same shape and are all
-//     channels-last (elementwise, so any permutation of the elements shared by all three is).
+//     channels-last (elementwise, so any permutation of the elements shared by all three is),
+//     or 2-D 8-bit MaxPools without Indices (input and output channels-last together).
 // The candidates are narrowed to a fixed point as in blocked_layouts.cc.
 //
 // The QLinearConvs that read or write a channels-last value become com.inferd::QLinearConv
 // (keeping their names and inputs) with the int attributes `channels_last_input` and
 // `channels_last_output` (1: that tensor is channels-last). Needs the registry's
 // com.inferd::QLinearConv (registered where the CPU runs oneDNN's int8 convolution); without it,
-// changes nothing.
+// changes nothing. Such MaxPools keep their op and get the int attribute `channels_last` = 1.
 #ifndef INFERD_ENGINE_INT8_CHANNELS_LAST_H_
 #define INFERD_ENGINE_INT8_CHANNELS_LAST_H_
 
@@ -33,6 +34,7 @@ namespace inferd::engine {
 
 inline constexpr char kChannelsLastInputAttr[] = "channels_last_input";
 inline constexpr char kChannelsLastOutputAttr[] = "channels_last_output";
+inline constexpr char kChannelsLastAttr[] = "channels_last";  // MaxPool
 
 // Marks the 8-bit values between CPU QLinearConvs that stay channels-last (above); returns how
 // many values. The graph must be partitioned (nodes carry their device).

@@ -107,6 +107,31 @@ TEST(Int8ChannelsLastTest, AValueAnotherOpReadsStaysPlainAndSoDoesItsAdd) {
   }
 }
 
+// x -> conv1 -> a -> MaxPool [-> its Indices] -> p -> conv2 -> y.
+TEST(Int8ChannelsLastTest, MaxPoolBetweenConvsStaysChannelsLastUnlessItWritesIndices) {
+  for (bool indices : {false, true}) {
+    ConvChain m;
+    Graph& g = *m.g;
+    // Rewire: conv2 reads p, the MaxPool of a; drop the add and conv3 from the picture by
+    // making conv2's output the graph's.
+    GraphBuilder& gb = m.gb;
+    gb.Node("/pool", "MaxPool", {"a"},
+            indices ? std::vector<std::string>{"p", "pi"} : std::vector<std::string>{"p"},
+            {1, 16, 8, 8});
+    g.RebuildEdges();
+    Node& conv2 = g.nodes[1];
+    ASSERT_EQ(conv2.name, "/conv2");
+    conv2.inputs[0] = g.FindValue("p");
+    g.values[g.FindValue("p")].type = DataType::kUint8;
+    for (Node& n : g.nodes) n.device = "cpu:0";
+    g.RebuildEdges();
+    AssignInt8ChannelsLast(g, ChannelsLastRegistry());
+    const Node& pool = m.At("/pool");
+    EXPECT_EQ(rewrite::IntAttribute(pool, kChannelsLastAttr, 0), indices ? 0 : 1);
+    EXPECT_EQ(Layout(m.At("/conv2")).first, indices ? -1 : 1);  // -1: left as it was
+  }
+}
+
 TEST(Int8ChannelsLastTest, NothingWithoutTheChannelsLastKernel) {
   ConvChain m;
   EXPECT_EQ(AssignInt8ChannelsLast(*m.g, KernelRegistry()), 0);

@@ -394,11 +394,32 @@ absl::StatusOr<int> FuseQdqElementwise(Graph& g, const KernelRegistry& registry)
   return fused;
 }
 
+// pass 3: the DequantizeLinear nodes that several fused groups read (a residual block's input,
+// read by its first Conv and by its shortcut Conv or Add) outlive them all, read by no one.
+absl::Status RemoveUnreadDequantize(Graph& g) {
+  g.RebuildEdges();
+  std::vector<Node> nodes;
+  for (Node& n : g.nodes) {
+    const bool unread = IsOnnxOp(n, "DequantizeLinear") && n.outputs.size() == 1 &&
+                        n.outputs[0] >= 0 && g.values[n.outputs[0]].consumers.empty() &&
+                        !g.values[n.outputs[0]].is_graph_output;
+    if (!unread) nodes.push_back(std::move(n));
+  }
+  if (nodes.size() == g.nodes.size()) {
+    g.nodes = std::move(nodes);
+    return absl::OkStatus();
+  }
+  g.nodes = std::move(nodes);
+  g.RebuildEdges();
+  return g.Validate();
+}
+
 }  // namespace
 
 absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
   INFERD_ASSIGN_OR_RETURN(const int around_weights, FuseQdqWithWeights(g, registry));
   INFERD_ASSIGN_OR_RETURN(const int elementwise, FuseQdqElementwise(g, registry));
+  INFERD_RETURN_IF_ERROR(RemoveUnreadDequantize(g));
   return around_weights + elementwise;
 }
 

@@ -102,6 +102,29 @@ TEST(QdqFusionTest, NoQLinearAddWithoutItsKernel) {
   EXPECT_EQ(m.g->nodes.size(), 4u);
 }
 
+// Two Adds of the same DQ(a) and DQ(b) (a residual block's input read twice): both become
+// QLinearAdds and the DequantizeLinears, read by neither any more, go; one that is a graph output
+// stays.
+TEST(QdqFusionTest, DequantizeReadByTwoFusedGroupsGoesWithThem) {
+  for (bool dq_is_output : {false, true}) {
+    QdqElementwise m("Add", 0.2f);
+    m.b.Node("/m/add2", "Add", {"ad", "bd"}, {"h2"}, {1, 16, 4, 4});
+    m.b.Node("/m/q2", "QuantizeLinear", {"h2", "ys", "z"}, {"y2"}, {1, 16, 4, 4});
+    m.b.Output("y2");
+    if (dq_is_output) m.b.Output("bd");
+    m.g = &m.b.graph();
+    m.g->values[m.g->FindValue("y2")].type = DataType::kUint8;
+    KernelRegistry registry = QAddRegistry();
+    DerivedWeights derived;
+    ASSERT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 2);
+    size_t dqs = 0;
+    for (const Node& n : m.g->nodes) dqs += n.op_type == "DequantizeLinear" ? 1 : 0;
+    EXPECT_EQ(dqs, dq_is_output ? 1u : 0u);
+    EXPECT_EQ(m.g->nodes.size(), dq_is_output ? 3u : 2u);
+    EXPECT_TRUE(m.g->Validate().ok());
+  }
+}
+
 TEST(QdqFusionTest, MaxPoolBetweenEqualQdqParamsRunsOnTheQuantizedTensor) {
   QdqElementwise m("MaxPool", 0.1f);
   KernelRegistry registry;

@@ -80,6 +80,25 @@ TEST(Int8LayoutTest, ChannelsLastQLinearConvIsThePlainOneTransposed) {
   }
 }
 
+TEST(Int8LayoutTest, ChannelsLastMaxPoolIsThePlainOneTransposed) {
+  std::vector<uint8_t> x(kC * kH * kW);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i * 53 % 256);
+  std::vector<uint8_t> y[2];
+  for (bool last : {false, true}) {
+    KernelTester t("MaxPool", 12);
+    t.Attr("kernel_shape", std::vector<int64_t>{3, 3})
+        .Attr("strides", std::vector<int64_t>{2, 2})
+        .Attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+    if (last) t.Attr("channels_last", int64_t{1});
+    t.Input<uint8_t>({1, kC, kH, kW}, last ? ToChannelsLast(x, kC, kH * kW) : x);
+    auto out = t.Run(CpuRegistry());
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].shape(), (Shape{1, kC, 3, 3}));
+    y[last] = Values<uint8_t>((*out)[0]);
+  }
+  EXPECT_EQ(y[1], ToChannelsLast(y[0], kC, 9));
+}
+
 TEST(Int8LayoutTest, VectorQuantizeAndDequantizeMatchTheirDefinitions) {
   // 37 values (four vectors and a tail) over and past the int8 range, halves included.
   std::vector<float> x;
