@@ -8,6 +8,11 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "engine/shape.h"
 #include "engine/thread_pool.h"
@@ -98,6 +103,24 @@ void MaxPool2D(const T* x, T* y, int64_t planes, const engine::Shape& in, const 
                    });
 }
 
+// y[c] = max(y[c], x[c]) for c in [0, n): 32 bytes a step with AVX2 for the 8-bit types (the
+// compiler's cheap vectorization at -O2 leaves this loop scalar: x and y may alias).
+template <typename T>
+inline void MaxInto(T* y, const T* x, int64_t n) {
+  int64_t c = 0;
+#if defined(__AVX2__)
+  if constexpr (sizeof(T) == 1) {
+    for (; c + 32 <= n; c += 32) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y + c));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + c));
+      const __m256i m = std::is_signed_v<T> ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + c), m);
+    }
+  }
+#endif
+  for (; c < n; ++c) y[c] = std::max(y[c], x[c]);
+}
+
 // MaxPool over a 2-D channels-last tensor ([N][H][W][C] in memory, dims N, C, H, W as `in` and
 // `out` say): each output position takes, channel by channel, the max of its window's positions
 // inside the input; the channel vector is the inner loop. Output rows are split over the pool's
@@ -129,7 +152,7 @@ void MaxPool2DChannelsLast(const T* x, T* y, const engine::Shape& in, const engi
                                first = false;
                                continue;
                              }
-                             for (int64_t c = 0; c < C; ++c) yp[c] = std::max(yp[c], xp[c]);
+                             MaxInto(yp, xp, C);
                            }
                          }
                          if (first) std::fill(yp, yp + C, std::numeric_limits<T>::lowest());
