@@ -215,32 +215,16 @@ int AssignBlockedLayouts(Graph& g, const KernelRegistry& registry) {
   if (!registry.HasOp(kInferdDomain, "FusedConv")) return 0;
   g.RebuildEdges();
   // Values read inside a subgraph stay plain.
-  std::vector<bool> implicit(g.values.size(), false);
-  for (const Node& n : g.nodes) {
-    for (int v : n.implicit_inputs) {
-      if (v >= 0) implicit[v] = true;
-    }
-  }
+  const std::vector<bool> implicit = rewrite::ImplicitlyRead(g);
   // pass 1: the candidates, each on its own.
   std::vector<bool> blocked(g.values.size(), false);
   for (size_t v = 0; v < g.values.size(); ++v) {
     blocked[v] = Eligible(g, static_cast<int>(v), implicit);
   }
   // pass 2: drop candidates until every producer and reader accepts the rest.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t v = 0; v < g.values.size(); ++v) {
-      if (!blocked[v]) continue;
-      bool ok = ProducerAccepts(g, static_cast<int>(v), blocked);
-      for (const auto& [reader, slot] : g.values[v].consumers) {
-        ok = ok && ReaderAccepts(g, reader, slot, blocked);
-      }
-      if (!ok) {
-        blocked[v] = false;
-        changed = true;
-      }
-    }
-  }
+  rewrite::NarrowToFixedPoint(
+      g, blocked, [&](int v) { return ProducerAccepts(g, v, blocked); },
+      [&](int reader, int slot) { return ReaderAccepts(g, reader, slot, blocked); });
   // pass 3: the convolutions at either end of a blocked value say so, and the pools that read
   // one.
   for (Node& n : g.nodes) {

@@ -132,12 +132,7 @@ bool ProducerAccepts(const Graph& g, int v, const std::vector<bool>& last) {
 int AssignInt8ChannelsLast(Graph& g, const KernelRegistry& registry) {
   if (!registry.HasOp(kInferdDomain, "QLinearConv")) return 0;
   g.RebuildEdges();
-  std::vector<bool> implicit(g.values.size(), false);
-  for (const Node& n : g.nodes) {
-    for (int v : n.implicit_inputs) {
-      if (v >= 0) implicit[v] = true;
-    }
-  }
+  const std::vector<bool> implicit = rewrite::ImplicitlyRead(g);
   // pass 1: the candidates, each on its own.
   std::vector<bool> last(g.values.size(), false);
   for (size_t v = 0; v < g.values.size(); ++v) {
@@ -148,20 +143,9 @@ int AssignInt8ChannelsLast(Graph& g, const KernelRegistry& registry) {
               value.shape.dims.size() == 4 && !value.consumers.empty();
   }
   // pass 2: drop candidates until every producer and reader accepts the rest.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t v = 0; v < g.values.size(); ++v) {
-      if (!last[v]) continue;
-      bool ok = ProducerAccepts(g, static_cast<int>(v), last);
-      for (const auto& [reader, slot] : g.values[v].consumers) {
-        ok = ok && ReaderAccepts(g, reader, slot, last);
-      }
-      if (!ok) {
-        last[v] = false;
-        changed = true;
-      }
-    }
-  }
+  rewrite::NarrowToFixedPoint(
+      g, last, [&](int v) { return ProducerAccepts(g, v, last); },
+      [&](int reader, int slot) { return ReaderAccepts(g, reader, slot, last); });
   // pass 3: the convolutions at either end of a channels-last value say so.
   int count = 0;
   for (bool b : last) count += b ? 1 : 0;

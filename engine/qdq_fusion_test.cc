@@ -5,6 +5,7 @@
 
 #include "engine/domain.h"
 #include "engine/rewrites.h"
+#include "engine/testing/fake_kernel_def.h"
 #include "gtest/gtest.h"
 #include "partition/testing/test_util.h"
 
@@ -14,13 +15,7 @@ namespace {
 using partition::testing::GraphBuilder;
 
 KernelDef Def(const std::string& domain, const std::string& op) {
-  KernelDef def;
-  def.domain = domain;
-  def.op_type = op;
-  def.create = [](const KernelInfo&) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
-    return absl::UnimplementedError("not made in this test");
-  };
-  return def;
+  return testing::FakeKernelDef(domain, op);
 }
 
 // a, b [1,16,4,4] uint8 -> DQ each -> op (Add, or MaxPool of a) -> Q -> y uint8. `y_scale`:
