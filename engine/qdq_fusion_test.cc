@@ -1,9 +1,11 @@
-// The QDQ groups around elementwise and pooling ops (qdq_fusion.h, pass 2): Add -> QLinearAdd,
-// MaxPool between a DequantizeLinear and a QuantizeLinear of the same parameters -> MaxPool on
-// the 8-bit tensor; and the cases that must stay as they are.
+// Rewrites of quantized graphs: the QDQ groups around elementwise and pooling ops (qdq_fusion.h,
+// pass 2): Add -> QLinearAdd, MaxPool between a DequantizeLinear and a QuantizeLinear of the same
+// parameters -> MaxPool on the 8-bit tensor; the zero Pad before quantize_dynamic's ConvInteger
+// (rewrites.cc); and the cases that must stay as they are.
 #include <string>
 
 #include "engine/domain.h"
+#include "engine/rewrite_util.h"
 #include "engine/rewrites.h"
 #include "engine/testing/fake_kernel_def.h"
 #include "gtest/gtest.h"
@@ -141,6 +143,44 @@ TEST(QdqFusionTest, MaxPoolStaysFloatWhenTheQuantizeRescales) {
   DerivedWeights derived;
   EXPECT_EQ(ApplyFusions(*m.g, registry, derived).value_or(-1), 0);
   EXPECT_EQ(m.g->nodes.size(), 3u);
+}
+
+// x -> Pad(constant 0 over H and W) -> DynamicQuantizeLinear -> ConvInteger (quantize_dynamic's
+// CNN form): the Pad folds into the ConvInteger's pads and the DynamicQuantizeLinear reads x,
+// its output taking x's shape; not where the quantized tensor has another reader.
+TEST(QdqFusionTest, ZeroPadBeforeDynamicQuantizeFoldsIntoTheConvInteger) {
+  for (bool other_reader : {false, true}) {
+    GraphBuilder b;
+    b.Input("x", {1, 2, 5, 5}).Weight("w", {3, 2, 3, 3}).Weight("pads", {8});
+    b.Node("/m/pad", "Pad", {"x", "pads"}, {"p"}, {1, 2, 7, 7});
+    b.Node("/m/dql", "DynamicQuantizeLinear", {"p"}, {"q", "qs", "qz"}, {1, 2, 7, 7});
+    b.Node("/m/conv", "ConvInteger", {"q", "w", "qz"}, {"y"}, {1, 3, 5, 5});
+    b.Output("y");
+    if (other_reader) {
+      b.Node("/m/other", "Identity", {"q"}, {"o"}, {1, 2, 7, 7});
+      b.Output("o");
+    }
+    Graph& g = b.graph();
+    const int64_t pads[] = {0, 0, 1, 1, 0, 0, 1, 1};
+    Tensor pads_tensor = Tensor::Borrowed(DataType::kInt64, Shape{8}, pads);
+    g.values[g.FindValue("pads")].initializer = &pads_tensor;
+    g.values[g.FindValue("pads")].type = DataType::kInt64;
+    KernelRegistry registry;
+    DerivedWeights derived;
+    ASSERT_EQ(ApplyFusions(g, registry, derived).value_or(-1), other_reader ? 0 : 1);
+    if (other_reader) {
+      EXPECT_EQ(g.nodes.size(), 4u);
+      continue;
+    }
+    ASSERT_EQ(g.nodes.size(), 2u);
+    const Node& dql = g.nodes[0];
+    const Node& conv = g.nodes[1];
+    EXPECT_EQ(g.values[dql.inputs[0]].name, "x");
+    EXPECT_EQ(g.values[dql.outputs[0]].shape.dims[2].value, 5);
+    EXPECT_EQ(rewrite::FindAttribute(conv, "pads")->ints_size(), 4);
+    for (int64_t v : rewrite::FindAttribute(conv, "pads")->ints()) EXPECT_EQ(v, 1);
+    EXPECT_TRUE(g.Validate().ok());
+  }
 }
 
 }  // namespace
