@@ -15,6 +15,8 @@ namespace {
 using rewrite::FindAttribute;
 using rewrite::IntAttribute;
 using rewrite::IsOnnxOp;
+using rewrite::SameShape;
+using rewrite::SetIntAttribute;
 
 bool OnCpu(const Node& n) { return DeviceIndex(n.device, "cpu") >= 0; }
 
@@ -40,20 +42,6 @@ bool IsBinaryElementwise(const Node& n) {
 bool IsScalarWeight(const Graph& g, int v) {
   return v >= 0 && g.values[v].initializer != nullptr &&
          g.values[v].initializer->NumElements() <= 1;
-}
-
-// Equal ranks and, dim by dim, equal known values or the same symbol. Two values share a symbol
-// where the model declares it (ONNX: one name, one size) or where load-time inference derived
-// them equal (it names unknown dims "unk__N" and carries a name only through ops that keep the
-// dim), so the op does not broadcast.
-bool SameShape(const ShapeInfo& a, const ShapeInfo& b) {
-  if (!a.rank_known || !b.rank_known || a.dims.size() != b.dims.size()) return false;
-  for (size_t i = 0; i < a.dims.size(); ++i) {
-    const DimInfo &x = a.dims[i], &y = b.dims[i];
-    if (x.known() != y.known()) return false;
-    if (x.known() ? x.value != y.value : (x.symbol.empty() || x.symbol != y.symbol)) return false;
-  }
-  return true;
 }
 
 // The value's channel count when its shape says it (rank 3-5), else -1.
@@ -221,52 +209,22 @@ bool ProducerAccepts(const Graph& g, int v, const std::vector<bool>& blocked) {
   return true;
 }
 
-void SetIntAttribute(Node& n, const char* name, int64_t v) {
-  for (onnx::AttributeProto& a : n.attributes) {
-    if (a.name() == name) {
-      a.set_i(v);
-      return;
-    }
-  }
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  n.attributes.push_back(std::move(a));
-}
-
 }  // namespace
 
 int AssignBlockedLayouts(Graph& g, const KernelRegistry& registry) {
   if (!registry.HasOp(kInferdDomain, "FusedConv")) return 0;
   g.RebuildEdges();
   // Values read inside a subgraph stay plain.
-  std::vector<bool> implicit(g.values.size(), false);
-  for (const Node& n : g.nodes) {
-    for (int v : n.implicit_inputs) {
-      if (v >= 0) implicit[v] = true;
-    }
-  }
+  const std::vector<bool> implicit = rewrite::ImplicitlyRead(g);
   // pass 1: the candidates, each on its own.
   std::vector<bool> blocked(g.values.size(), false);
   for (size_t v = 0; v < g.values.size(); ++v) {
     blocked[v] = Eligible(g, static_cast<int>(v), implicit);
   }
   // pass 2: drop candidates until every producer and reader accepts the rest.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t v = 0; v < g.values.size(); ++v) {
-      if (!blocked[v]) continue;
-      bool ok = ProducerAccepts(g, static_cast<int>(v), blocked);
-      for (const auto& [reader, slot] : g.values[v].consumers) {
-        ok = ok && ReaderAccepts(g, reader, slot, blocked);
-      }
-      if (!ok) {
-        blocked[v] = false;
-        changed = true;
-      }
-    }
-  }
+  rewrite::NarrowToFixedPoint(
+      g, blocked, [&](int v) { return ProducerAccepts(g, v, blocked); },
+      [&](int reader, int slot) { return ReaderAccepts(g, reader, slot, blocked); });
   // pass 3: the convolutions at either end of a blocked value say so, and the pools that read
   // one.
   for (Node& n : g.nodes) {

@@ -54,6 +54,42 @@ bool QdqParamsOk(const Graph& g, const Node& n, int64_t params) {
   return true;
 }
 
+// Whether two per-tensor Quantize/DequantizeLinear nodes have equal scales and zero points.
+bool SameQuantParams(const Graph& g, const Node& a, const Node& b) {
+  const float sa = ConstantInput(g, a, 1)->data<float>()[0];
+  const float sb = ConstantInput(g, b, 1)->data<float>()[0];
+  if (sa != sb) return false;
+  const Tensor* za = ConstantInput(g, a, 2);
+  const Tensor* zb = ConstantInput(g, b, 2);
+  auto zp = [](const Tensor* z) -> int32_t {
+    if (z == nullptr) return 0;
+    return z->dtype() == DataType::kInt8 ? z->data<int8_t>()[0] : z->data<uint8_t>()[0];
+  };
+  return zp(za) == zp(zb);
+}
+
+// The sole reader of `op`'s output when it is a per-tensor 8-bit QuantizeLinear of `type`.
+int QuantizeAfter(const Graph& g, const Node& op, DataType type) {
+  if (op.outputs.size() != 1 || op.outputs[0] < 0) return -1;
+  const int q = SoleConsumer(g, op.outputs[0]);
+  if (q < 0 || !IsOnnxOp(g.nodes[q], "QuantizeLinear") || g.nodes[q].device != op.device) {
+    return -1;
+  }
+  const Node& qn = g.nodes[q];
+  if (qn.outputs.size() != 1 || FindAttribute(qn, "output_dtype") != nullptr ||
+      !QdqParamsOk(g, qn, 1) || g.values[qn.outputs[0]].type != type) {
+    return -1;
+  }
+  return q;
+}
+
+// A per-tensor DequantizeLinear of an 8-bit `value`'s producer, else -1.
+int PerTensorDq(const Graph& g, int value, const std::string& device) {
+  const int dq = ProducerOp(g, value, "DequantizeLinear", device);
+  if (dq < 0 || !QdqParamsOk(g, g.nodes[dq], 1)) return -1;
+  return Is8Bit(g.values[g.nodes[dq].inputs[0]].type) ? dq : -1;
+}
+
 // The per-channel axis of a DequantizeLinear of a rank-`rank` tensor, normalized.
 int64_t DqAxis(const Node& dq, size_t rank) {
   int64_t axis = IntAttribute(dq, "axis", 1);
@@ -162,9 +198,8 @@ bool MatchQdq(const Graph& g, int i, QdqGroup* m) {
   return m->q >= 0 || !conv;  // a float-output Conv has no int8 node to become
 }
 
-}  // namespace
-
-absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
+// pass 1: MatMul / Conv / Gemm with a constant W.
+absl::StatusOr<int> FuseQdqWithWeights(Graph& g, const KernelRegistry& registry) {
   const bool qmatmul = registry.HasOp(kOnnxDomain, "QLinearMatMul");
   const bool qconv = registry.HasOp(kOnnxDomain, "QLinearConv");
   const bool to_float = registry.HasOp(kMicrosoftDomain, "MatMulIntegerToFloat");
@@ -289,6 +324,103 @@ absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   INFERD_RETURN_IF_ERROR(Replace(g, keep, replacements));
   return fused;
+}
+
+// pass 2: the QDQ groups around elementwise and pooling ops (after pass 1, so that a
+// DequantizeLinear shared with a Conv stays where the Conv did not take it):
+//   DQ(a), DQ(b) -> Add -> Q  becomes com.microsoft QLinearAdd (a, b and y one 8-bit type);
+//   DQ(x) -> MaxPool -> Q     becomes MaxPool(x) where Q's scale and zero point are DQ's (max
+//                             commutes with a monotonic map, so the result is exact).
+absl::StatusOr<int> FuseQdqElementwise(Graph& g, const KernelRegistry& registry) {
+  const bool qadd = registry.HasOp(kMicrosoftDomain, "QLinearAdd");
+  g.RebuildEdges();
+  std::vector<bool> keep(g.nodes.size(), true);
+  std::vector<std::pair<size_t, Node>> replacements;
+  int fused = 0;
+  auto drop_dq = [&](int dq, int reader) {
+    if (SoleConsumer(g, g.nodes[dq].outputs[0]) == reader) keep[dq] = false;
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& op = g.nodes[i];
+    const bool add = IsOnnxOp(op, "Add") && qadd;
+    const bool max_pool = IsOnnxOp(op, "MaxPool") && op.opset >= 12;
+    if (!add && !max_pool) continue;
+    if (op.inputs.size() != (add ? 2u : 1u) || op.outputs.size() != 1) continue;
+    const int me = static_cast<int>(i);
+    Node f;
+    f.metadata = op.metadata;
+    f.device = op.device;
+    if (add) {
+      const int da = PerTensorDq(g, op.inputs[0], op.device);
+      const int db = PerTensorDq(g, op.inputs[1], op.device);
+      if (da < 0 || db < 0 || !keep[da] || !keep[db]) continue;
+      const DataType type = g.values[g.nodes[da].inputs[0]].type;
+      if (g.values[g.nodes[db].inputs[0]].type != type) continue;
+      const int q = QuantizeAfter(g, op, type);
+      if (q < 0 || !keep[q]) continue;
+      auto input = [&](int n, size_t k) {
+        return k < g.nodes[n].inputs.size() ? g.nodes[n].inputs[k] : -1;
+      };
+      f.name = FusedNodeName(op.name, kQdqSuffix);
+      f.op_type = "QLinearAdd";
+      f.domain = kMicrosoftDomain;
+      f.opset = 1;
+      f.inputs = {input(da, 0), input(da, 1), input(da, 2), input(db, 0),
+                  input(db, 1), input(db, 2), input(q, 1),  input(q, 2)};
+      f.outputs = g.nodes[q].outputs;
+      keep[q] = false;
+      drop_dq(da, me);
+      if (db != da) drop_dq(db, me);
+    } else {
+      const int dq = PerTensorDq(g, op.inputs[0], op.device);
+      if (dq < 0 || !keep[dq] || SoleConsumer(g, op.inputs[0]) != me) continue;
+      const int q = QuantizeAfter(g, op, g.values[g.nodes[dq].inputs[0]].type);
+      if (q < 0 || !keep[q] || !SameQuantParams(g, g.nodes[dq], g.nodes[q])) continue;
+      f.name = op.name;  // the same op, on the 8-bit tensor
+      f.op_type = op.op_type;
+      f.domain = op.domain;
+      f.opset = op.opset;
+      f.attributes = op.attributes;
+      f.inputs = {g.nodes[dq].inputs[0]};
+      f.outputs = g.nodes[q].outputs;
+      keep[q] = false;
+      keep[dq] = false;
+    }
+    replacements.emplace_back(i, std::move(f));
+    keep[i] = false;
+    ++fused;
+  }
+  INFERD_RETURN_IF_ERROR(Replace(g, keep, replacements));
+  return fused;
+}
+
+// pass 3: the DequantizeLinear nodes that several fused groups read (a residual block's input,
+// read by its first Conv and by its shortcut Conv or Add) outlive them all, read by no one.
+absl::Status RemoveUnreadDequantize(Graph& g) {
+  g.RebuildEdges();
+  std::vector<Node> nodes;
+  for (Node& n : g.nodes) {
+    const bool unread = IsOnnxOp(n, "DequantizeLinear") && n.outputs.size() == 1 &&
+                        n.outputs[0] >= 0 && g.values[n.outputs[0]].consumers.empty() &&
+                        !g.values[n.outputs[0]].is_graph_output;
+    if (!unread) nodes.push_back(std::move(n));
+  }
+  if (nodes.size() == g.nodes.size()) {
+    g.nodes = std::move(nodes);
+    return absl::OkStatus();
+  }
+  g.nodes = std::move(nodes);
+  g.RebuildEdges();
+  return g.Validate();
+}
+
+}  // namespace
+
+absl::StatusOr<int> FuseQdq(Graph& g, const KernelRegistry& registry) {
+  INFERD_ASSIGN_OR_RETURN(const int around_weights, FuseQdqWithWeights(g, registry));
+  INFERD_ASSIGN_OR_RETURN(const int elementwise, FuseQdqElementwise(g, registry));
+  INFERD_RETURN_IF_ERROR(RemoveUnreadDequantize(g));
+  return around_weights + elementwise;
 }
 
 }  // namespace inferd::engine

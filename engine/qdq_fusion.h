@@ -5,7 +5,10 @@
 // becomes com.microsoft QGemm with or without the QuantizeLinear (an int32 DequantizeLinear bias
 // as its C; a float constant bias added after a float-output QGemm, "<op>/QdqFusionBias"). x per
 // tensor, W per tensor or per output channel; the DequantizeLinear nodes go with the group when
-// it is their only reader. Fused nodes are named "<op>/QdqFusion". Internal to //engine.
+// it is their only reader. Then DQ(a), DQ(b) -> Add -> Q becomes com.microsoft QLinearAdd, and
+// DQ(x) -> MaxPool -> Q with equal scales and zero points becomes MaxPool on x's 8-bit tensor.
+// DequantizeLinear nodes left with no reader (several fused groups read them) are removed.
+// Fused nodes are named "<op>/QdqFusion" (the MaxPool keeps its name). Internal to //engine.
 #ifndef INFERD_ENGINE_QDQ_FUSION_H_
 #define INFERD_ENGINE_QDQ_FUSION_H_
 

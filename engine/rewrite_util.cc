@@ -84,4 +84,57 @@ int AddWeight(Graph& g, const std::string& name, const Tensor* t) {
   return g.AddValue(std::move(v));
 }
 
+bool SameShape(const ShapeInfo& a, const ShapeInfo& b) {
+  if (!a.rank_known || !b.rank_known || a.dims.size() != b.dims.size()) return false;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    const DimInfo &x = a.dims[i], &y = b.dims[i];
+    if (x.known() != y.known()) return false;
+    if (x.known() ? x.value != y.value : (x.symbol.empty() || x.symbol != y.symbol)) return false;
+  }
+  return true;
+}
+
+std::vector<bool> ImplicitlyRead(const Graph& g) {
+  std::vector<bool> implicit(g.values.size(), false);
+  for (const Node& n : g.nodes) {
+    for (int v : n.implicit_inputs) {
+      if (v >= 0) implicit[v] = true;
+    }
+  }
+  return implicit;
+}
+
+void NarrowToFixedPoint(const Graph& g, std::vector<bool>& set,
+                        const std::function<bool(int value)>& producer_accepts,
+                        const std::function<bool(int node, int slot)>& reader_accepts) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      if (!set[v]) continue;
+      bool ok = producer_accepts(static_cast<int>(v));
+      for (const auto& [reader, slot] : g.values[v].consumers) {
+        ok = ok && reader_accepts(reader, slot);
+      }
+      if (!ok) {
+        set[v] = false;
+        changed = true;
+      }
+    }
+  }
+}
+
+void SetIntAttribute(Node& n, const char* name, int64_t v) {
+  for (onnx::AttributeProto& a : n.attributes) {
+    if (a.name() == name) {
+      a.set_i(v);
+      return;
+    }
+  }
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  n.attributes.push_back(std::move(a));
+}
+
 }  // namespace inferd::engine::rewrite

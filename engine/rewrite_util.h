@@ -5,6 +5,7 @@
 #define INFERD_ENGINE_REWRITE_UTIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,25 @@ absl::Status Replace(Graph& g, const std::vector<bool>& keep,
 const onnx::AttributeProto* FindAttribute(const Node& n, absl::string_view name);
 float FloatAttribute(const Node& n, absl::string_view name, float fallback);
 int64_t IntAttribute(const Node& n, absl::string_view name, int64_t fallback);
+
+// Equal ranks and, dim by dim, equal known values or the same symbol. Two values share a symbol
+// where the model declares it (ONNX: one name, one size) or where load-time inference derived
+// them equal (it names unknown dims "unk__N" and carries a name only through ops that keep the
+// dim), so an elementwise op on them does not broadcast.
+bool SameShape(const ShapeInfo& a, const ShapeInfo& b);
+
+// Per value, whether a node reads it inside a subgraph (one of its implicit inputs).
+std::vector<bool> ImplicitlyRead(const Graph& g);
+
+// The layout passes' narrowing (blocked_layouts.cc, int8_channels_last.cc): drops values from
+// `set` until, for every value left, producer_accepts(value) and, for each of its readers,
+// reader_accepts(node, input slot) hold (both may look at `set`). Edges must be current.
+void NarrowToFixedPoint(const Graph& g, std::vector<bool>& set,
+                        const std::function<bool(int value)>& producer_accepts,
+                        const std::function<bool(int node, int slot)>& reader_accepts);
+
+// Sets int attribute `name` of `n` to `v` (adding it where absent).
+void SetIntAttribute(Node& n, const char* name, int64_t v);
 
 // A float32 weight of exactly `n` elements, or nullptr.
 const Tensor* FloatWeight(const Graph& g, int value, int64_t n);

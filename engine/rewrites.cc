@@ -38,7 +38,9 @@ bool IsLastDimBias(const Value& bias, int64_t n) {
 // Pad (constant mode, value 0, spatial dims only, constant pads) -> Conv becomes the Conv with
 // those pads added to its own: exporters of TF-style "same" padding write an explicit Pad before
 // each strided convolution (transformers' MobileNetV2: 17 of them, 27% of its time). The Conv
-// keeps its name and reads the Pad's input; the Pad is dropped. Returns how many.
+// keeps its name and reads the Pad's input; the Pad is dropped. The same for Pad ->
+// DynamicQuantizeLinear -> ConvInteger (the DynamicQuantizeLinear then reads the Pad's input).
+// Returns how many.
 int FoldPadsIntoConvs(Graph& g) {
   g.RebuildEdges();
   std::vector<bool> keep(g.nodes.size(), true);
@@ -49,10 +51,23 @@ int FoldPadsIntoConvs(Graph& g) {
         pad.outputs[0] < 0) {
       continue;
     }
-    const int next = SoleConsumer(g, pad.outputs[0]);
+    int next = SoleConsumer(g, pad.outputs[0]);
     if (next < 0 || !keep[next] || g.nodes[next].device != pad.device) continue;
+    // Pad -> DynamicQuantizeLinear -> ConvInteger (quantize_dynamic's form of the same): the
+    // range the quantization takes always holds 0, so the padded zeros change neither its
+    // scale nor its zero point, and quantize to exactly the zero point, which is what
+    // ConvInteger's own padding contributes.
+    int dql = -1;
+    if (IsOnnxOp(g.nodes[next], "DynamicQuantizeLinear") && !g.nodes[next].outputs.empty() &&
+        g.nodes[next].outputs[0] >= 0) {
+      dql = next;
+      next = SoleConsumer(g, g.nodes[dql].outputs[0]);
+      if (next < 0 || !keep[next] || g.nodes[next].device != pad.device) continue;
+    }
     Node& conv = g.nodes[next];
-    if (!IsOnnxOp(conv, "Conv") || conv.inputs.empty() || conv.inputs[0] != pad.outputs[0]) {
+    const int conv_x = dql >= 0 ? g.nodes[dql].outputs[0] : pad.outputs[0];
+    if (!IsOnnxOp(conv, dql >= 0 ? "ConvInteger" : "Conv") || conv.inputs.empty() ||
+        conv.inputs[0] != conv_x) {
       continue;
     }
     const onnx::AttributeProto* mode = FindAttribute(pad, "mode");
@@ -107,7 +122,13 @@ int FoldPadsIntoConvs(Graph& g) {
     for (int64_t v : conv_pads) merged.add_ints(v);
     attributes.push_back(std::move(merged));
     conv.attributes = std::move(attributes);
-    conv.inputs[0] = pad.inputs[0];
+    if (dql >= 0) {
+      // The quantized tensor now has the Pad's input's shape.
+      g.nodes[dql].inputs[0] = pad.inputs[0];
+      g.values[conv_x].shape = g.values[pad.inputs[0]].shape;
+    } else {
+      conv.inputs[0] = pad.inputs[0];
+    }
     keep[i] = false;
     ++folded;
   }

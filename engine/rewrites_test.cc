@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/domain.h"
+#include "engine/testing/fake_kernel_def.h"
 #include "gtest/gtest.h"
 #include "partition/testing/test_util.h"
 
@@ -16,13 +17,7 @@ namespace {
 using partition::testing::GraphBuilder;
 
 KernelDef Def(const std::string& domain, const std::string& op) {
-  KernelDef def;
-  def.domain = domain;
-  def.op_type = op;
-  def.create = [](const KernelInfo&) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
-    return absl::UnimplementedError("not made in this test");
-  };
-  return def;
+  return testing::FakeKernelDef(domain, op);
 }
 
 // x[2,8] -> MatMul(x, w[8,4]) -> t[2,4] -> Add(t, bias[4]) -> y.

@@ -15,6 +15,7 @@
 #include "engine/constant_folding.h"
 #include "engine/copy.h"
 #include "engine/device_copies.h"
+#include "engine/int8_channels_last.h"
 #include "engine/lowerings.h"
 #include "engine/registry_workspace_estimator.h"
 #include "engine/rewrites.h"
@@ -100,7 +101,12 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   INFERD_RETURN_IF_ERROR(PartitionGraph(registry, &devices));
   // Blocked activations between CPU convolutions (engine/blocked_layouts.h): once devices are
   // known, since only CPU kernels read them.
-  if (options_.enable_fusions) blocked_values_ = AssignBlockedLayouts(graph_, registry);
+  // The same for 8-bit activations between quantized convolutions, channels-last
+  // (engine/int8_channels_last.h).
+  if (options_.enable_fusions) {
+    blocked_values_ = AssignBlockedLayouts(graph_, registry);
+    blocked_values_ += AssignInt8ChannelsLast(graph_, registry);
+  }
   // pass 3: memory of each device; the weights its nodes read, uploaded once.
   INFERD_RETURN_IF_ERROR(MakeAllocators(devices));
   INFERD_RETURN_IF_ERROR(UploadWeights(uploads_));

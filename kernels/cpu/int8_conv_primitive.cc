@@ -14,16 +14,19 @@ namespace {
 using dt = dnnl::memory::data_type;
 using Dims = dnnl::memory::dims;
 
-// A [count, channels, spatial...] view into a plain tensor of `full_channels` channels.
+// A [count, channels, spatial...] view into a tensor of `full_channels` channels, plain
+// (N, C, spatial...) or channels-last (N, spatial..., C).
 dnnl::memory::desc PlainView(int64_t count, int64_t channels, int64_t full_channels,
-                             const std::vector<int64_t>& spatial, dt type) {
+                             const std::vector<int64_t>& spatial, dt type, bool channels_last) {
   Dims dims = {count, channels};
   dims.insert(dims.end(), spatial.begin(), spatial.end());
   Dims strides(dims.size(), 1);
+  const int64_t inner = channels_last ? full_channels : 1;
+  if (dims.size() > 2) strides.back() = inner;
   for (size_t d = dims.size() - 1; d-- > 2;) strides[d] = strides[d + 1] * dims[d + 1];
-  const int64_t plane = dims.size() > 2 ? strides[2] * dims[2] : 1;
-  strides[1] = plane;
-  strides[0] = full_channels * plane;
+  const int64_t plane = dims.size() > 2 ? strides[2] * dims[2] : inner;  // per image
+  strides[1] = channels_last ? 1 : plane;
+  strides[0] = channels_last ? plane : full_channels * plane;
   return dnnl::memory::desc(dims, type, strides);
 }
 
@@ -111,8 +114,8 @@ absl::StatusOr<std::shared_ptr<const Int8ConvPrimitive>> Int8ConvPrimitive::Buil
       }
       if (kind < 0) {
         Kind kd;
-        kd.src_plain = PlainView(imgs, c1 - c0, spec.c, spec.in, src_type);
-        kd.dst_plain = PlainView(imgs, o1 - o0, spec.m, spec.out, dst_type);
+        kd.src_plain = PlainView(imgs, c1 - c0, spec.c, spec.in, src_type, spec.src_channels_last);
+        kd.dst_plain = PlainView(imgs, o1 - o0, spec.m, spec.out, dst_type, spec.dst_channels_last);
         Dims wdims;
         if (grouped) {
           wdims = {(o1 - o0) / mg, mg, cg};
@@ -174,8 +177,12 @@ absl::StatusOr<std::shared_ptr<const Int8ConvPrimitive>> Int8ConvPrimitive::Buil
       Part part;
       part.kind = kind;
       part.packed = kind;
-      part.src_offset = (i0 * spec.c + c0) * in_plane;
-      part.dst_offset = (i0 * spec.m + o0) * out_plane * static_cast<int64_t>(dst_size);
+      // Channel c of image i: (i * C + c) * plane plain, i * C * plane + c channels-last.
+      part.src_offset =
+          spec.src_channels_last ? i0 * spec.c * in_plane + c0 : (i0 * spec.c + c0) * in_plane;
+      part.dst_offset =
+          (spec.dst_channels_last ? i0 * spec.m * out_plane + o0 : (i0 * spec.m + o0) * out_plane) *
+          static_cast<int64_t>(dst_size);
       part.bias_offset = o0 * static_cast<int64_t>(sizeof(int32_t));
       p->parts_.push_back(part);
     }
@@ -205,7 +212,9 @@ absl::StatusOr<std::shared_ptr<const Int8ConvPrimitive>> Int8ConvPrimitive::Buil
     p->memories_ = std::make_unique<MemoryPool>(std::move(descs));
     p->description_ =
         absl::StrCat(p->kinds_[0].pd.impl_info_str(), ", ", count, count == 1 ? " part" : " parts",
-                     count == 1 ? "" : (by_images ? " by images" : " by channels"));
+                     count == 1 ? "" : (by_images ? " by images" : " by channels"),
+                     p->kinds_[0].src_reorder ? ", src reordered" : "",
+                     p->kinds_[0].dst_reorder ? ", dst reordered" : "");
     return absl::OkStatus();
   }));
   p->workspace_ = p->region_ * static_cast<size_t>(Slots(threads, count));

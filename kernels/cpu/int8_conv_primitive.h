@@ -10,7 +10,8 @@
 // round(acc * scale) + zp (oneDNN rounds acc * scale + zp, which differs on exact halves).
 //
 // Layout: src and dst run in the layout oneDNN picks (channels-last for its int8 convolutions),
-// reordered from / to the plain tensors in the caller's workspace; the constant weights are
+// reordered from / to the caller's tensors (plain, or channels-last: then usually no reorder) in
+// the caller's workspace; the constant weights are
 // reordered once at Build ("prepacked", prepacked_bytes()).
 //
 // Threads: single-threaded primitives on disjoint parts run by RunParts (onednn_util.h): slices
@@ -41,6 +42,10 @@ struct Int8ConvSpec {
   // Per spatial dim (1 to 3): input, kernel and output sizes, strides, dilations (ONNX's: 1 is
   // dense), padding at the start and at the end.
   std::vector<int64_t> in, kernel, out, strides, dilations, pad_begin, pad_end;
+  // Whether src / dst are channels-last ([N, spatial..., C] in memory; the dims stay N, C,
+  // spatial...): between int8 convolutions that keep it (engine/int8_channels_last.h), where
+  // oneDNN's own layout is that, no reorder runs.
+  bool src_channels_last = false, dst_channels_last = false;
   bool src_signed = false;
   enum class Dst { kS32, kU8, kS8 } dst = Dst::kS32;
   bool bias = false;  // int32 [M]
@@ -65,7 +70,7 @@ class Int8ConvPrimitive {
 
   size_t workspace_bytes() const { return workspace_; }
   size_t prepacked_bytes() const { return PrepackedBytes(packed_); }
-  // "jit_int8:avx512_core_vnni, 2 parts by channels" and the like.
+  // "jit_int8:avx512_core_vnni, 2 parts by channels, dst reordered" and the like.
   const std::string& Describe() const { return description_; }
 
   // src [N, C, ...] 8-bit, dst [N, M, ...] (int32 or 8-bit as the spec), bias [M] int32 or null;

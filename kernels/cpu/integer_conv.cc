@@ -90,6 +90,15 @@ class ConvIntKernel final : public engine::OpKernel {
     if (group < 1) return info.Error(absl::StrCat("group must be >= 1, got ", group));
     auto k = std::unique_ptr<ConvIntKernel>(new ConvIntKernel(info, window, group));
     const bool direct = k->OpenDirect(info);
+    // com.inferd QLinearConv: x / y channels-last (engine/int8_channels_last.h), which only the
+    // direct path requantized by oneDNN reads and writes.
+    k->x_channels_last_ = info.GetInt("channels_last_input", 0) != 0;
+    k->y_channels_last_ = info.GetInt("channels_last_output", 0) != 0;
+    if ((k->x_channels_last_ || k->y_channels_last_) && !(direct && k->fused_)) {
+      return info.Error(
+          "a channels-last x or y needs oneDNN's int8 convolution requantized by oneDNN (constant "
+          "scales and zero points, weights whose zero point fits, a CPU with VNNI)");
+    }
     if (direct) {
       // An int32 pointwise expansion (1x1, M >= C) runs faster as the matmul below when it
       // has stride 1 and no padding (PointwiseExpansion): prepare that too.
@@ -216,6 +225,11 @@ class ConvIntKernel final : public engine::OpKernel {
                                                   ", not the type the model declared"));
       }
       return RunDirect(ctx, *x, xzp, g, bias, rq, *y);
+    }
+    if (x_channels_last_ || y_channels_last_) {
+      return node_.Unimplemented(absl::StrCat("x ", x->shape().ToString(),
+                                              ": the channels-last form runs on oneDNN's int8 "
+                                              "convolution only, which has no kernel for it"));
     }
     int32_t* acc = nullptr;
     if (kQLinear) {
@@ -373,6 +387,8 @@ class ConvIntKernel final : public engine::OpKernel {
           spec.pad_begin.assign(g.pad_begin.begin(), g.pad_begin.end());
           spec.pad_end.assign(g.pad_end.begin(), g.pad_end.end());
           spec.src_signed = x_signed_;
+          spec.src_channels_last = x_channels_last_;
+          spec.dst_channels_last = y_channels_last_;
           spec.bias = bias_;
           spec.weights = w8_.data();
           if (fused_) {
@@ -822,18 +838,26 @@ class ConvIntKernel final : public engine::OpKernel {
   std::vector<int32_t> fix_;
   std::vector<float> scales_;
   int32_t x_zp_ = 0, y_zp_ = 0;
+  bool x_channels_last_ = false, y_channels_last_ = false;  // com.inferd QLinearConv
   mutable ShapeCache<DirectPlan> direct_cache_;
 };
 }  // namespace
 
 std::vector<engine::KernelDef> IntegerConvKernelDefs() {
   const std::vector<DataType> types = {DataType::kUint8, DataType::kInt8};
-  return {
+  std::vector<engine::KernelDef> defs = {
       CpuDef(engine::kOnnxDomain, "ConvInteger", 10, kMaxOpset, types,
              FactoryOf<ConvIntKernel<false>>()),
       CpuDef(engine::kOnnxDomain, "QLinearConv", 10, kMaxOpset, types,
              FactoryOf<ConvIntKernel<true>>()),
   };
+  // com.inferd QLinearConv (channels_last_input / channels_last_output), where the CPU runs
+  // oneDNN's int8 convolution: only then does the engine keep int8 activations channels-last.
+  if (Int8ConvPrimitive::Available()) {
+    defs.push_back(CpuDef(engine::kInferdDomain, "QLinearConv", 1, 1, types,
+                          FactoryOf<ConvIntKernel<true>>()));
+  }
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

@@ -9,7 +9,8 @@
 //     are rescaled after the primitive (PoolPlan::rescale).
 //   GlobalAveragePool, GlobalMaxPool: the window is the whole spatial extent.
 // With `blocked_input` (engine/blocked_layouts.h) x is channel-blocked: 2-D float MaxPool then
-// writes y blocked, the global pools their [N, C, 1...] output, in our own loops.
+// writes y blocked, the global pools their [N, C, 1...] output, in our own loops. With
+// `channels_last` (engine/int8_channels_last.h) an 8-bit 2-D MaxPool reads and writes NHWC bytes.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -21,6 +22,7 @@
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/max_pool_2d.h"
 #include "kernels/cpu/onednn_util.h"
 #include "kernels/cpu/pool_indices.h"
 #include "kernels/cpu/registration.h"
@@ -49,12 +51,15 @@ struct PoolAttributes {
   // x channel-blocked (engine/blocked_layouts.h): 2-D float MaxPool then writes y blocked too;
   // the global pools write their [N, C, 1...] output, the same bytes in either layout.
   bool blocked_input = false;
+  // x and y channels-last (engine/int8_channels_last.h): 2-D 8-bit MaxPool only.
+  bool channels_last = false;
 
   static absl::StatusOr<PoolAttributes> Read(const KernelInfo& info, PoolKind kind) {
     PoolAttributes a;
     a.kind = kind;
     // Set by the engine's pass (kBlockedInputAttr there).
     a.blocked_input = info.GetInt("blocked_input", 0) != 0;
+    a.channels_last = info.GetInt("channels_last", 0) != 0;
     if (IsGlobal(kind)) return a;
     INFERD_ASSIGN_OR_RETURN(a.window, WindowAttributes::Read(info));
     if (a.window.kernel_shape.empty()) {
@@ -111,10 +116,12 @@ struct PoolPlan {
 };
 enum PoolArg { kSrc, kDst, kScratchpad };
 
-// 2-D float MaxPool runs in our own loops (MaxPool2D below), not through oneDNN: its plan holds
-// the geometry only, with no primitive and no scratchpad.
+// 2-D MaxPool (float32, and the 8-bit tensors of quantized CNNs) runs in our own loops (MaxPool2D
+// below), not through oneDNN: its plan holds the geometry only, with no primitive and no
+// scratchpad.
 bool UsesOwnMaxPool2D(PoolKind kind, DataType type, size_t rank) {
-  return kind == PoolKind::kMax && type == DataType::kFloat32 && rank == 4;
+  return kind == PoolKind::kMax && rank == 4 &&
+         (type == DataType::kFloat32 || type == DataType::kUint8 || type == DataType::kInt8);
 }
 
 // AveragePool with count_include_pad: per spatial dim and output position, kernel size / the
@@ -244,86 +251,6 @@ void Rescale(const std::vector<std::vector<float>>& rescale, const Shape& out, f
   }
 }
 
-// MaxPool over 2-D float planes in plain loops (oneDNN's pooling on plain NCHW, the layout our
-// tensors have, is a slow reference path): each output takes the max of its window's positions
-// inside the input (padding never wins, as in ONNX). Planes are split over the pool's threads.
-// Rows up to this wide take the row-first path (its buffer is on the stack).
-constexpr int64_t kRowBuffer = 2048;
-
-void MaxPool2D(const float* x, float* y, int64_t planes, const Shape& in, const Shape& out,
-               const WindowGeometry& w, engine::ThreadPool& pool) {
-  const int64_t H = in[2], W = in[3], OH = out[2], OW = out[3];
-  const int64_t kh = w.kernel[0], kw = w.kernel[1], sh = w.strides[0], sw = w.strides[1];
-  const int64_t dh = w.dilations[0], dw = w.dilations[1], ph = w.pad_begin[0], pw = w.pad_begin[1];
-  const bool simple = kh == 2 && kw == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph == 0 &&
-                      pw == 0 && 2 * OH <= H && 2 * OW <= W;
-  pool.ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OH * OW)),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t p = begin; p < end; ++p) {
-                       const float* xp = x + p * H * W;
-                       float* yp = y + p * OH * OW;
-                       for (int64_t oh = 0; oh < OH; ++oh) {
-                         if (simple) {  // the common 2x2 stride-2 case: two rows, no bounds checks
-                           const float* r0 = xp + 2 * oh * W;
-                           const float* r1 = r0 + W;
-                           for (int64_t ow = 0; ow < OW; ++ow) {
-                             yp[oh * OW + ow] = std::max(std::max(r0[2 * ow], r0[2 * ow + 1]),
-                                                         std::max(r1[2 * ow], r1[2 * ow + 1]));
-                           }
-                           continue;
-                         }
-                         // Rows first, vectorized along the row: colmax[c] is the max of the
-                         // window's rows at column c; then each output takes the max of its
-                         // kw columns, with no bounds checks inside the image. (Per element
-                         // with checks, resnet18's 3x3 stride-2 pool took 2.1 ms; 0.84 ms so.)
-                         const int64_t h0 = oh * sh - ph;
-                         if (W <= kRowBuffer) {
-                           float colmax[kRowBuffer];
-                           std::fill(colmax, colmax + W, -std::numeric_limits<float>::infinity());
-                           for (int64_t i = 0; i < kh; ++i) {
-                             const int64_t h = h0 + i * dh;
-                             if (h < 0 || h >= H) continue;
-                             const float* row = xp + h * W;
-#pragma omp simd
-                             for (int64_t c = 0; c < W; ++c)
-                               colmax[c] = std::max(colmax[c], row[c]);
-                           }
-                           float* yrow = yp + oh * OW;
-                           for (int64_t ow = 0; ow < OW; ++ow) {
-                             const int64_t w0 = ow * sw - pw;
-                             float m = -std::numeric_limits<float>::infinity();
-                             if (w0 >= 0 && w0 + (kw - 1) * dw < W) {
-                               for (int64_t j = 0; j < kw; ++j)
-                                 m = std::max(m, colmax[w0 + j * dw]);
-                             } else {
-                               for (int64_t j = 0; j < kw; ++j) {
-                                 const int64_t c = w0 + j * dw;
-                                 if (c >= 0 && c < W) m = std::max(m, colmax[c]);
-                               }
-                             }
-                             yrow[ow] = m;
-                           }
-                           continue;
-                         }
-                         for (int64_t ow = 0; ow < OW; ++ow) {
-                           const int64_t w0 = ow * sw - pw;
-                           float m = -std::numeric_limits<float>::infinity();
-                           for (int64_t i = 0; i < kh; ++i) {
-                             const int64_t h = h0 + i * dh;
-                             if (h < 0 || h >= H) continue;
-                             const float* row = xp + h * W;
-                             for (int64_t j = 0; j < kw; ++j) {
-                               const int64_t c = w0 + j * dw;
-                               if (c >= 0 && c < W) m = std::max(m, row[c]);
-                             }
-                           }
-                           yp[oh * OW + ow] = m;
-                         }
-                       }
-                     }
-                   });
-}
-
 // MaxPool over a channel-blocked 2-D float tensor ([N][C/B][H][W][B]): the same windows as
 // MaxPool2D, each position a vector of B channels (kept in registers: B is a template
 // argument). Block planes are split over the pool's threads.
@@ -425,8 +352,25 @@ class PoolKernel final : public engine::OpKernel {
     if (plan->empty) return absl::OkStatus();
     if (attrs_.blocked_input) return ComputeBlocked(ctx, *x, *plan, *y);
     if (UsesOwnMaxPool2D(attrs_.kind, type_, x->shape().rank())) {
-      MaxPool2D(x->data<float>(), y->mutable_data<float>(), x->shape()[0] * x->shape()[1],
-                x->shape(), plan->out, plan->window, ctx.threads());
+      const int64_t planes = x->shape()[0] * x->shape()[1];
+      if (attrs_.channels_last && type_ == DataType::kUint8) {
+        MaxPool2DChannelsLast(x->data<uint8_t>(), y->mutable_data<uint8_t>(), x->shape(), plan->out,
+                              plan->window, ctx.threads());
+      } else if (attrs_.channels_last && type_ == DataType::kInt8) {
+        MaxPool2DChannelsLast(x->data<int8_t>(), y->mutable_data<int8_t>(), x->shape(), plan->out,
+                              plan->window, ctx.threads());
+      } else if (attrs_.channels_last) {
+        return node_.InvalidArgument("a channels-last x is pooled for 8-bit 2-D MaxPool only");
+      } else if (type_ == DataType::kUint8) {
+        MaxPool2D(x->data<uint8_t>(), y->mutable_data<uint8_t>(), planes, x->shape(), plan->out,
+                  plan->window, ctx.threads());
+      } else if (type_ == DataType::kInt8) {
+        MaxPool2D(x->data<int8_t>(), y->mutable_data<int8_t>(), planes, x->shape(), plan->out,
+                  plan->window, ctx.threads());
+      } else {
+        MaxPool2D(x->data<float>(), y->mutable_data<float>(), planes, x->shape(), plan->out,
+                  plan->window, ctx.threads());
+      }
       return absl::OkStatus();
     }
     INFERD_ASSIGN_OR_RETURN(void* scratchpad, ScratchpadFor(ctx, plan->scratchpad_bytes, node_));

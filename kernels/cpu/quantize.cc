@@ -25,12 +25,14 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/quant_layout.h"
+#include "kernels/cpu/quant_vec.h"
 #include "kernels/cpu/registration.h"
 #include "kernels/cpu/type_dispatch.h"
 
@@ -210,6 +212,13 @@ class QuantizeLinearKernel final : public engine::OpKernel {
                         if (!layout.blocked()) {
                           const int64_t p = layout.RowParam(row);
                           const float s = layout.Scale(p);
+                          if constexpr (std::is_same_v<X, float> &&
+                                        (std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int8_t>)) {
+                            quant_vec::Quantize(src + begin, end - begin, s,
+                                                static_cast<int32_t>(layout.ZeroPoint(p)),
+                                                dst + begin);
+                            return;
+                          }
                           const float z = static_cast<float>(layout.ZeroPoint(p));
                           for (int64_t i = begin; i < end; ++i) {
                             dst[i] = QuantizeOne<Q>(ToFloat(src[i]), s, z);
@@ -292,6 +301,12 @@ class DequantizeLinearKernel final : public engine::OpKernel {
             const int64_t p = layout.RowParam(row);
             const float s = layout.Scale(p);
             const int64_t z = layout.ZeroPoint(p);
+            if constexpr (std::is_same_v<Y, float> &&
+                          (std::is_same_v<X, uint8_t> || std::is_same_v<X, int8_t>)) {
+              quant_vec::Dequantize(src + begin, end - begin, s, static_cast<int32_t>(z),
+                                    dst + begin);
+              return;
+            }
             for (int64_t i = begin; i < end; ++i) {
               dst[i] = FromFloat<Y>(static_cast<float>(static_cast<int64_t>(src[i]) - z) * s);
             }
