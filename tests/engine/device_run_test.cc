@@ -87,6 +87,29 @@ class DeviceRun : public ::testing::Test {
     }
   }
 
+  // cuda:0 (no budget) takes layers 0-15 by rule; cpu:0 the rest.
+  static partition::PartitionConfig FirstHalfOnDevice() {
+    partition::PartitionConfig p;
+    p.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
+    p.name_rules = "cuda:0(layers.[0-15]/)";
+    return p;
+  }
+
+  // Whether a note of the session's partition report contains `part`.
+  static bool Noted(const engine::Session& s, const std::string& part) {
+    for (const std::string& note : s.partition_report().notes) {
+      if (absl::StrContains(note, part)) return true;
+    }
+    return false;
+  }
+
+  // Runs `s` and expects the CPU-only run's outputs.
+  void RunAndExpect(engine::Session& s, const std::vector<engine::OutputTensor>& expected) {
+    auto out = Run(s);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectSameOutputs(expected, *out);
+  }
+
   static int CountOn(const engine::Session& s, const std::string& device, const std::string& op) {
     int n = 0;
     for (const engine::Node& node : s.graph().nodes)
@@ -103,9 +126,7 @@ class DeviceRun : public ::testing::Test {
 TEST_F(DeviceRun, RulesSplitEqualsTheCpuRunWithFallbackUploadsAndCopies) {
   AddDeviceKernels(kDeviceOps);
   const std::vector<engine::OutputTensor> expected = CpuOutputs();
-  partition::PartitionConfig p;
-  p.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
-  p.name_rules = "cuda:0(layers.[0-15]/)";
+  const partition::PartitionConfig p = FirstHalfOnDevice();
   auto s = Load(p);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_EQ((*s)->devices().size(), 2u);
@@ -143,9 +164,7 @@ TEST_F(DeviceRun, RulesSplitEqualsTheCpuRunWithFallbackUploadsAndCopies) {
 // only) and the CPU's part is fused as usual.
 TEST_F(DeviceRun, FusionsLeaveTheDevicePartUnfused) {
   AddDeviceKernels(kDeviceOps);
-  partition::PartitionConfig p;
-  p.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
-  p.name_rules = "cuda:0(layers.[0-15]/)";
+  const partition::PartitionConfig p = FirstHalfOnDevice();
   auto s = Load(p, /*runs=*/1, /*fusions=*/true);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(CountOn(**s, "cuda:0", "MatMul"), 16 * 8);
@@ -159,11 +178,7 @@ TEST_F(DeviceRun, FusionsLeaveTheDevicePartUnfused) {
     }
   }
   EXPECT_GT(fused_on_cpu, 0);
-  bool noted = false;
-  for (const std::string& note : (*s)->partition_report().notes) {
-    noted |= absl::StrContains(note, "nodes placed on devices the host cannot read unfused");
-  }
-  EXPECT_TRUE(noted);
+  EXPECT_TRUE(Noted(**s, "nodes placed on devices the host cannot read unfused"));
   auto out = Run(**s);
   ASSERT_TRUE(out.ok()) << out.status();
   for (size_t i = 0; i < out->size(); ++i) {
@@ -208,14 +223,8 @@ TEST_F(DeviceRun, BudgetOnlyFillsTheDeviceToItsFreeMemory) {
   const int on_device = CountOn(**s, "cuda:0", "MatMul");
   EXPECT_GT(on_device, 0);
   EXPECT_LT(on_device, 256) << "the device is too small for every layer";
-  bool noted = false;
-  for (const std::string& note : (*s)->partition_report().notes) {
-    noted |= absl::StrContains(note, "cuda:0 has no budget configured: its free memory");
-  }
-  EXPECT_TRUE(noted);
-  auto out = Run(**s);
-  ASSERT_TRUE(out.ok()) << out.status();
-  ExpectSameOutputs(expected, *out);
+  EXPECT_TRUE(Noted(**s, "cuda:0 has no budget configured: its free memory"));
+  RunAndExpect(**s, expected);
 }
 
 // A device kernel whose factory refuses a node its definition covers (as the CUDA MaxPool
@@ -232,23 +241,17 @@ TEST_F(DeviceRun, NodesTheDeviceKernelRefusesFallBack) {
   };
   ASSERT_TRUE(registry_.Register(std::move(softmax)).ok());
   const std::vector<engine::OutputTensor> expected = CpuOutputs();
-  partition::PartitionConfig p;
-  p.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
-  p.name_rules = "cuda:0(layers.[0-15]/)";
+  const partition::PartitionConfig p = FirstHalfOnDevice();
   auto s = Load(p);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(CountOn(**s, "cuda:0", "Softmax"), 0);
   EXPECT_EQ(CountOn(**s, "cuda:0", "MatMul"), 16 * 8);
-  auto out = Run(**s);
-  ASSERT_TRUE(out.ok()) << out.status();
-  ExpectSameOutputs(expected, *out);
+  RunAndExpect(**s, expected);
 }
 
 TEST_F(DeviceRun, SecondRunAllocatesNoDeviceMemory) {
   AddDeviceKernels(kDeviceOps);
-  partition::PartitionConfig p;
-  p.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
-  p.name_rules = "cuda:0(layers.[0-15]/)";
+  const partition::PartitionConfig p = FirstHalfOnDevice();
   auto s = Load(p);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE(Run(**s).ok());
@@ -260,9 +263,7 @@ TEST_F(DeviceRun, SecondRunAllocatesNoDeviceMemory) {
 TEST_F(DeviceRun, ConcurrentRunsEachHaveTheirStream) {
   AddDeviceKernels(kDeviceOps);
   const std::vector<engine::OutputTensor> expected = CpuOutputs();
-  partition::PartitionConfig p;
-  p.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
-  p.name_rules = "cuda:0(layers.[0-15]/)";
+  const partition::PartitionConfig p = FirstHalfOnDevice();
   auto s = Load(p, /*runs=*/2);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(fake_->counters().streams.load(), 2u);
