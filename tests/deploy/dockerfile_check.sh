@@ -117,7 +117,7 @@ done
 # ---- runtime libraries: the apt-get install list against ldd of the binaries built here
 binaries=()
 for pair in "$@"; do binaries+=("${pair%%:*}"); done
-if ldd "${binaries[@]}" 2>/dev/null | grep -q 'libcudart\.so'; then
+if grep -q 'libcudart\.so' <<<"$(ldd "${binaries[@]}" 2>/dev/null)"; then
   # A --config=cuda build (CI's cuda step): the image builds the CPU-only configuration, whose
   # binaries the default run of this check compares; the CUDA toolkit is no Debian package.
   ok "runtime packages: not compared for a --config=cuda build (the image builds without CUDA)"
