@@ -109,13 +109,8 @@ namespace {
 // cannot read; none on host devices, nor without a kernel (the plan refuses such a node later).
 std::vector<int> HostInputs(const Graph& g, const Node& n, const KernelRegistry& registry) {
   if (n.device.empty() || partition::IsHostDevice(n.device)) return {};
-  std::vector<DataType> in_types, out_types;
-  for (int v : n.inputs) in_types.push_back(KernelIoOf(g, v).type);
-  for (int v : n.outputs) out_types.push_back(KernelIoOf(g, v).type);
-  const DeviceKind kind(partition::DeviceType(n.device));
-  const KernelDef* def =
-      EngineKernels().Find(n.domain, n.op_type, n.opset, kind, in_types, out_types);
-  if (def == nullptr) def = registry.Find(n.domain, n.op_type, n.opset, kind, in_types, out_types);
+  const KernelDef* def = FindNodeKernel({&EngineKernels(), &registry}, n, NodeIoOf(g, n),
+                                        partition::DeviceType(n.device));
   return def == nullptr ? std::vector<int>() : def->host_inputs;
 }
 

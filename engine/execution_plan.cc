@@ -149,30 +149,16 @@ absl::Status ExecutionPlan::ResolveKernels(const KernelRegistry& registry, int t
   Refusals refusals;
   for (PlanStep& step : steps_) {
     const Node& node = g.nodes[step.node];
-    std::vector<DataType> in_types, out_types;
-    std::vector<KernelIoInfo> in_info, out_info;
-    for (int v : node.inputs) {
-      in_info.push_back(KernelIoOf(g, v));
-      in_types.push_back(in_info.back().type);
-    }
-    for (int v : node.outputs) {
-      out_info.push_back(KernelIoOf(g, v));
-      out_types.push_back(out_info.back().type);
-    }
+    NodeIo io = NodeIoOf(g, node);
     const std::string device_type = DeviceType(devices_[step.device].name);
-    step.def = EngineKernels().Find(node.domain, node.op_type, node.opset, device_type, in_types,
-                                    out_types);
-    if (step.def == nullptr) {
-      step.def =
-          registry.Find(node.domain, node.op_type, node.opset, device_type, in_types, out_types);
-    }
+    step.def = FindNodeKernel({&EngineKernels(), &registry}, node, io, device_type);
     if (step.def == nullptr) {
       refusals.Add(node.name, registry.Explain(node.domain, node.op_type, node.opset, device_type,
-                                               in_types, out_types, node.name));
+                                               io.in_types, io.out_types, node.name));
       continue;
     }
     KernelInfo info(node.name, node.op_type, node.domain, node.opset, &node.attributes,
-                    std::move(in_info), std::move(out_info), threads);
+                    std::move(io.ins), std::move(io.outs), threads);
     absl::StatusOr<std::unique_ptr<OpKernel>> kernel = step.def->create(info);
     if (!kernel.ok()) {
       const absl::Status& s = kernel.status();
