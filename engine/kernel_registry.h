@@ -81,6 +81,10 @@ struct KernelDef {
   // a Resize's scales: what it needs before it can launch). The engine binds them in host memory
   // (weights as they are, values made on a device copied to the host first). Ignored for "cpu".
   std::vector<int> host_inputs;
+  // Inputs that may be float16 / bfloat16 2-D weights while the kernel computes in the def's
+  // float type (MatMul's and Gemm's B): the precision widening pass leaves such weights in half
+  // precision instead of converting them to float32 (docs/half-precision.md "Half weights").
+  std::vector<int> half_weight_inputs;
 };
 
 class KernelRegistry {

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,10 @@ std::string WideningReport::Summary() const {
   std::string s = absl::StrCat("widened ", widened_nodes, " nodes to float32 (", casts_to_float,
                                " casts in, ", casts_to_half, " out; ", converted_weights,
                                " weights converted, ", converted_weight_bytes, " bytes)");
+  if (half_weights > 0) {
+    absl::StrAppend(&s, "; ", half_weights, " weights kept half for their products (",
+                    half_weight_bytes, " bytes)");
+  }
   if (half_nodes > 0) absl::StrAppend(&s, "; ", half_nodes, " nodes run in half precision");
   return s;
 }
@@ -51,11 +56,28 @@ bool TypesFollowInputs(const Graph& g, const Node& n) {
   return false;
 }
 
-bool HasKernel(const Graph& g, const Node& n, const KernelRegistry& registry, bool widened) {
+const KernelDef* FindKernel(const Graph& g, const Node& n, const KernelRegistry& registry,
+                            bool widened) {
   std::vector<DataType> in, out;
   for (int v : n.inputs) in.push_back(widened ? Widened(TypeOf(g, v)) : TypeOf(g, v));
   for (int v : n.outputs) out.push_back(widened ? Widened(TypeOf(g, v)) : TypeOf(g, v));
-  return registry.Find(n.domain, n.op_type, n.opset, DeviceKind::kCpu, in, out) != nullptr;
+  return registry.Find(n.domain, n.op_type, n.opset, DeviceKind::kCpu, in, out);
+}
+
+bool HasKernel(const Graph& g, const Node& n, const KernelRegistry& registry, bool widened) {
+  return FindKernel(g, n, registry, widened) != nullptr;
+}
+
+// Whether widened node `n` reads its input `k`, a half weight, as it is: its float32 kernel
+// declares the input a half-weight input (KernelDef::half_weight_inputs) and the weight is 2-D.
+bool KeepsHalfWeight(const Graph& g, const Node& n, size_t k, const KernelRegistry& registry) {
+  const Tensor* w = g.values[n.inputs[k]].initializer;
+  if (w == nullptr || w->shape().rank() != 2) return false;
+  const KernelDef* def = FindKernel(g, n, registry, /*widened=*/true);
+  if (def == nullptr) return false;
+  for (int i : def->half_weight_inputs)
+    if (static_cast<size_t>(i) == k) return true;
+  return false;
 }
 
 onnx::AttributeProto ToAttribute(DataType t) {
@@ -68,8 +90,13 @@ onnx::AttributeProto ToAttribute(DataType t) {
 
 class Widener {
  public:
-  Widener(Graph& g, const KernelRegistry& registry, DerivedWeights& weights, WideningReport& report)
-      : g_(g), registry_(registry), weights_(weights), report_(report) {}
+  Widener(Graph& g, const KernelRegistry& registry, DerivedWeights& weights, WideningReport& report,
+          bool keep_half_weights)
+      : g_(g),
+        registry_(registry),
+        weights_(weights),
+        report_(report),
+        keep_half_weights_(keep_half_weights) {}
 
   absl::Status Run() {
     g_.RebuildEdges();
@@ -85,7 +112,7 @@ class Widener {
       for (auto& [attribute, sub] : n.subgraphs) {
         Graph copy = *sub;
         WideningReport sub_report;
-        Widener w(copy, registry_, weights_, sub_report);
+        Widener w(copy, registry_, weights_, sub_report, keep_half_weights_);
         INFERD_RETURN_IF_ERROR(w.Run());
         Add(sub_report);
         if (sub_report.widened_nodes > 0) sub = std::make_shared<const Graph>(std::move(copy));
@@ -150,11 +177,20 @@ class Widener {
         }
       }
     }
+    std::set<int> kept;  // half weights read as they are
     for (size_t i = 0; i < num_nodes; ++i) {
       if (!widen[i]) continue;
       for (size_t k = 0; k < g_.nodes[i].inputs.size(); ++k) {
         const int v = g_.nodes[i].inputs[k];
         if (v < 0 || !IsHalf(g_.values[v].type)) continue;
+        if (keep_half_weights_ && KeepsHalfWeight(g_, g_.nodes[i], k, registry_)) {
+          if (kept.insert(v).second) {
+            ++report_.half_weights;
+            report_.half_weight_bytes = SaturatingAdd<uint64_t>(report_.half_weight_bytes,
+                                                                g_.values[v].initializer->bytes());
+          }
+          continue;
+        }
         INFERD_ASSIGN_OR_RETURN(const int twin, InputTwin(v, g_.nodes[i], added));
         g_.nodes[i].inputs[k] = twin;
       }
@@ -174,6 +210,8 @@ class Widener {
     report_.converted_weights += r.converted_weights;
     report_.converted_weight_bytes =
         SaturatingAdd(report_.converted_weight_bytes, r.converted_weight_bytes);
+    report_.half_weights += r.half_weights;
+    report_.half_weight_bytes = SaturatingAdd(report_.half_weight_bytes, r.half_weight_bytes);
   }
 
   std::string UniqueValueName(const std::string& base) {
@@ -233,6 +271,7 @@ class Widener {
   const KernelRegistry& registry_;
   DerivedWeights& weights_;
   WideningReport& report_;
+  const bool keep_half_weights_;
   int cast_opset_ = 13;
   std::map<int, int> twin_;  // half value -> its float32 twin
 };
@@ -240,9 +279,9 @@ class Widener {
 }  // namespace
 
 absl::StatusOr<WideningReport> WidenHalfPrecision(Graph& graph, const KernelRegistry& registry,
-                                                  DerivedWeights& weights) {
+                                                  DerivedWeights& weights, bool keep_half_weights) {
   WideningReport report;
-  Widener w(graph, registry, weights, report);
+  Widener w(graph, registry, weights, report, keep_half_weights);
   INFERD_RETURN_IF_ERROR(w.Run());
   return report;
 }

@@ -41,15 +41,22 @@ struct WideningReport {
   int casts_to_half = 0;                // inserted at region exits
   int converted_weights = 0;            // half weights given a float32 twin
   uint64_t converted_weight_bytes = 0;  // their float32 bytes (extra memory held by the session)
+  // Half weights a widened node reads as they are (KernelDef::half_weight_inputs: MatMul's and
+  // Gemm's B), and their bytes: no float32 copy is made of them.
+  int half_weights = 0;
+  uint64_t half_weight_bytes = 0;
   bool any_half() const { return widened_nodes + half_nodes > 0; }
   // "widened 12 nodes to float32 (3 casts in, 1 out; 5 weights, 40960 bytes); 2 half nodes
   // native", or "no float16/bfloat16 compute".
   std::string Summary() const;
 };
 
-// Rewrites `graph` (sorted, edges built) in place; converted weights go to `weights`.
+// Rewrites `graph` (sorted, edges built) in place; converted weights go to `weights`. With
+// `keep_half_weights` off, every half weight a widened node reads is converted (the float32
+// products then run on prepacked float32 weights: more memory, the faster path for large batches).
 absl::StatusOr<WideningReport> WidenHalfPrecision(Graph& graph, const KernelRegistry& registry,
-                                                  DerivedWeights& weights);
+                                                  DerivedWeights& weights,
+                                                  bool keep_half_weights = true);
 
 }  // namespace inferd::engine
 

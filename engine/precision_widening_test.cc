@@ -172,6 +172,58 @@ TEST(PrecisionWideningTest, WeightSharedBetweenHalfAndFloatConsumers) {
   EXPECT_EQ(g.values[conv->inputs[1]].initializer->data<float>()[0], 2.0f);
 }
 
+// MatMul's 2-D half weight stays half when the float32 kernel declares B a half-weight input (and
+// a 3-D one, or a kernel without the declaration, or keep_half_weights off, converts it); Conv's
+// weight is converted as before.
+TEST(PrecisionWideningTest, ProductsKeepTheirHalfWeightsWhenTheKernelTakesThem) {
+  ModelBuilder b(17);
+  b.Input("x", kF16, {2, 4}).Input("x3", kF16, {2, 2, 4}).Input("xc", kF16, {1, 4, 1, 2});
+  b.Output("y", kF16, {2, 3}).Output("y3", kF16, {2, 2, 3}).Output("yc", kF16, {1, 3, 1, 2});
+  HalfWeight(b, "w", {4, 3}, kF16, 0x3c00);
+  HalfWeight(b, "w3", {2, 4, 3}, kF16, 0x3c00);
+  HalfWeight(b, "wc", {3, 4, 1, 1}, kF16, 0x3c00);
+  b.Node("MatMul", {"x", "w"}, {"y"}, "mm");
+  b.Node("MatMul", {"x3", "w3"}, {"y3"}, "mm3");
+  b.Node("Conv", {"xc", "wc"}, {"yc"}, "conv");
+  auto model = Load(b);
+  ASSERT_NE(model, nullptr);
+  for (bool declared : {true, false}) {
+    for (bool keep : {true, false}) {
+      SCOPED_TRACE(std::string(declared ? "declared" : "not declared") + (keep ? ", keep" : ""));
+      KernelRegistry registry;
+      KernelDef mm = Def("MatMul", {kF32});
+      if (declared) mm.half_weight_inputs = {1};
+      ASSERT_TRUE(registry.Register(mm).ok());
+      ASSERT_TRUE(registry.Register(Def("Conv", {kF32})).ok());
+      ASSERT_TRUE(registry.Register(Def("Cast", {})).ok());
+      Graph g = model->graph();
+      DerivedWeights weights;
+      absl::StatusOr<WideningReport> r = WidenHalfPrecision(g, registry, weights, keep);
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->widened_nodes, 3);
+      const bool kept = declared && keep;
+      EXPECT_EQ(r->half_weights, kept ? 1 : 0);
+      EXPECT_EQ(r->half_weight_bytes, kept ? 12u * 2 : 0u);
+      EXPECT_EQ(r->converted_weights, kept ? 2 : 3);
+      EXPECT_TRUE(g.Validate().ok());
+      const Node* node = FindNode(g, "mm");
+      ASSERT_NE(node, nullptr);
+      const Value& w = g.values[node->inputs[1]];
+      EXPECT_EQ(w.type, kept ? kF16 : kF32);
+      EXPECT_EQ(w.initializer->dtype(), kept ? kF16 : kF32);
+      EXPECT_EQ(g.values[node->inputs[0]].type, kF32);  // A is the region's float32 twin
+      const Node* node3 = FindNode(g, "mm3");
+      ASSERT_NE(node3, nullptr);
+      EXPECT_EQ(g.values[node3->inputs[1]].type, kF32);  // 3-D: converted
+      if (kept) {
+        EXPECT_NE(r->Summary().find("1 weights kept half for their products (24 bytes)"),
+                  std::string::npos)
+            << r->Summary();
+      }
+    }
+  }
+}
+
 // An intermediate that is also a graph output: widened readers use the float32 twin, the output
 // gets a Cast back; an op with no kernel for either type is left alone.
 TEST(PrecisionWideningTest, HalfGraphOutputInsideARegionIsCastBack) {

@@ -48,8 +48,8 @@ absl::Status Session::Init(const KernelRegistry& registry) {
   graph_ = model_->graph();
   if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(graph_));
   if (options_.widen_half_precision) {
-    INFERD_ASSIGN_OR_RETURN(half_precision_,
-                            WidenHalfPrecision(graph_, registry, derived_weights_));
+    INFERD_ASSIGN_OR_RETURN(half_precision_, WidenHalfPrecision(graph_, registry, derived_weights_,
+                                                                options_.keep_half_weights));
   }
   INFERD_RETURN_IF_ERROR(ApplyLowerings(graph_, registry, derived_weights_).status());
   INFERD_RETURN_IF_ERROR(FoldConstants(graph_, registry, derived_weights_).status());

@@ -185,7 +185,8 @@ absl::StatusOr<std::unique_ptr<Session::MaxShapeView>> Session::MakeMaxShapeView
   Graph& g = view->graph;
   if (options_.graph_rewrite) INFERD_RETURN_IF_ERROR(options_.graph_rewrite(g));
   if (options_.widen_half_precision) {
-    INFERD_RETURN_IF_ERROR(WidenHalfPrecision(g, registry, view->derived).status());
+    INFERD_RETURN_IF_ERROR(
+        WidenHalfPrecision(g, registry, view->derived, options_.keep_half_weights).status());
   }
   INFERD_RETURN_IF_ERROR(ApplyLowerings(g, registry, view->derived).status());
   INFERD_RETURN_IF_ERROR(FoldConstants(g, registry, view->derived).status());

@@ -45,6 +45,10 @@ struct SessionOptions {
   // widening pass (engine/precision_widening.h, docs/half-precision.md). Off: such nodes are
   // refused at load for want of a kernel.
   bool widen_half_precision = true;
+  // With the pass: MatMul's and Gemm's 2-D half weights stay half, read by the half-weight product
+  // kernel, instead of getting a float32 copy (docs/half-precision.md "Half weights"). Off: they
+  // are converted (more memory; faster on large batches).
+  bool keep_half_weights = true;
   // A rewrite of the session's graph applied first, before the fusions and partitioning (and to
   // the max-shape view the budget is costed on): genai's KV-cache rewrite. An error fails Create.
   std::function<absl::Status(Graph&)> graph_rewrite;

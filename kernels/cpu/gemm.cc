@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
+#include "kernels/cpu/half_weight_product.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/matmul_primitive.h"
 #include "kernels/cpu/onednn_util.h"
@@ -278,10 +279,12 @@ class GemmKernel final : public engine::OpKernel {
 std::vector<engine::KernelDef> GemmKernelDefs() {
   // 1-6: C required, `broadcast` attribute; 7-10: C required, always broadcast; 11+: C optional
   // (CheckC and strict_c_ read the opset).
-  return {CpuDef(engine::kOnnxDomain, "Gemm", 1, 10, {DataType::kFloat32}, FactoryOf<GemmKernel>(),
-                 &GemmKernel::EstimateWorkspace),
-          CpuDef(engine::kOnnxDomain, "Gemm", 11, kMaxOpset, {DataType::kFloat32},
-                 FactoryOf<GemmKernel>(), &GemmKernel::EstimateWorkspace)};
+  // A float16 / bfloat16 B weight left half by the precision widening pass runs the half-weight
+  // kernel instead (half_weight_product.h).
+  return {WithHalfWeights(CpuDef(engine::kOnnxDomain, "Gemm", 1, 10, {DataType::kFloat32},
+                                 FactoryOf<GemmKernel>(), &GemmKernel::EstimateWorkspace)),
+          WithHalfWeights(CpuDef(engine::kOnnxDomain, "Gemm", 11, kMaxOpset, {DataType::kFloat32},
+                                 FactoryOf<GemmKernel>(), &GemmKernel::EstimateWorkspace))};
 }
 
 }  // namespace inferd::kernels::cpu

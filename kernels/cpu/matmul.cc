@@ -3,6 +3,8 @@
 // `activation_params` as post-ops, ActivationPostOps in onednn_util.h), both one oneDNN matmul
 // primitive. 1-D operands are promoted (A [K] -> [1,K],
 // B [K] -> [K,1]) and the added dimension removed from the output; batch dimensions broadcast.
+// A float16 / bfloat16 B weight left half by the precision widening pass runs the half-weight
+// kernel instead (half_weight_product.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/kernel.h"
+#include "kernels/cpu/half_weight_product.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/matmul_primitive.h"
 #include "kernels/cpu/onednn_util.h"
@@ -264,10 +267,10 @@ class MatMulKernel final : public engine::OpKernel {
 }  // namespace
 
 std::vector<engine::KernelDef> MatMulKernelDefs() {
-  return {CpuDef(engine::kOnnxDomain, "MatMul", 1, kMaxOpset, {DataType::kFloat32},
-                 FactoryOf<MatMulKernel>(), &MatMulKernel::EstimateWorkspace),
-          CpuDef(engine::kInferdDomain, "FusedMatMul", 1, 1, {DataType::kFloat32},
-                 FactoryOf<MatMulKernel>(), &MatMulKernel::EstimateWorkspace)};
+  return {WithHalfWeights(CpuDef(engine::kOnnxDomain, "MatMul", 1, kMaxOpset, {DataType::kFloat32},
+                                 FactoryOf<MatMulKernel>(), &MatMulKernel::EstimateWorkspace)),
+          WithHalfWeights(CpuDef(engine::kInferdDomain, "FusedMatMul", 1, 1, {DataType::kFloat32},
+                                 FactoryOf<MatMulKernel>(), &MatMulKernel::EstimateWorkspace))};
 }
 
 }  // namespace inferd::kernels::cpu

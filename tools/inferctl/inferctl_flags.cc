@@ -12,6 +12,9 @@ ABSL_FLAG(bool, random, false,
           "random data for the inputs without --input (floats in [-1, 1), integers in [0, 8))");
 ABSL_FLAG(std::string, output_dir, "", "write each output to DIR/<output>.npy");
 ABSL_FLAG(bool, no_fusions, false, "do not apply the graph fusions");
+ABSL_FLAG(bool, convert_half_weights, false,
+          "give float16 / bfloat16 MatMul and Gemm weights a float32 copy instead of reading "
+          "them as they are");
 
 ABSL_FLAG(int, runs, 10, "measured runs");
 ABSL_FLAG(int, warmup, 1, "runs before the measured ones");

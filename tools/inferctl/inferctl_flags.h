@@ -19,6 +19,7 @@ ABSL_DECLARE_FLAG(inferd::RepeatedFlag, input);
 ABSL_DECLARE_FLAG(bool, random);
 ABSL_DECLARE_FLAG(std::string, output_dir);
 ABSL_DECLARE_FLAG(bool, no_fusions);
+ABSL_DECLARE_FLAG(bool, convert_half_weights);
 // run.
 ABSL_DECLARE_FLAG(int, runs);
 ABSL_DECLARE_FLAG(int, warmup);

@@ -33,7 +33,8 @@ using engine::DataType;
 constexpr char kUsage[] =
     "usage: inferctl run MODEL [--input NAME=FILE.npy]... [--random] [--runs N] [--warmup N]\n"
     "                          [--threads T] [--pre-allocate] [--fixed-shape NAME=1x128]...\n"
-    "                          [--no-fusions] [--profile] [--output-dir DIR]\n"
+    "                          [--no-fusions] [--convert-half-weights] [--profile]\n"
+    "                          [--output-dir DIR]\n"
     "                          [--devices DEV[=BYTES],...] [--rules RULES]\n"
     "                          [--annotation-rules RULES] [--fallback DEV]\n"
     "Inputs not given as .npy are random (floats in [-1, 1), integers in [0, 8)); dynamic dims\n"
@@ -46,7 +47,7 @@ struct Args {
   std::map<std::string, std::string> input_files;
   std::map<std::string, std::vector<int64_t>> fixed_shapes;
   int runs = 10, warmup = 1, threads = 1;
-  bool pre_allocate = false, fusions = true, profile = false;
+  bool pre_allocate = false, fusions = true, profile = false, convert_half_weights = false;
   std::string output_dir;
   partition::PartitionConfig partition;  // --devices, --rules, --annotation-rules, --fallback
   bool partitioned = false;              // one of those was given
@@ -54,10 +55,11 @@ struct Args {
 
 // The flags of `inferctl run` (inferctl_flags.h).
 const CommandLineSpec& RunSpec() {
-  static const CommandLineSpec* spec = new CommandLineSpec{
-      kUsage,
-      {"input", "random", "runs", "warmup", "threads", "pre-allocate", "fixed-shape", "no-fusions",
-       "profile", "output-dir", "devices", "rules", "annotation-rules", "fallback"}};
+  static const CommandLineSpec* spec =
+      new CommandLineSpec{kUsage,
+                          {"input", "random", "runs", "warmup", "threads", "pre-allocate",
+                           "fixed-shape", "no-fusions", "convert-half-weights", "profile",
+                           "output-dir", "devices", "rules", "annotation-rules", "fallback"}};
   return *spec;
 }
 
@@ -94,6 +96,7 @@ absl::StatusOr<Args> ReadArgs(const ParsedArgs& parsed) {
   a.pre_allocate = absl::GetFlag(FLAGS_pre_allocate);
   a.profile = absl::GetFlag(FLAGS_profile);
   a.fusions = !absl::GetFlag(FLAGS_no_fusions);
+  a.convert_half_weights = absl::GetFlag(FLAGS_convert_half_weights);
   a.output_dir = absl::GetFlag(FLAGS_output_dir);
   if (parsed.given.count("devices")) {
     INFERD_ASSIGN_OR_RETURN(a.partition.devices, ParseDeviceList(absl::GetFlag(FLAGS_devices)));
@@ -309,6 +312,7 @@ int RunCommand(const std::vector<std::string>& raw_args) {
   opts.pre_allocate = args->pre_allocate;
   opts.fixed_input_shapes = args->fixed_shapes;
   opts.enable_fusions = args->fusions;
+  opts.keep_half_weights = !args->convert_half_weights;
   opts.partition = args->partition;
   absl::StatusOr<std::unique_ptr<engine::Session>> session =
       engine::Session::Load(args->model, opts, registry);

@@ -174,6 +174,8 @@ MODELS = [
     _variant("resnet18", "fp16", "ResNet-18 in float16"),
     _variant("mobilenet_v2", "fp16", "MobileNetV2 in float16"),
     _variant("vit_tiny", "fp16", "ViT-tiny in float16"),
+    _variant("llama_prefill", "fp16", "Llama prefill in float16"),
+    _variant("llama_decode", "fp16", "Llama decode step in float16 (float16 KV cache)"),
     _variant("resnet18", "dynamo", "ResNet-18 by the dynamo exporter (opset 18)"),
     _variant("bert_encoder", "dynamo", "BERT encoder by the dynamo exporter (opset 18)"),
     _variant("llama_prefill", "dynamo", "Llama prefill by the dynamo exporter (opset 18)"),
