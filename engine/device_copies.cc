@@ -105,6 +105,12 @@ const KernelRegistry& EngineKernels() {
 
 namespace {
 
+// Whether `n` reads nothing of its inputs but their shapes (by the ONNX definition of its op).
+bool ReadsShapeOnly(const Node& n) {
+  return (n.domain.empty() || n.domain == kOnnxDomain) &&
+         (n.op_type == "Shape" || n.op_type == "Size");
+}
+
 // The inputs the kernel of `n` reads on the host: its KernelDef::host_inputs on a device the host
 // cannot read; none on host devices, nor without a kernel (the plan refuses such a node later).
 std::vector<int> HostInputs(const Graph& g, const Node& n, const KernelRegistry& registry) {
@@ -168,6 +174,8 @@ absl::StatusOr<DeviceCopies> InsertDeviceCopies(Graph& g, const KernelRegistry& 
   const partition::ReaderDeviceFn reader_device = [&](int node, int input) -> std::string {
     const Node& n = g.nodes[node];
     if (IsCopyNode(n)) return "";  // reads its input wherever it is
+    // Shape and Size read their input's shape, which the host knows wherever the data is.
+    if (ReadsShapeOnly(n)) return "";
     if (std::find(host_inputs[node].begin(), host_inputs[node].end(), input) !=
         host_inputs[node].end()) {
       return host_device;

@@ -14,6 +14,8 @@
 //     that one.
 // Inputs a device kernel reads on the host (KernelDef::host_inputs: a Reshape's shape) are read
 // from host memory: weights as they are, values made on a device through a copy to the host.
+// Shape and Size read only their input's shape, which the host always has: they read the value
+// where it is, with no copy (a decoder's many Shape nodes on activations cost no transfer).
 // The DeviceCopy kernel (EngineKernels, for "cpu" and "cuda") copies through the run's device
 // streams (engine/device_runtime.h): host to host with memcpy, to a device in the reading
 // stream's order, from a device by the source stream followed by its synchronization.

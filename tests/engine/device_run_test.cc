@@ -364,6 +364,46 @@ TEST(DeviceRunIf, BranchesReadTheHostCopyOfADeviceValue) {
   }
 }
 
+// Shape and Size on the CPU read a value made on the device without a copy of it: the host has
+// its shape. (The fake device's memory is host-readable, so the graph is what shows it.)
+TEST(DeviceRunShape, ShapeAndSizeReadDeviceValuesWithoutACopy) {
+  engine::KernelRegistry registry;
+  ASSERT_TRUE(kernels::cpu::RegisterCpuKernels(registry).ok());
+  ASSERT_TRUE(engine::testing::RegisterFakeDeviceKernels(registry, {"MatMul"}).ok());
+  engine::testing::ModelBuilder b(17);
+  b.Input("x", engine::DataType::kFloat32, {3, 2});
+  b.Initializer<float>("w", engine::Shape{2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  b.Output("s", engine::DataType::kInt64, {2}).Output("n", engine::DataType::kInt64, {});
+  b.Node("MatMul", {"x", "w"}, {"m"}, "mm");
+  b.Node("Shape", {"m"}, {"s"}, "shape");
+  b.Node("Size", {"m"}, {"n"}, "size");
+  auto model = engine::Model::Parse(b.Serialize(), ".");
+  ASSERT_TRUE(model.ok()) << model.status();
+  engine::SessionOptions opts;
+  opts.device_runtimes = {std::make_shared<FakeDeviceRuntime>(1, 1 << 20)};
+  opts.partition.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
+  opts.partition.name_rules = "cuda:0(mm)";
+  opts.enable_fusions = false;
+  auto s = engine::Session::Create(*model, opts, registry);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_LT((*s)->graph().FindValue("m/copy_to_cpu:0"), 0) << "m was copied to the host";
+  for (const engine::Node& n : (*s)->graph().nodes) {
+    if (n.op_type == "Shape" || n.op_type == "Size") {
+      EXPECT_EQ(n.device, "cpu:0");
+      EXPECT_EQ((*s)->graph().values[n.inputs[0]].name, "m");
+    }
+  }
+  const float x[6] = {1, 2, 3, 4, 5, 6};
+  for (int run = 0; run < 2; ++run) {
+    auto out = (*s)->Run({{"x", engine::DataType::kFloat32, engine::Shape{3, 2}, x, sizeof(x)}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const auto* shape = static_cast<const int64_t*>((*out)[0].buffer.data());
+    EXPECT_EQ(shape[0], 3);
+    EXPECT_EQ(shape[1], 4);
+    EXPECT_EQ(*static_cast<const int64_t*>((*out)[1].buffer.data()), 12);
+  }
+}
+
 // The fake is strict enough to catch a missing synchronization: a device-to-host copy's
 // destination holds its old bytes until the stream is synchronized.
 TEST(FakeDevice, DeviceToHostCopiesLandAtSynchronize) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <random>
 #include <utility>
@@ -154,6 +155,27 @@ absl::StatusOr<std::vector<OwnedInput>> MakeInputs(const engine::Session& s, con
             break;
           case DataType::kInt32:
             reinterpret_cast<int32_t*>(in.bytes.data())[i] = rng() % 8;
+            break;
+          case DataType::kFloat64:
+            reinterpret_cast<double*>(in.bytes.data())[i] =
+                std::uniform_real_distribution<double>(-1, 1)(rng);
+            break;
+          case DataType::kFloat16: {  // sign, exponent 1..14, mantissa: magnitudes in [2^-14, 1)
+            const uint32_t r = rng();
+            reinterpret_cast<uint16_t*>(in.bytes.data())[i] = static_cast<uint16_t>(
+                ((r & 1u) << 15) | ((1u + (r >> 1) % 14u) << 10) | ((r >> 8) & 0x3ffu));
+            break;
+          }
+          case DataType::kBFloat16: {  // the upper half of a float32 in [-1, 1)
+            const float f = std::uniform_real_distribution<float>(-1, 1)(rng);
+            uint32_t bits;
+            std::memcpy(&bits, &f, sizeof(bits));
+            reinterpret_cast<uint16_t*>(in.bytes.data())[i] = static_cast<uint16_t>(bits >> 16);
+            break;
+          }
+          case DataType::kInt8:
+          case DataType::kUint8:
+            in.bytes[i] = static_cast<uint8_t>(rng() % 8);
             break;
           case DataType::kBool:
             in.bytes[i] = rng() % 2;
