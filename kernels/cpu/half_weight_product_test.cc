@@ -146,26 +146,26 @@ void CheckNode(const NodeCase& nc) {
   const HalfValues b = ToHalf(RandomFloats(nc.b.NumElements(), 8), nc.type);
   const Shape add_shape(nc.add_dims);
   const std::vector<float> add = RandomFloats(add_shape.NumElements(), 9);
-  KernelTester t(nc.op, nc.domain.empty() ? 13 : 1, nc.domain);
-  if (nc.op == "Gemm") {
-    t.Attr("transA", int64_t{nc.trans_a}).Attr("transB", int64_t{nc.trans_b});
-    t.Attr("alpha", nc.alpha).Attr("beta", nc.beta);
-  } else if (!nc.activation.empty()) {
-    t.Attr("activation", nc.activation);
-  }
+  // The node's attributes, for the half-weight node and its float32 reference.
+  const auto attributes = [&nc](KernelTester& t) {
+    if (nc.op == "Gemm") {
+      t.Attr("transA", int64_t{nc.trans_a}).Attr("transB", int64_t{nc.trans_b});
+      t.Attr("alpha", nc.alpha).Attr("beta", nc.beta);
+    } else if (!nc.activation.empty()) {
+      t.Attr("activation", nc.activation);
+    }
+  };
+  const int opset = nc.domain.empty() ? 13 : 1;
+  KernelTester t(nc.op, opset, nc.domain);
+  attributes(t);
   t.Input<float>(nc.a, a).RawInput(nc.type, nc.b, b.bits.data(), b.bits.size() * 2, true);
   if (!nc.add_dims.empty()) t.Input<float>(add_shape, add);
   t.Threads(nc.threads);
   auto out = t.Run(CpuRegistry());
   ASSERT_TRUE(out.ok()) << out.status();
   // The reference: the same node on float32 weights holding the half values.
-  KernelTester f(nc.op, nc.domain.empty() ? 13 : 1, nc.domain);
-  if (nc.op == "Gemm") {
-    f.Attr("transA", int64_t{nc.trans_a}).Attr("transB", int64_t{nc.trans_b});
-    f.Attr("alpha", nc.alpha).Attr("beta", nc.beta);
-  } else if (!nc.activation.empty()) {
-    f.Attr("activation", nc.activation);
-  }
+  KernelTester f(nc.op, opset, nc.domain);
+  attributes(f);
   f.Input<float>(nc.a, a).Input<float>(nc.b, b.values, true);
   if (!nc.add_dims.empty()) f.Input<float>(add_shape, add);
   auto want = f.Run(CpuRegistry());

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "base/status_macros.h"
 #include "engine/device_copies.h"
 #include "engine/session.h"
 #include "engine/test_data_set.h"
@@ -302,6 +303,20 @@ TEST_F(DeviceRun, AbsentDevicesAreRefusedWithTheReason) {
       << none.status();
 }
 
+// A session of the model `b` builds, over a fake cuda:0 (1 MiB) and cpu:0, split by `rules`,
+// without fusions.
+absl::StatusOr<std::unique_ptr<engine::Session>> SplitSession(
+    const engine::testing::ModelBuilder& b, const engine::KernelRegistry& registry,
+    const std::string& rules) {
+  INFERD_ASSIGN_OR_RETURN(auto model, engine::Model::Parse(b.Serialize(), "."));
+  engine::SessionOptions opts;
+  opts.device_runtimes = {std::make_shared<FakeDeviceRuntime>(1, 1 << 20)};
+  opts.partition.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
+  opts.partition.name_rules = rules;
+  opts.enable_fusions = false;
+  return engine::Session::Create(model, opts, registry);
+}
+
 // An If on the CPU whose branches read an outer value made on the device: the value is copied
 // to the host for the If (an implicit input) and the branches bind that copy by name. (The fake
 // device's memory is readable from the host, so the run's outputs alone would not show a branch
@@ -334,13 +349,7 @@ TEST(DeviceRunIf, BranchesReadTheHostCopyOfADeviceValue) {
     tt->mutable_shape()->add_dim()->set_dim_value(2);
     tt->mutable_shape()->add_dim()->set_dim_value(2);
   }
-  auto model = engine::Model::Parse(b.Serialize(), ".");
-  ASSERT_TRUE(model.ok()) << model.status();
-  engine::SessionOptions opts;
-  opts.device_runtimes = {std::make_shared<FakeDeviceRuntime>(1, 1 << 20)};
-  opts.partition.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
-  opts.partition.name_rules = "cuda:0(mm)";
-  auto s = engine::Session::Create(*model, opts, registry);
+  auto s = SplitSession(b, registry, "cuda:0(mm)");
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_EQ((*s)->graph().nodes[0].device, "cuda:0");
   const int copy = (*s)->graph().FindValue("m/copy_to_cpu:0");
@@ -377,14 +386,7 @@ TEST(DeviceRunShape, ShapeAndSizeReadDeviceValuesWithoutACopy) {
   b.Node("MatMul", {"x", "w"}, {"m"}, "mm");
   b.Node("Shape", {"m"}, {"s"}, "shape");
   b.Node("Size", {"m"}, {"n"}, "size");
-  auto model = engine::Model::Parse(b.Serialize(), ".");
-  ASSERT_TRUE(model.ok()) << model.status();
-  engine::SessionOptions opts;
-  opts.device_runtimes = {std::make_shared<FakeDeviceRuntime>(1, 1 << 20)};
-  opts.partition.devices = {{"cuda:0", std::nullopt}, {"cpu:0", std::nullopt}};
-  opts.partition.name_rules = "cuda:0(mm)";
-  opts.enable_fusions = false;
-  auto s = engine::Session::Create(*model, opts, registry);
+  auto s = SplitSession(b, registry, "cuda:0(mm)");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_LT((*s)->graph().FindValue("m/copy_to_cpu:0"), 0) << "m was copied to the host";
   for (const engine::Node& n : (*s)->graph().nodes) {
