@@ -1,0 +1,134 @@
+"""The numeric ai.onnx.ml operators (kernels/cpu/ml_ops.cc) against ONNX Runtime: Binarizer,
+ArrayFeatureExtractor (1-D, 2-D and 3-D X, repeated indices), Scaler (one value and one per
+feature, int64 X), Normalizer (MAX, L1, L2, negative rows, a zero row, a row whose maximum is 0) and LinearRegressor
+(one and three targets, with and without intercepts), TreeEnsembleRegressor (tree_cases).
+ORT's Binarizer and LinearRegressor
+take float32 only; inferd's also take float64, int32 and int64 (the spec's types)."""
+import numpy as np
+from onnx import TensorProto, helper
+
+from ort_case import CaseWriter
+
+rng = np.random.default_rng(41)
+ML = "ai.onnx.ml"
+TYPES = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
+         np.int64: TensorProto.INT64, np.int32: TensorProto.INT32}
+
+
+def model(op, inputs, out_type, **attrs):
+    """One ai.onnx.ml node; `inputs` (name, numpy array) are graph inputs."""
+    node = helper.make_node(op, [n for n, _ in inputs], ["y"], domain=ML, **attrs)
+    g = helper.make_graph(
+        [node], op.lower(),
+        [helper.make_tensor_value_info(n, TYPES[v.dtype.type], v.shape) for n, v in inputs],
+        [helper.make_tensor_value_info("y", out_type, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid(ML, 3)])
+    m.ir_version = 8
+    return m
+
+
+def x_of(dtype, shape):
+    if dtype in (np.int64, np.int32):
+        return rng.integers(-20, 20, size=shape).astype(dtype)
+    return rng.normal(0, 3, size=shape).astype(dtype)
+
+
+def tree_attrs(n_trees, depth, features, targets, modes):
+    """Full binary trees of `depth` (node ids 0.. in breadth-first order, root first), random
+    features and thresholds (integers, so BRANCH_EQ / NEQ hit), every leaf weighting every
+    target."""
+    a = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes",
+                         "nodes_values", "nodes_truenodeids", "nodes_falsenodeids",
+                         "nodes_missing_value_tracks_true", "target_treeids", "target_nodeids",
+                         "target_ids", "target_weights")}
+    for t in range(n_trees):
+        for i in range(2 ** (depth + 1) - 1):
+            leaf = i >= 2 ** depth - 1
+            a["nodes_treeids"].append(t)
+            a["nodes_nodeids"].append(i)
+            a["nodes_featureids"].append(0 if leaf else int(rng.integers(0, features)))
+            a["nodes_modes"].append("LEAF" if leaf else str(rng.choice(modes)))
+            a["nodes_values"].append(0.0 if leaf else float(rng.integers(-2, 3)))
+            a["nodes_truenodeids"].append(0 if leaf else 2 * i + 1)
+            a["nodes_falsenodeids"].append(0 if leaf else 2 * i + 2)
+            a["nodes_missing_value_tracks_true"].append(int(rng.integers(0, 2)))
+            if leaf:
+                for k in range(targets):
+                    a["target_treeids"].append(t)
+                    a["target_nodeids"].append(i)
+                    a["target_ids"].append(k)
+                    a["target_weights"].append(float(rng.normal(0, 1)))
+    return a
+
+
+def tree_cases(w):
+    """TreeEnsembleRegressor: every branch mode, NaN features (missing_value_tracks_true both
+    ways), each aggregate_function, base_values, post_transform NONE / LOGISTIC / SOFTMAX."""
+    all_modes = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
+    for agg in ("SUM", "AVERAGE", "MIN", "MAX"):
+        for post in ("NONE", "LOGISTIC", "SOFTMAX"):
+            if post != "NONE" and agg not in ("SUM",):
+                continue
+            attrs = tree_attrs(3, 3, 4, 2, all_modes)
+            attrs.update(n_targets=2, aggregate_function=agg, post_transform=post,
+                         base_values=[0.5, -1.0])
+            x = rng.integers(-3, 4, size=(16, 4)).astype(np.float32)
+            x[::5, 1] = np.nan
+            w.write(f"tree_ensemble_regressor_{agg.lower()}_{post.lower()}",
+                    model("TreeEnsembleRegressor", [("x", x)], TensorProto.FLOAT, **attrs),
+                    {"x": x})
+    attrs = tree_attrs(1, 2, 3, 1, ["BRANCH_LEQ"])
+    attrs.update(n_targets=1)
+    x = rng.normal(0, 2, size=(7, 3)).astype(np.float32)
+    w.write("tree_ensemble_regressor_one_tree",
+            model("TreeEnsembleRegressor", [("x", x)], TensorProto.FLOAT, **attrs), {"x": x})
+
+
+def main():
+    w = CaseWriter.from_args("ml")
+    for dtype in (np.float32,):  # ORT's Binarizer takes float32 only
+        x = x_of(dtype, (4, 5))
+        w.write(f"binarizer_{dtype.__name__}",
+                model("Binarizer", [("x", x)], TYPES[dtype], threshold=0.5), {"x": x})
+    for dtype, shape in ((np.float32, (3, 6)), (np.int64, (2, 3, 6)), (np.float64, (6,))):
+        x = x_of(dtype, shape)
+        idx = np.array([5, 0, 2, 2], np.int64)
+        w.write(f"array_feature_extractor_{len(shape)}d",
+                model("ArrayFeatureExtractor", [("x", x), ("i", idx)], TYPES[dtype]),
+                {"x": x, "i": idx})
+    for name, offset, scale in (("single", [1.5], [0.5]),
+                                ("per_feature", [0.0, 1.0, -2.0, 3.0], [1.0, 2.0, 0.5, -1.0])):
+        for dtype in (np.float32, np.int64):
+            x = x_of(dtype, (3, 4))
+            w.write(f"scaler_{name}_{dtype.__name__}",
+                    model("Scaler", [("x", x)], TensorProto.FLOAT, offset=offset, scale=scale),
+                    {"x": x})
+    for norm in ("MAX", "L1", "L2"):
+        x = x_of(np.float32, (4, 5))
+        x[2] = 0
+        x[1] = -np.abs(x[1])  # MAX divides by the (negative) maximum
+        x[3, 0], x[3, 1:] = 0, -np.abs(x[3, 1:])  # MAX: a zero maximum leaves the row
+        w.write(f"normalizer_{norm.lower()}",
+                model("Normalizer", [("x", x)], TensorProto.FLOAT, norm=norm), {"x": x})
+        xi = x_of(np.int64, (3, 4))
+        w.write(f"normalizer_{norm.lower()}_int64",
+                model("Normalizer", [("x", xi)], TensorProto.FLOAT, norm=norm), {"x": xi})
+    for targets in (1, 3):
+        for intercepts in (False, True):
+            for dtype in (np.float32,):  # ORT's LinearRegressor takes float32 only
+                attrs = {"targets": targets,
+                         "coefficients": rng.normal(0, 1, targets * 4).astype(np.float32).tolist()}
+                if intercepts:
+                    attrs["intercepts"] = rng.normal(0, 1, targets).astype(np.float32).tolist()
+                x = x_of(dtype, (5, 4))
+                w.write(f"linear_regressor_t{targets}{'_b' if intercepts else ''}_"
+                        f"{dtype.__name__}",
+                        model("LinearRegressor", [("x", x)], TensorProto.FLOAT, **attrs),
+                        {"x": x})
+    tree_cases(w)
+    print(f"wrote {w.count} cases")
+
+
+if __name__ == "__main__":
+    main()
