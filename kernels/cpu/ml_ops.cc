@@ -12,20 +12,11 @@
 //                          it is (as ONNX Runtime)
 //   LinearRegressor        Y[n, t] = sum_c X[n, c] * coefficients[t * C + c] + intercepts[t],
 //                          float32 [N, targets]; post_transform NONE only
-//   TreeEnsembleRegressor  (opsets 1, 3) per row of X [N, F]: every tree walked from its first
-//                          node (in attribute order) through BRANCH_LEQ / LT / GTE / GT / EQ /
-//                          NEQ nodes (a NaN feature goes to the true child when
-//                          nodes_missing_value_tracks_true is 1, else the false child) to a
-//                          LEAF; the leaves' target weights aggregated by SUM, AVERAGE (the
-//                          sum over the number of trees), MIN or MAX (targets no leaf touches:
-//                          0), plus base_values; post_transform NONE, LOGISTIC or SOFTMAX.
-//                          Trees are checked at load (children exist, no cycle, every branch
-//                          mode known); the *_as_tensor (double) attributes are refused.
+//   TreeEnsembleRegressor, TreeEnsemble: tree_ensemble.cc
 //
 // X may be float32, float64, int32 or int64 (Binarizer keeps the type). Own code, one thread.
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +26,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/registration.h"
+#include "kernels/cpu/tree_ensemble.h"
 #include "kernels/cpu/type_dispatch.h"
 
 namespace inferd::kernels::cpu {
@@ -298,245 +290,6 @@ class LinearRegressorKernel final : public engine::OpKernel {
   const std::vector<float> coef_, intercepts_;
 };
 
-// The trees of a TreeEnsembleRegressor, flattened: per node its test, threshold, feature and the
-// indices of its children; per leaf its (target, weight) pairs.
-class TreeEnsemble {
- public:
-  enum class Mode { kLeq, kLt, kGte, kGt, kEq, kNeq, kLeaf };
-  enum class Aggregate { kSum, kAverage, kMin, kMax };
-
-  static absl::StatusOr<TreeEnsemble> Read(const KernelInfo& info, const NodeLabel& node) {
-    for (const char* name : {"nodes_values_as_tensor", "base_values_as_tensor",
-                             "target_weights_as_tensor", "nodes_hitrates_as_tensor"}) {
-      if (info.HasAttribute(name)) {
-        return node.Unimplemented(absl::StrCat("attribute ", name, " is not supported"));
-      }
-    }
-    TreeEnsemble e;
-    const std::vector<int64_t> tree_ids = info.GetInts("nodes_treeids");
-    const std::vector<int64_t> node_ids = info.GetInts("nodes_nodeids");
-    const std::vector<int64_t> features = info.GetInts("nodes_featureids");
-    const std::vector<std::string> modes = info.GetStrings("nodes_modes");
-    const std::vector<float> values = info.GetFloats("nodes_values");
-    const std::vector<int64_t> true_ids = info.GetInts("nodes_truenodeids");
-    const std::vector<int64_t> false_ids = info.GetInts("nodes_falsenodeids");
-    std::vector<int64_t> missing = info.GetInts("nodes_missing_value_tracks_true");
-    const size_t n = tree_ids.size();
-    if (n == 0) return node.InvalidArgument("the ensemble has no nodes");
-    if (missing.empty()) missing.assign(n, 0);
-    for (size_t size : {node_ids.size(), features.size(), modes.size(), values.size(),
-                        true_ids.size(), false_ids.size(), missing.size()}) {
-      if (size != n) {
-        return node.InvalidArgument(absl::StrCat("the nodes_* attributes must all have ", n,
-                                                 " values (nodes_treeids), one has ", size));
-      }
-    }
-    // (tree, node id) -> index; each tree's root is its first node.
-    std::map<std::pair<int64_t, int64_t>, int64_t> index;
-    for (size_t i = 0; i < n; ++i) {
-      if (!index.emplace(std::make_pair(tree_ids[i], node_ids[i]), i).second) {
-        return node.InvalidArgument(absl::StrCat("node (tree ", tree_ids[i], ", id ",
-                                                 node_ids[i], ") appears twice"));
-      }
-      if (i == 0 || std::find(tree_ids.begin(), tree_ids.begin() + i, tree_ids[i]) ==
-                        tree_ids.begin() + i) {
-        e.roots_.push_back(static_cast<int64_t>(i));
-      }
-    }
-    e.nodes_.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      Node& nd = e.nodes_[i];
-      static const std::pair<const char*, Mode> kModes[] = {
-          {"BRANCH_LEQ", Mode::kLeq}, {"BRANCH_LT", Mode::kLt}, {"BRANCH_GTE", Mode::kGte},
-          {"BRANCH_GT", Mode::kGt},   {"BRANCH_EQ", Mode::kEq}, {"BRANCH_NEQ", Mode::kNeq},
-          {"LEAF", Mode::kLeaf}};
-      bool known = false;
-      for (const auto& [name, mode] : kModes) {
-        if (modes[i] == name) {
-          nd.mode = mode;
-          known = true;
-        }
-      }
-      if (!known) {
-        return node.InvalidArgument(absl::StrCat("node ", i, " has mode \"", modes[i], "\""));
-      }
-      nd.threshold = values[i];
-      nd.feature = features[i];
-      nd.missing_true = missing[i] != 0;
-      if (nd.mode == Mode::kLeaf) continue;
-      if (nd.feature < 0) {
-        return node.InvalidArgument(absl::StrCat("node ", i, " has feature ", nd.feature));
-      }
-      for (auto [id, child] : {std::make_pair(true_ids[i], &nd.true_child),
-                               std::make_pair(false_ids[i], &nd.false_child)}) {
-        auto it = index.find({tree_ids[i], id});
-        if (it == index.end()) {
-          return node.InvalidArgument(absl::StrCat("node ", i, " (tree ", tree_ids[i],
-                                                   ") has no child with id ", id));
-        }
-        *child = it->second;
-      }
-    }
-    // No cycles: a walk from a root visits at most the tree's node count.
-    e.max_depth_ = static_cast<int64_t>(n);
-    // Leaves' weights.
-    const std::vector<int64_t> t_trees = info.GetInts("target_treeids");
-    const std::vector<int64_t> t_nodes = info.GetInts("target_nodeids");
-    const std::vector<int64_t> t_ids = info.GetInts("target_ids");
-    const std::vector<float> t_weights = info.GetFloats("target_weights");
-    e.targets_ = info.GetInt("n_targets", 1);
-    if (e.targets_ <= 0) return node.InvalidArgument("n_targets must be positive");
-    if (t_nodes.size() != t_trees.size() || t_ids.size() != t_trees.size() ||
-        t_weights.size() != t_trees.size()) {
-      return node.InvalidArgument("the target_* attributes must have the same length");
-    }
-    for (size_t j = 0; j < t_trees.size(); ++j) {
-      auto it = index.find({t_trees[j], t_nodes[j]});
-      if (it == index.end() || e.nodes_[it->second].mode != Mode::kLeaf) {
-        return node.InvalidArgument(absl::StrCat("target ", j, " names (tree ", t_trees[j],
-                                                 ", id ", t_nodes[j], "), which is no leaf"));
-      }
-      if (t_ids[j] < 0 || t_ids[j] >= e.targets_) {
-        return node.InvalidArgument(absl::StrCat("target ", j, " has id ", t_ids[j],
-                                                 ", outside [0, n_targets = ", e.targets_, ")"));
-      }
-      e.nodes_[it->second].weights.push_back({t_ids[j], t_weights[j]});
-    }
-    const std::string agg = info.GetString("aggregate_function", "SUM");
-    if (agg == "SUM") {
-      e.aggregate_ = Aggregate::kSum;
-    } else if (agg == "AVERAGE") {
-      e.aggregate_ = Aggregate::kAverage;
-    } else if (agg == "MIN") {
-      e.aggregate_ = Aggregate::kMin;
-    } else if (agg == "MAX") {
-      e.aggregate_ = Aggregate::kMax;
-    } else {
-      return node.InvalidArgument(absl::StrCat("aggregate_function \"", agg, "\" is unknown"));
-    }
-    e.base_ = info.GetFloats("base_values");
-    if (!e.base_.empty() && static_cast<int64_t>(e.base_.size()) != e.targets_) {
-      return node.InvalidArgument(absl::StrCat("base_values has ", e.base_.size(),
-                                               " values, expected n_targets = ", e.targets_));
-    }
-    e.post_ = info.GetString("post_transform", "NONE");
-    if (e.post_ != "NONE" && e.post_ != "LOGISTIC" && e.post_ != "SOFTMAX") {
-      return node.Unimplemented(absl::StrCat("post_transform ", e.post_, " is not supported"));
-    }
-    return e;
-  }
-
-  int64_t targets() const { return targets_; }
-
-  // One row of `features` values into out[targets].
-  absl::Status Predict(const double* x, int64_t features, float* out,
-                       const NodeLabel& node) const {
-    std::vector<double> score(targets_, 0.0);
-    std::vector<bool> touched(targets_, false);
-    for (int64_t root : roots_) {
-      int64_t i = root;
-      for (int64_t steps = 0; nodes_[i].mode != Mode::kLeaf; ++steps) {
-        const Node& nd = nodes_[i];
-        if (steps >= max_depth_) return node.InvalidArgument("a tree has a cycle");
-        if (nd.feature >= features) {
-          return node.InvalidArgument(absl::StrCat("a node reads feature ", nd.feature,
-                                                   "; X has ", features));
-        }
-        const double v = x[nd.feature], th = nd.threshold;
-        bool go_true = false;
-        if (std::isnan(v)) {
-          go_true = nd.missing_true;
-        } else {
-          switch (nd.mode) {
-            case Mode::kLeq: go_true = v <= th; break;
-            case Mode::kLt: go_true = v < th; break;
-            case Mode::kGte: go_true = v >= th; break;
-            case Mode::kGt: go_true = v > th; break;
-            case Mode::kEq: go_true = v == th; break;
-            case Mode::kNeq: go_true = v != th; break;
-            case Mode::kLeaf: break;
-          }
-        }
-        i = go_true ? nd.true_child : nd.false_child;
-      }
-      for (const auto& [t, w] : nodes_[i].weights) {
-        if (aggregate_ == Aggregate::kMin) {
-          score[t] = touched[t] ? std::min(score[t], static_cast<double>(w)) : w;
-        } else if (aggregate_ == Aggregate::kMax) {
-          score[t] = touched[t] ? std::max(score[t], static_cast<double>(w)) : w;
-        } else {
-          score[t] += w;
-        }
-        touched[t] = true;
-      }
-    }
-    for (int64_t t = 0; t < targets_; ++t) {
-      if (aggregate_ == Aggregate::kAverage) score[t] /= static_cast<double>(roots_.size());
-      if (!base_.empty()) score[t] += base_[t];
-    }
-    if (post_ == "LOGISTIC") {
-      for (double& v : score) v = 1.0 / (1.0 + std::exp(-v));
-    } else if (post_ == "SOFTMAX") {
-      const double top = *std::max_element(score.begin(), score.end());
-      double sum = 0.0;
-      for (double& v : score) sum += (v = std::exp(v - top));
-      for (double& v : score) v /= sum;
-    }
-    for (int64_t t = 0; t < targets_; ++t) out[t] = static_cast<float>(score[t]);
-    return absl::OkStatus();
-  }
-
- private:
-  struct Node {
-    Mode mode = Mode::kLeaf;
-    double threshold = 0;
-    int64_t feature = 0;
-    bool missing_true = false;
-    int64_t true_child = 0, false_child = 0;
-    std::vector<std::pair<int64_t, float>> weights;  // a leaf's (target, weight)
-  };
-  std::vector<Node> nodes_;
-  std::vector<int64_t> roots_;
-  int64_t max_depth_ = 0;
-  int64_t targets_ = 1;
-  Aggregate aggregate_ = Aggregate::kSum;
-  std::vector<float> base_;
-  std::string post_;
-};
-
-class TreeEnsembleRegressorKernel final : public engine::OpKernel {
- public:
-  static absl::StatusOr<std::unique_ptr<TreeEnsembleRegressorKernel>> Create(
-      const KernelInfo& info) {
-    const NodeLabel node(info);
-    INFERD_ASSIGN_OR_RETURN(TreeEnsemble e, TreeEnsemble::Read(info, node));
-    return std::unique_ptr<TreeEnsembleRegressorKernel>(
-        new TreeEnsembleRegressorKernel(info, std::move(e)));
-  }
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
-    int64_t rows = 0, cols = 0;
-    INFERD_RETURN_IF_ERROR(RowsOf(x->shape(), node_, &rows, &cols));
-    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, AsDoubles(*x, node_));
-    const int64_t targets = ensemble_.targets();
-    INFERD_ASSIGN_OR_RETURN(Tensor * y,
-                            ctx.MakeOutputTensor(0, DataType::kFloat32, Shape{rows, targets}));
-    float* out = y->mutable_data<float>();
-    for (int64_t r = 0; r < rows; ++r) {
-      INFERD_RETURN_IF_ERROR(
-          ensemble_.Predict(in.data() + r * cols, cols, out + r * targets, node_));
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  TreeEnsembleRegressorKernel(const KernelInfo& info, TreeEnsemble e)
-      : node_(info), ensemble_(std::move(e)) {}
-  const NodeLabel node_;
-  const TreeEnsemble ensemble_;
-};
-
 }  // namespace
 
 std::vector<engine::KernelDef> MlKernelDefs() {
@@ -544,7 +297,7 @@ std::vector<engine::KernelDef> MlKernelDefs() {
   // None of these changed after its first version (TreeEnsembleRegressor's 3 only added the
   // *_as_tensor attributes, refused at creation), so one definition covers every ai.onnx.ml
   // opset.
-  return {
+  std::vector<engine::KernelDef> defs = {
       CpuDef(kMlDomain, "Binarizer", 1, kMaxOpset, types, FactoryOf<BinarizerKernel>()),
       CpuDef(kMlDomain, "ArrayFeatureExtractor", 1, kMaxOpset, types,
              FactoryOf<ArrayFeatureExtractorKernel>()),
@@ -552,9 +305,9 @@ std::vector<engine::KernelDef> MlKernelDefs() {
       CpuDef(kMlDomain, "Normalizer", 1, kMaxOpset, types, FactoryOf<NormalizerKernel>()),
       CpuDef(kMlDomain, "LinearRegressor", 1, kMaxOpset, types,
              FactoryOf<LinearRegressorKernel>()),
-      CpuDef(kMlDomain, "TreeEnsembleRegressor", 1, kMaxOpset, types,
-             FactoryOf<TreeEnsembleRegressorKernel>()),
   };
+  for (engine::KernelDef& d : TreeEnsembleKernelDefs()) defs.push_back(std::move(d));
+  return defs;
 }
 
 }  // namespace inferd::kernels::cpu

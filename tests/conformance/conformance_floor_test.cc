@@ -19,7 +19,7 @@ namespace {
 constexpr char kData[] = "/usr/share/libonnx-testdata/data";
 constexpr char kNewData[] = "/opt/inferd/venv/lib/python3.11/site-packages/onnx/backend/test/data";
 constexpr int kNodeFloor = 904;
-constexpr int kNewNodeFloor = 1219;
+constexpr int kNewNodeFloor = 1221;
 
 bool Present(const std::string& dir) {
   return !std::ifstream(dir + "/node/test_add/model.onnx").fail();

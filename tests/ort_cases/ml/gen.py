@@ -1,11 +1,12 @@
 """The numeric ai.onnx.ml operators (kernels/cpu/ml_ops.cc) against ONNX Runtime: Binarizer,
 ArrayFeatureExtractor (1-D, 2-D and 3-D X, repeated indices), Scaler (one value and one per
 feature, int64 X), Normalizer (MAX, L1, L2, negative rows, a zero row, a row whose maximum is 0) and LinearRegressor
-(one and three targets, with and without intercepts), TreeEnsembleRegressor (tree_cases).
+(one and three targets, with and without intercepts), TreeEnsembleRegressor (tree_cases) and TreeEnsemble
+(tree5_cases).
 ORT's Binarizer and LinearRegressor
 take float32 only; inferd's also take float64, int32 and int64 (the spec's types)."""
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from ort_case import CaseWriter
 
@@ -85,6 +86,67 @@ def tree_cases(w):
             model("TreeEnsembleRegressor", [("x", x)], TensorProto.FLOAT, **attrs), {"x": x})
 
 
+def tree5_model(x, n_trees, depth, targets, aggregate):
+    """TreeEnsemble (ai.onnx.ml 5): full binary trees of `depth` interior levels, every mode
+    (MEMBER with a set of 1-3 integers), one (target, weight) per leaf."""
+    splits, feats, modes, tids, fids, tleaf, fleaf, missing, members = ([] for _ in range(9))
+    leaf_targets, leaf_weights, roots = [], [], []
+    inner = 2 ** depth - 1
+    for _ in range(n_trees):
+        base, leaf_base = len(splits), len(leaf_targets)
+        roots.append(base)
+        for i in range(inner):
+            mode = int(rng.integers(0, 7))
+            modes.append(mode)
+            splits.append(float(rng.integers(-2, 3)))
+            feats.append(int(rng.integers(0, x.shape[1])))
+            missing.append(int(rng.integers(0, 2)))
+            if mode == 6:
+                members.extend(float(v) for v in rng.choice(np.arange(-3, 4), size=int(
+                    rng.integers(1, 4)), replace=False))
+                members.append(np.nan)
+            for child, ids, leafs in ((2 * i + 1, tids, tleaf), (2 * i + 2, fids, fleaf)):
+                if child >= inner:
+                    ids.append(leaf_base + child - inner)
+                    leafs.append(1)
+                else:
+                    ids.append(base + child)
+                    leafs.append(0)
+        for _ in range(inner + 1):
+            leaf_targets.append(int(rng.integers(0, targets)))
+            leaf_weights.append(float(rng.normal(0, 1)))
+    dt = x.dtype
+    attrs = dict(
+        nodes_splits=numpy_helper.from_array(np.array(splits, dt)),
+        nodes_featureids=feats, nodes_modes=numpy_helper.from_array(np.array(modes, np.uint8)),
+        nodes_truenodeids=tids, nodes_falsenodeids=fids, nodes_trueleafs=tleaf,
+        nodes_falseleafs=fleaf, nodes_missing_value_tracks_true=missing,
+        leaf_targetids=leaf_targets,
+        leaf_weights=numpy_helper.from_array(np.array(leaf_weights, dt)), tree_roots=roots,
+        n_targets=targets, aggregate_function=aggregate, post_transform=0)
+    if members:
+        attrs["membership_values"] = numpy_helper.from_array(np.array(members, dt))
+    node = helper.make_node("TreeEnsemble", ["x"], ["y"], domain=ML, **attrs)
+    g = helper.make_graph([node], "te5", [helper.make_tensor_value_info("x", TYPES[dt.type],
+                                                                        x.shape)],
+                          [helper.make_tensor_value_info("y", TYPES[dt.type], None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21),
+                                            helper.make_opsetid(ML, 5)])
+    m.ir_version = 10
+    return m
+
+
+def tree5_cases(w):
+    """TreeEnsemble (ml opset 5): every mode including MEMBER, NaN features, each aggregate
+    (0 AVERAGE, 1 SUM, 2 MIN, 3 MAX), float32 and float64."""
+    for aggregate in (0, 1, 2, 3):
+        for dtype in (np.float32, np.float64):
+            x = rng.integers(-3, 4, size=(16, 4)).astype(dtype)
+            x[::5, 2] = np.nan
+            w.write(f"tree_ensemble5_agg{aggregate}_{dtype.__name__}",
+                    tree5_model(x, 3, 3, 2, aggregate), {"x": x})
+
+
 def main():
     w = CaseWriter.from_args("ml")
     for dtype in (np.float32,):  # ORT's Binarizer takes float32 only
@@ -127,6 +189,7 @@ def main():
                         model("LinearRegressor", [("x", x)], TensorProto.FLOAT, **attrs),
                         {"x": x})
     tree_cases(w)
+    tree5_cases(w)
     print(f"wrote {w.count} cases")
 
 
