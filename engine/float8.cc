@@ -9,9 +9,9 @@ namespace {
 struct Format {
   int mantissa_bits;
   int bias;
-  bool has_inf;      // e5m2: the top exponent holds infinity and NaNs
+  bool has_inf;        // e5m2: the top exponent holds infinity and NaNs
   bool unsigned_zero;  // the fnuz types: 0x80 is the only NaN, no -0
-  uint8_t max_bits;  // the largest finite magnitude's bits
+  uint8_t max_bits;    // the largest finite magnitude's bits
 };
 
 bool FormatOf(DataType t, Format* f) {
@@ -93,8 +93,7 @@ uint8_t FloatToFloat8(float v, DataType type, bool saturate) {
   if (exponent < 1 - f.bias) {
     bits = static_cast<uint8_t>(steps);  // subnormal: the steps are the mantissa
   } else {
-    const int mantissa =
-        static_cast<int>(std::ldexp(rounded, m - exponent)) - (1 << m);  // exact
+    const int mantissa = static_cast<int>(std::ldexp(rounded, m - exponent)) - (1 << m);  // exact
     bits = static_cast<uint8_t>(((exponent + f.bias) << m) | mantissa);
   }
   return static_cast<uint8_t>(sign | bits);

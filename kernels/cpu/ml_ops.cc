@@ -86,8 +86,8 @@ class ArrayFeatureExtractorKernel final : public engine::OpKernel {
     const int64_t* index = idx->data<int64_t>();
     for (int64_t j = 0; j < k; ++j) {
       if (index[j] < 0 || index[j] >= last) {
-        return node_.InvalidArgument(absl::StrCat("index ", index[j], " is outside [0, ", last,
-                                                  ") (X's last dim)"));
+        return node_.InvalidArgument(
+            absl::StrCat("index ", index[j], " is outside [0, ", last, ") (X's last dim)"));
       }
     }
     Shape ys;
@@ -157,8 +157,8 @@ class ScalerKernel final : public engine::OpKernel {
     for (const auto* v : {&offset_, &scale_}) {
       const int64_t size = static_cast<int64_t>(v->size());
       if (size > 1 && size != c) {
-        return node_.InvalidArgument(absl::StrCat(v == &offset_ ? "offset" : "scale", " has ",
-                                                  size, " values; X has ", c, " features"));
+        return node_.InvalidArgument(absl::StrCat(v == &offset_ ? "offset" : "scale", " has ", size,
+                                                  " values; X has ", c, " features"));
       }
     }
     INFERD_ASSIGN_OR_RETURN(std::vector<double> in, AsDoubles(*x, node_));
@@ -259,8 +259,8 @@ class LinearRegressorKernel final : public engine::OpKernel {
     INFERD_RETURN_IF_ERROR(RowsOf(x->shape(), node_, &rows, &cols));
     const int64_t features = static_cast<int64_t>(coef_.size()) / targets_;
     if (cols != features) {
-      return node_.InvalidArgument(absl::StrCat("X has ", cols, " features, the coefficients ",
-                                                features));
+      return node_.InvalidArgument(
+          absl::StrCat("X has ", cols, " features, the coefficients ", features));
     }
     INFERD_ASSIGN_OR_RETURN(std::vector<double> in, AsDoubles(*x, node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * y,
@@ -303,8 +303,7 @@ std::vector<engine::KernelDef> MlKernelDefs() {
              FactoryOf<ArrayFeatureExtractorKernel>()),
       CpuDef(kMlDomain, "Scaler", 1, kMaxOpset, types, FactoryOf<ScalerKernel>()),
       CpuDef(kMlDomain, "Normalizer", 1, kMaxOpset, types, FactoryOf<NormalizerKernel>()),
-      CpuDef(kMlDomain, "LinearRegressor", 1, kMaxOpset, types,
-             FactoryOf<LinearRegressorKernel>()),
+      CpuDef(kMlDomain, "LinearRegressor", 1, kMaxOpset, types, FactoryOf<LinearRegressorKernel>()),
   };
   for (engine::KernelDef& d : TreeEnsembleKernelDefs()) defs.push_back(std::move(d));
   return defs;

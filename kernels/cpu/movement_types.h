@@ -13,10 +13,9 @@ namespace inferd::kernels::cpu {
 
 inline std::vector<engine::DataType> MovementTypes() {
   std::vector<engine::DataType> types = FixedSizeTypes();
-  for (engine::DataType t :
-       {engine::DataType::kFloat8E4M3FN, engine::DataType::kFloat8E4M3FNUZ,
-        engine::DataType::kFloat8E5M2, engine::DataType::kFloat8E5M2FNUZ, engine::DataType::kUint4,
-        engine::DataType::kInt4}) {
+  for (engine::DataType t : {engine::DataType::kFloat8E4M3FN, engine::DataType::kFloat8E4M3FNUZ,
+                             engine::DataType::kFloat8E5M2, engine::DataType::kFloat8E5M2FNUZ,
+                             engine::DataType::kUint4, engine::DataType::kInt4}) {
     types.push_back(t);
   }
   return types;

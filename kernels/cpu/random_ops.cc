@@ -39,9 +39,8 @@ using engine::Shape;
 using engine::Tensor;
 
 using RandomFloatTypes = TypeList<float, double, Float16>;
-using BernoulliTypes =
-    TypeList<float, double, Float16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
-             uint32_t, uint64_t, bool>;
+using BernoulliTypes = TypeList<float, double, Float16, int8_t, int16_t, int32_t, int64_t, uint8_t,
+                                uint16_t, uint32_t, uint64_t, bool>;
 
 template <typename T>
 T FromDouble(double v) {
@@ -107,10 +106,10 @@ class RandomKernel final : public engine::OpKernel {
       }
       if (!CheckedProduct(shape.dims())) return node.InvalidArgument("shape overflows");
     }
-    const double a = kKind == Kind::kUniform ? info.GetFloat("low", 0.0f)
-                                             : info.GetFloat("mean", 0.0f);
-    const double b = kKind == Kind::kUniform ? info.GetFloat("high", 1.0f)
-                                             : info.GetFloat("scale", 1.0f);
+    const double a =
+        kKind == Kind::kUniform ? info.GetFloat("low", 0.0f) : info.GetFloat("mean", 0.0f);
+    const double b =
+        kKind == Kind::kUniform ? info.GetFloat("high", 1.0f) : info.GetFloat("scale", 1.0f);
     if (kKind == Kind::kUniform && !(a <= b)) {
       return node.InvalidArgument(absl::StrCat("low ", a, " must not exceed high ", b));
     }
@@ -129,8 +128,8 @@ class RandomKernel final : public engine::OpKernel {
       using T = typename decltype(tag)::type;
       T* out = y->mutable_data<T>();
       for (int64_t i = 0; i < y->NumElements(); ++i) {
-        const double v = kKind == Kind::kUniform ? a_ + (b_ - a_) * rng.Uniform()
-                                                 : a_ + b_ * rng.Normal();
+        const double v =
+            kKind == Kind::kUniform ? a_ + (b_ - a_) * rng.Uniform() : a_ + b_ * rng.Normal();
         out[i] = FromDouble<T>(v);
       }
       return absl::OkStatus();
@@ -143,7 +142,7 @@ class RandomKernel final : public engine::OpKernel {
 
   const NodeLabel node_;
   const DataType dtype_;
-  const Shape shape_;  // not kLike
+  const Shape shape_;   // not kLike
   const double a_, b_;  // uniform: low, high; normal: mean, scale
   const std::optional<uint64_t> seed_;
 };
@@ -274,8 +273,7 @@ std::vector<engine::KernelDef> RandomKernelDefs() {
              FactoryOf<RandomKernel<Kind::kUniform, true>>()),
       CpuDef(engine::kOnnxDomain, "RandomNormalLike", 1, kMaxOpset, {},
              FactoryOf<RandomKernel<Kind::kNormal, true>>()),
-      CpuDef(engine::kOnnxDomain, "Bernoulli", 15, kMaxOpset, floats,
-             FactoryOf<BernoulliKernel>()),
+      CpuDef(engine::kOnnxDomain, "Bernoulli", 15, kMaxOpset, floats, FactoryOf<BernoulliKernel>()),
       CpuDef(engine::kOnnxDomain, "Multinomial", 7, kMaxOpset, floats,
              FactoryOf<MultinomialKernel>()),
   };

@@ -113,11 +113,11 @@ class TreeEnsemble {
     std::map<std::pair<int64_t, int64_t>, int64_t> index;
     for (size_t i = 0; i < n; ++i) {
       if (!index.emplace(std::make_pair(tree_ids[i], node_ids[i]), i).second) {
-        return node.InvalidArgument(absl::StrCat("node (tree ", tree_ids[i], ", id ",
-                                                 node_ids[i], ") appears twice"));
+        return node.InvalidArgument(
+            absl::StrCat("node (tree ", tree_ids[i], ", id ", node_ids[i], ") appears twice"));
       }
-      if (i == 0 || std::find(tree_ids.begin(), tree_ids.begin() + i, tree_ids[i]) ==
-                        tree_ids.begin() + i) {
+      if (i == 0 ||
+          std::find(tree_ids.begin(), tree_ids.begin() + i, tree_ids[i]) == tree_ids.begin() + i) {
         e.roots_.push_back(static_cast<int64_t>(i));
       }
     }
@@ -149,8 +149,8 @@ class TreeEnsemble {
                                std::make_pair(false_ids[i], &nd.false_child)}) {
         auto it = index.find({tree_ids[i], id});
         if (it == index.end()) {
-          return node.InvalidArgument(absl::StrCat("node ", i, " (tree ", tree_ids[i],
-                                                   ") has no child with id ", id));
+          return node.InvalidArgument(
+              absl::StrCat("node ", i, " (tree ", tree_ids[i], ") has no child with id ", id));
         }
         *child = it->second;
       }
@@ -171,8 +171,8 @@ class TreeEnsemble {
     for (size_t j = 0; j < t_trees.size(); ++j) {
       auto it = index.find({t_trees[j], t_nodes[j]});
       if (it == index.end() || e.nodes_[it->second].mode != Mode::kLeaf) {
-        return node.InvalidArgument(absl::StrCat("target ", j, " names (tree ", t_trees[j],
-                                                 ", id ", t_nodes[j], "), which is no leaf"));
+        return node.InvalidArgument(absl::StrCat("target ", j, " names (tree ", t_trees[j], ", id ",
+                                                 t_nodes[j], "), which is no leaf"));
       }
       if (t_ids[j] < 0 || t_ids[j] >= e.targets_) {
         return node.InvalidArgument(absl::StrCat("target ", j, " has id ", t_ids[j],
@@ -207,8 +207,7 @@ class TreeEnsemble {
   int64_t targets() const { return targets_; }
 
   // One row of `features` values into out[targets].
-  absl::Status Predict(const double* x, int64_t features, float* out,
-                       const NodeLabel& node) const {
+  absl::Status Predict(const double* x, int64_t features, float* out, const NodeLabel& node) const {
     std::vector<double> score(targets_, 0.0);
     std::vector<bool> touched(targets_, false);
     for (int64_t root : roots_) {
@@ -217,8 +216,8 @@ class TreeEnsemble {
         const Node& nd = nodes_[i];
         if (steps >= max_depth_) return node.InvalidArgument("a tree has a cycle");
         if (nd.feature >= features) {
-          return node.InvalidArgument(absl::StrCat("a node reads feature ", nd.feature,
-                                                   "; X has ", features));
+          return node.InvalidArgument(
+              absl::StrCat("a node reads feature ", nd.feature, "; X has ", features));
         }
         const double v = x[nd.feature], th = nd.threshold;
         bool go_true = false;
@@ -226,13 +225,26 @@ class TreeEnsemble {
           go_true = nd.missing_true || nd.mode == Mode::kNeq;  // NaN != th holds
         } else {
           switch (nd.mode) {
-            case Mode::kLeq: go_true = v <= th; break;
-            case Mode::kLt: go_true = v < th; break;
-            case Mode::kGte: go_true = v >= th; break;
-            case Mode::kGt: go_true = v > th; break;
-            case Mode::kEq: go_true = v == th; break;
-            case Mode::kNeq: go_true = v != th; break;
-            case Mode::kLeaf: break;
+            case Mode::kLeq:
+              go_true = v <= th;
+              break;
+            case Mode::kLt:
+              go_true = v < th;
+              break;
+            case Mode::kGte:
+              go_true = v >= th;
+              break;
+            case Mode::kGt:
+              go_true = v > th;
+              break;
+            case Mode::kEq:
+              go_true = v == th;
+              break;
+            case Mode::kNeq:
+              go_true = v != th;
+              break;
+            case Mode::kLeaf:
+              break;
           }
         }
         i = go_true ? nd.true_child : nd.false_child;
@@ -315,7 +327,6 @@ class TreeEnsembleRegressorKernel final : public engine::OpKernel {
   const TreeEnsemble ensemble_;
 };
 
-
 // ---------------------------------------------------------------------------------------------
 // TreeEnsemble (opset 5).
 
@@ -336,8 +347,8 @@ absl::StatusOr<std::vector<double>> TensorAttr(const KernelInfo& info, const cha
   auto from_raw = [&](auto zero, size_t size) -> absl::Status {
     using T = decltype(zero);
     if (raw.size() != static_cast<size_t>(n) * size) {
-      return node.InvalidArgument(absl::StrCat("attribute '", name, "' has ", raw.size(),
-                                               " raw bytes for ", n, " values"));
+      return node.InvalidArgument(
+          absl::StrCat("attribute '", name, "' has ", raw.size(), " raw bytes for ", n, " values"));
     }
     for (int64_t i = 0; i < n; ++i) {
       T x;
@@ -380,12 +391,12 @@ absl::StatusOr<std::vector<double>> TensorAttr(const KernelInfo& info, const cha
       }
       break;
     default:
-      return node.InvalidArgument(absl::StrCat("attribute '", name, "' has element type ",
-                                               t->data_type()));
+      return node.InvalidArgument(
+          absl::StrCat("attribute '", name, "' has element type ", t->data_type()));
   }
   if (static_cast<int64_t>(v.size()) != n) {
-    return node.InvalidArgument(absl::StrCat("attribute '", name, "' holds ", v.size(),
-                                             " values for ", n, " elements"));
+    return node.InvalidArgument(
+        absl::StrCat("attribute '", name, "' holds ", v.size(), " values for ", n, " elements"));
   }
   return v;
 }
@@ -396,8 +407,7 @@ class TreeEnsemble5Kernel final : public engine::OpKernel {
     const NodeLabel node(info);
     auto k = std::unique_ptr<TreeEnsemble5Kernel>(new TreeEnsemble5Kernel(info));
     INFERD_ASSIGN_OR_RETURN(k->splits_, TensorAttr(info, "nodes_splits", true, node));
-    INFERD_ASSIGN_OR_RETURN(std::vector<double> modes,
-                            TensorAttr(info, "nodes_modes", true, node));
+    INFERD_ASSIGN_OR_RETURN(std::vector<double> modes, TensorAttr(info, "nodes_modes", true, node));
     INFERD_ASSIGN_OR_RETURN(k->leaf_weights_, TensorAttr(info, "leaf_weights", true, node));
     INFERD_ASSIGN_OR_RETURN(std::vector<double> members,
                             TensorAttr(info, "membership_values", false, node));
@@ -413,9 +423,9 @@ class TreeEnsemble5Kernel final : public engine::OpKernel {
     k->aggregate_ = info.GetInt("aggregate_function", 1);
     const size_t n = k->splits_.size();
     if (k->missing_.empty()) k->missing_.assign(n, 0);
-    for (size_t size : {modes.size(), k->features_.size(), k->true_ids_.size(),
-                        k->false_ids_.size(), k->true_leaf_.size(), k->false_leaf_.size(),
-                        k->missing_.size()}) {
+    for (size_t size :
+         {modes.size(), k->features_.size(), k->true_ids_.size(), k->false_ids_.size(),
+          k->true_leaf_.size(), k->false_leaf_.size(), k->missing_.size()}) {
       if (size != n) {
         return node.InvalidArgument(absl::StrCat("the nodes_* attributes must all have ", n,
                                                  " values (nodes_splits), one has ", size));
@@ -427,16 +437,16 @@ class TreeEnsemble5Kernel final : public engine::OpKernel {
     }
     if (k->targets_ <= 0) return node.InvalidArgument("n_targets must be positive");
     if (k->aggregate_ < 0 || k->aggregate_ > 3) {
-      return node.InvalidArgument(absl::StrCat("aggregate_function ", k->aggregate_,
-                                               " is not 0 to 3"));
+      return node.InvalidArgument(
+          absl::StrCat("aggregate_function ", k->aggregate_, " is not 0 to 3"));
     }
     if (info.GetInt("post_transform", 0) != 0) {
       return node.Unimplemented("post_transform other than NONE (0) is not supported");
     }
     for (int64_t t : k->leaf_targets_) {
       if (t < 0 || t >= k->targets_) {
-        return node.InvalidArgument(absl::StrCat("leaf target ", t, " is outside [0, ",
-                                                 k->targets_, ")"));
+        return node.InvalidArgument(
+            absl::StrCat("leaf target ", t, " is outside [0, ", k->targets_, ")"));
       }
     }
     k->modes_.resize(n);
@@ -469,8 +479,8 @@ class TreeEnsemble5Kernel final : public engine::OpKernel {
           k->sets_[i].insert(m);
         }
         if (!ended) {
-          return node.InvalidArgument(absl::StrCat(
-              "membership_values has no NaN-terminated set for MEMBER node ", i));
+          return node.InvalidArgument(
+              absl::StrCat("membership_values has no NaN-terminated set for MEMBER node ", i));
         }
       }
     }
@@ -506,10 +516,18 @@ class TreeEnsemble5Kernel final : public engine::OpKernel {
         const int64_t t = leaf_targets_[leaf];
         double& s = score[t];
         switch (aggregate_) {
-          case 0: s += w / static_cast<double>(roots_.size()); break;
-          case 1: s += w; break;
-          case 2: s = touched[t] ? std::min(s, w) : w; break;
-          default: s = touched[t] ? std::max(s, w) : w; break;
+          case 0:
+            s += w / static_cast<double>(roots_.size());
+            break;
+          case 1:
+            s += w;
+            break;
+          case 2:
+            s = touched[t] ? std::min(s, w) : w;
+            break;
+          default:
+            s = touched[t] ? std::max(s, w) : w;
+            break;
         }
         touched[t] = true;
       }
@@ -536,8 +554,8 @@ class TreeEnsemble5Kernel final : public engine::OpKernel {
     }
     for (size_t steps = 0; steps <= splits_.size(); ++steps) {
       if (features_[i] >= cols) {
-        return node_.InvalidArgument(absl::StrCat("node ", i, " reads feature ", features_[i],
-                                                  "; X has ", cols));
+        return node_.InvalidArgument(
+            absl::StrCat("node ", i, " reads feature ", features_[i], "; X has ", cols));
       }
       const double v = row[features_[i]], th = splits_[i];
       bool go_true = false;
@@ -545,13 +563,27 @@ class TreeEnsemble5Kernel final : public engine::OpKernel {
         go_true = missing_[i] != 0 || modes_[i] == 5;  // NaN != th holds
       } else {
         switch (modes_[i]) {
-          case 0: go_true = v <= th; break;
-          case 1: go_true = v < th; break;
-          case 2: go_true = v >= th; break;
-          case 3: go_true = v > th; break;
-          case 4: go_true = v == th; break;
-          case 5: go_true = v != th; break;
-          default: go_true = sets_[i].count(v) != 0; break;
+          case 0:
+            go_true = v <= th;
+            break;
+          case 1:
+            go_true = v < th;
+            break;
+          case 2:
+            go_true = v >= th;
+            break;
+          case 3:
+            go_true = v > th;
+            break;
+          case 4:
+            go_true = v == th;
+            break;
+          case 5:
+            go_true = v != th;
+            break;
+          default:
+            go_true = sets_[i].count(v) != 0;
+            break;
         }
       }
       const int64_t next = go_true ? true_ids_[i] : false_ids_[i];

@@ -1,10 +1,10 @@
-"""The numeric ai.onnx.ml operators (kernels/cpu/ml_ops.cc) against ONNX Runtime: Binarizer,
-ArrayFeatureExtractor (1-D, 2-D and 3-D X, repeated indices), Scaler (one value and one per
-feature, int64 X), Normalizer (MAX, L1, L2, negative rows, a zero row, a row whose maximum is 0) and LinearRegressor
-(one and three targets, with and without intercepts), TreeEnsembleRegressor (tree_cases) and TreeEnsemble
-(tree5_cases).
-ORT's Binarizer and LinearRegressor
-take float32 only; inferd's also take float64, int32 and int64 (the spec's types)."""
+"""The numeric ai.onnx.ml operators (kernels/cpu/ml_ops.cc, tree_ensemble.cc) against ONNX
+Runtime: Binarizer, ArrayFeatureExtractor (1-D, 2-D and 3-D X, repeated indices), Scaler (one
+value and one per feature, int64 X), Normalizer (MAX, L1, L2, negative rows, a zero row, a row
+whose maximum is 0), LinearRegressor (one and three targets, with and without intercepts),
+TreeEnsembleRegressor (tree_cases) and TreeEnsemble (tree5_cases). ORT's Binarizer and
+LinearRegressor take float32 only; inferd's also take float64, int32 and int64 (the spec's
+types)."""
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
