@@ -199,17 +199,215 @@ class LoopKernel final : public OpKernel {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Scan-8: inputs (sequence_lens (optional, int64 [batch]), initial state..., scan inputs...),
+// every state and scan input with a leading batch axis, the scan inputs [batch, max_len, ...];
+// outputs (final state..., scan outputs [batch, max_len, ...]). Each batch entry b runs its own
+// scan of sequence_lens[b] (default max_len) iterations over its slices, the scan inputs read
+// forward or backward (`directions`); the scan outputs are written in iteration order, zero past
+// sequence_lens[b]. The body sees no batch axis (as in opset 9+).
+class Scan8Kernel final : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    const onnx::GraphProto* body = info.GetGraph(kBody);
+    if (body == nullptr) return info.Error("the graph attribute 'body' is missing");
+    INFERD_ASSIGN_OR_RETURN(const int64_t num_scan_inputs, info.RequireInt("num_scan_inputs"));
+    const int64_t state = info.num_inputs() - 1 - num_scan_inputs;
+    if (num_scan_inputs < 1 || state < 0) {
+      return info.Error(absl::StrCat("num_scan_inputs ", num_scan_inputs, " must be in [1, ",
+                                     info.num_inputs() - 1, "] (input 0 is sequence_lens)"));
+    }
+    if (body->input_size() != info.num_inputs() - 1) {
+      return info.Error(absl::StrCat("the body declares ", body->input_size(),
+                                     " inputs; the node has ", info.num_inputs() - 1,
+                                     " besides sequence_lens"));
+    }
+    const int64_t scan_outputs = body->output_size() - state;
+    if (scan_outputs < 0 || info.num_outputs() > body->output_size()) {
+      return info.Error(absl::StrCat("the body declares ", body->output_size(),
+                                     " outputs; the node has ", state, " state values and ",
+                                     info.num_outputs(), " outputs"));
+    }
+    auto k = std::unique_ptr<Scan8Kernel>(new Scan8Kernel());
+    k->state_ = static_cast<int>(state);
+    k->scan_inputs_ = static_cast<int>(num_scan_inputs);
+    k->scan_outputs_ = static_cast<int>(scan_outputs);
+    k->dirs_ = info.GetInts("directions");
+    if (k->dirs_.empty()) k->dirs_.assign(num_scan_inputs, 0);
+    if (static_cast<int64_t>(k->dirs_.size()) != num_scan_inputs) {
+      return info.Error(absl::StrCat("'directions' has ", k->dirs_.size(), " values, expected ",
+                                     num_scan_inputs));
+    }
+    for (int64_t d : k->dirs_) {
+      if (d != 0 && d != 1) {
+        return info.Error(absl::StrCat("'directions' values must be 0 or 1, got ", d));
+      }
+    }
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    SubgraphRunner* runner = ctx.subgraphs();
+    if (runner == nullptr) return absl::InternalError("Scan without a body plan");
+    // pass 1: the batch, the sequence lengths, per-batch views of the states and scan inputs.
+    std::vector<const Tensor*> states(state_), scans(scan_inputs_);
+    int64_t batch = -1, max_len = -1;
+    for (int i = 0; i < scan_inputs_; ++i) {
+      scans[i] = ctx.input(1 + state_ + i);
+      if (scans[i] == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("scan input ", i, " is absent"));
+      }
+      const Shape& s = scans[i]->shape();
+      if (s.rank() < 2 || (batch >= 0 && (s[0] != batch || s[1] != max_len))) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("scan input ", i, " ", s.ToString(), " must be [batch, sequence, ...]",
+                         batch >= 0 ? absl::StrCat(" with batch ", batch, " and sequence ",
+                                                   max_len)
+                                    : ""));
+      }
+      batch = s[0];
+      max_len = s[1];
+    }
+    for (int j = 0; j < state_; ++j) {
+      states[j] = ctx.input(1 + j);
+      if (states[j] == nullptr || states[j]->shape().rank() < 1 ||
+          states[j]->shape()[0] != batch) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "state input ", j, " must be present with a leading batch axis of ", batch));
+      }
+    }
+    std::vector<int64_t> lens(batch, max_len);
+    if (const Tensor* sl = ctx.input(0); sl != nullptr) {
+      if (sl->dtype() != DataType::kInt64 || sl->NumElements() != batch) {
+        return absl::InvalidArgumentError(absl::StrCat("sequence_lens must be int64 [", batch,
+                                                       "], got ", DataTypeName(sl->dtype()), " ",
+                                                       sl->shape().ToString()));
+      }
+      for (int64_t b = 0; b < batch; ++b) {
+        lens[b] = sl->data<int64_t>()[b];
+        if (lens[b] < 0 || lens[b] > max_len) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "sequence_lens[", b, "] = ", lens[b], " is outside [0, ", max_len, "]"));
+        }
+      }
+    }
+    // Final states: the inputs' shapes; filled per batch entry.
+    std::vector<Tensor*> final_state(state_, nullptr);
+    std::vector<Tensor> final_tmp(state_);
+    for (int j = 0; j < state_; ++j) {
+      if (j < ctx.num_outputs() && ctx.output_wanted(j)) {
+        INFERD_ASSIGN_OR_RETURN(final_state[j],
+                                ctx.MakeOutputTensor(j, states[j]->dtype(), states[j]->shape()));
+      } else {
+        INFERD_ASSIGN_OR_RETURN(final_tmp[j],
+                                ctx.MakeTemporaryTensor(states[j]->dtype(), states[j]->shape()));
+        final_state[j] = &final_tmp[j];
+      }
+    }
+    // pass 2: each batch entry's scan.
+    std::vector<Tensor*> scan_out(scan_outputs_, nullptr);
+    std::vector<Tensor> scan_tmp(scan_outputs_);
+    std::vector<Shape> part_shape(scan_outputs_);
+    std::vector<DataType> part_type(scan_outputs_);
+    std::vector<Tensor> state(state_), slices(scan_inputs_), outputs;
+    std::vector<const Tensor*> inputs(state_ + scan_inputs_);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int j = 0; j < state_; ++j) {
+        state[j] = Slice(*states[j], b, 1);
+      }
+      for (int64_t t = 0; t < lens[b]; ++t) {
+        for (int i = 0; i < scan_inputs_; ++i) {
+          const int64_t pos = dirs_[i] == 1 ? lens[b] - 1 - t : t;
+          slices[i] = Slice(*scans[i], b * max_len + pos, 2);
+          inputs[state_ + i] = &slices[i];
+        }
+        for (int j = 0; j < state_; ++j) inputs[j] = &state[j];
+        INFERD_RETURN_IF_ERROR(runner->RunSubgraphWith(kBody, inputs, outputs));
+        if (outputs.size() != static_cast<size_t>(state_ + scan_outputs_)) {
+          return absl::InternalError("the body returned a wrong number of outputs");
+        }
+        for (int j = 0; j < state_; ++j) state[j] = std::move(outputs[j]);
+        for (int k = 0; k < scan_outputs_; ++k) {
+          const Tensor& part = outputs[state_ + k];
+          if (scan_out[k] == nullptr) {
+            std::vector<int64_t> dims = {batch, max_len};
+            for (int64_t d : part.shape().dims()) dims.push_back(d);
+            const int slot = state_ + k;
+            if (slot < ctx.num_outputs() && ctx.output_wanted(slot)) {
+              INFERD_ASSIGN_OR_RETURN(scan_out[k],
+                                      ctx.MakeOutputTensor(slot, part.dtype(), Shape(dims)));
+            } else {
+              INFERD_ASSIGN_OR_RETURN(scan_tmp[k],
+                                      ctx.MakeTemporaryTensor(part.dtype(), Shape(dims)));
+              scan_out[k] = &scan_tmp[k];
+            }
+            if (scan_out[k]->bytes() > 0) {
+              std::memset(scan_out[k]->raw_mutable_data(), 0, scan_out[k]->bytes());
+            }
+            part_shape[k] = part.shape();
+            part_type[k] = part.dtype();
+          } else if (part.shape() != part_shape[k] || part.dtype() != part_type[k]) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "scan output ", k, " changes from ", DataTypeName(part_type[k]), " ",
+                part_shape[k].ToString(), " to ", DataTypeName(part.dtype()), " ",
+                part.shape().ToString()));
+          }
+          CopyInto(part, *scan_out[k], b * max_len + t);
+        }
+      }
+      for (int j = 0; j < state_; ++j) {
+        if (state[j].dtype() != states[j]->dtype() ||
+            state[j].NumElements() * batch != states[j]->NumElements()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("the body's state output ", j, " ", DataTypeName(state[j].dtype()),
+                           " ", state[j].shape().ToString(), " does not match state input ",
+                           states[j]->shape().ToString()));
+        }
+        CopyInto(state[j], *final_state[j], b);
+      }
+    }
+    // Scan outputs of no iteration at all: their shapes are unknown.
+    for (int k = 0; k < scan_outputs_; ++k) {
+      if (scan_out[k] == nullptr && state_ + k < ctx.num_outputs() &&
+          ctx.output_wanted(state_ + k)) {
+        return absl::UnimplementedError(
+            "Scan-8 with no iteration in any batch entry: the scan outputs' shapes are unknown");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  Scan8Kernel() = default;
+
+  // Entry `index` of `t` seen without its first `axes` dims (a view).
+  static Tensor Slice(const Tensor& t, int64_t index, int axes) {
+    const absl::Span<const int64_t> dims = t.shape().dims();
+    const Shape rest(dims.subspan(axes));
+    const size_t bytes = static_cast<size_t>(rest.NumElements()) * ElementSize(t.dtype());
+    return Tensor::Borrowed(t.dtype(), rest,
+                            static_cast<const unsigned char*>(t.raw_data()) + index * bytes);
+  }
+
+  // `part`'s bytes into entry `index` of `out` (entries of part's size).
+  static void CopyInto(const Tensor& part, Tensor& out, int64_t index) {
+    const size_t bytes = static_cast<size_t>(part.NumElements()) * ElementSize(part.dtype());
+    if (bytes == 0) return;
+    std::memcpy(static_cast<unsigned char*>(out.raw_mutable_data()) + index * bytes,
+                part.raw_data(), bytes);
+  }
+
+  int state_ = 0, scan_inputs_ = 0, scan_outputs_ = 0;
+  std::vector<int64_t> dirs_;
+};
+
+// ---------------------------------------------------------------------------------------------
 // Scan (opset 9+): inputs (initial state..., scan inputs...), outputs (final state..., scan
 // outputs...); body inputs (state..., one slice of each scan input), body outputs (state...,
 // one slice of each scan output).
 class ScanKernel final : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    if (info.opset() < 9) {
-      return absl::UnimplementedError(absl::StrCat(
-          "node '", info.node_name(), "' (Scan): Scan-8 (batch axis and sequence_lens) is not ",
-          "supported; the opset 9 form is"));
-    }
+    if (info.opset() < 9) return Scan8Kernel::Create(info);
     const onnx::GraphProto* body = info.GetGraph(kBody);
     if (body == nullptr) return info.Error("the graph attribute 'body' is missing");
     INFERD_ASSIGN_OR_RETURN(const int64_t num_scan_inputs, info.RequireInt("num_scan_inputs"));

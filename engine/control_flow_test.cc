@@ -367,6 +367,41 @@ TEST_F(ControlFlowTest, ScanHonoursAxesAndDirections) {
   }
 }
 
+// Scan-8: a batch of two sequences of lengths 3 and 1 (sequence_lens), read backwards; each batch
+// entry scans its own slices; scan outputs past a sequence's length are zero.
+TEST_F(ControlFlowTest, Scan8RunsEachBatchEntryToItsLength) {
+  ModelBuilder b(8);
+  b.ImportDomain(kTest, 1);
+  b.Input("lens", DataType::kInt64, {2});
+  b.Input("s0", DataType::kFloat32, {2, 1});
+  b.Input("x", DataType::kFloat32, {2, 3, 1});
+  onnx::NodeProto& scan = b.Node("Scan", {"lens", "s0", "x"}, {"s", "ys"}, "scan");
+  ModelBuilder::IntAttr(scan, "num_scan_inputs", 1);
+  ModelBuilder::IntsAttr(scan, "directions", {1});
+  Body body(scan);
+  body.In("s_in", DataType::kFloat32, {1}).In("v", DataType::kFloat32, {1});
+  body.Node("AddF", {"s_in", "v"}, {"s_out"});
+  body.Out("s_out", DataType::kFloat32, {1}).Out("s_out", DataType::kFloat32, {1});
+  b.Output("s", DataType::kFloat32, {2, 1});
+  b.Output("ys", DataType::kFloat32, {2, 3, 1});
+  auto s = Make(b);
+  ASSERT_NE(s, nullptr);
+  const std::vector<int64_t> lens = {3, 1};
+  const std::vector<float> s0 = {0, 100};
+  const std::vector<float> x = {1, 2, 3, 10, 20, 30};
+  std::vector<InputTensor> in = {{"lens", DataType::kInt64, Shape{2}, lens.data(), 16},
+                                 {"s0", DataType::kFloat32, Shape{2, 1}, s0.data(), 8},
+                                 {"x", DataType::kFloat32, Shape{2, 3, 1}, x.data(), 24}};
+  auto out = s->Run(in);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Floats((*out)[0]), (std::vector<float>{6, 110}));
+  EXPECT_EQ(Floats((*out)[1]), (std::vector<float>{3, 5, 6, 110, 0, 0}));
+  // A length past the sequence axis is refused.
+  const std::vector<int64_t> bad = {4, 1};
+  in[0].data = bad.data();
+  EXPECT_FALSE(s->Run(in).ok());
+}
+
 TEST_F(ControlFlowTest, ScanOfLengthZeroAndMismatchedLengths) {
   ModelBuilder b(11);
   b.ImportDomain(kTest, 1);

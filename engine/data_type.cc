@@ -11,6 +11,12 @@ size_t ElementSize(DataType t) {
     case DataType::kUint8:
     case DataType::kInt8:
     case DataType::kBool:
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
+    case DataType::kUint4:  // one per byte inside inferd
+    case DataType::kInt4:
       return 1;
     case DataType::kUint16:
     case DataType::kInt16:
@@ -60,10 +66,27 @@ const char* DataTypeName(DataType t) {
       return "uint64";
     case DataType::kBFloat16:
       return "bfloat16";
+    case DataType::kFloat8E4M3FN:
+      return "float8e4m3fn";
+    case DataType::kFloat8E4M3FNUZ:
+      return "float8e4m3fnuz";
+    case DataType::kFloat8E5M2:
+      return "float8e5m2";
+    case DataType::kFloat8E5M2FNUZ:
+      return "float8e5m2fnuz";
+    case DataType::kUint4:
+      return "uint4";
+    case DataType::kInt4:
+      return "int4";
   }
   return "unknown";
 }
 
-bool IsKnownDataType(int32_t v) { return (v >= 0 && v <= 13) || v == 16; }
+bool IsKnownDataType(int32_t v) { return (v >= 0 && v <= 13) || (v >= 16 && v <= 22); }
+
+bool IsFloat8(DataType t) {
+  return t == DataType::kFloat8E4M3FN || t == DataType::kFloat8E4M3FNUZ ||
+         t == DataType::kFloat8E5M2 || t == DataType::kFloat8E5M2FNUZ;
+}
 
 }  // namespace inferd::engine

@@ -25,6 +25,16 @@ enum class DataType : int32_t {
   kUint32 = 12,
   kUint64 = 13,
   kBFloat16 = 16,
+  // 8-bit floats (ONNX opset 19; engine/float8.h converts them): e4m3 / e5m2 exponent and
+  // mantissa bits, FN: no infinity, UZ: no negative zero (0x80 is the only NaN).
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  // 4-bit integers (opset 21): packed two per byte in ONNX files, one per byte (sign-extended
+  // for int4) inside inferd; the loaders unpack them.
+  kUint4 = 21,
+  kInt4 = 22,
 };
 
 // Bytes per element; 0 for kUndefined and kString (not a fixed-size type).
@@ -33,6 +43,8 @@ size_t ElementSize(DataType t);
 const char* DataTypeName(DataType t);
 // True for the values listed above.
 bool IsKnownDataType(int32_t onnx_type);
+// The four 8-bit float types.
+bool IsFloat8(DataType t);
 
 // C++ type <-> DataType.
 template <typename T>

@@ -346,12 +346,52 @@ void Opset20() {
   family.Add(std::move(split));
 }
 
+// pass 4: ai.onnx.ml opset 5 (libonnx 1.12 stops at 3): TreeEnsemble. Y is [N, n_targets] of
+// X's type.
+void MlOpset5() {
+  OpSchema s = family.New("TreeEnsemble", onnx::AI_ONNX_ML_DOMAIN, 5, "ai.onnx.ml opset 5");
+  s.TypeAndShapeInferenceFunction([](onnx::InferenceContext& ctx) {
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+    if (!onnx::hasInputShape(ctx, 0)) return;
+    const onnx::TensorShapeProto& x = onnx::getInputShape(ctx, 0);
+    onnx::TensorShapeProto* y = onnx::getOutputShape(ctx, 0);
+    if (x.dim_size() == 2) {
+      *y->add_dim() = x.dim(0);
+    } else {
+      y->add_dim()->set_dim_value(1);
+    }
+    const onnx::AttributeProto* targets = ctx.getAttribute("n_targets");
+    y->add_dim()->set_dim_value(targets != nullptr ? targets->i() : 1);
+  });
+  s.Input(0, "X", "", "T").Output(0, "Y", "", "T");
+  s.TypeConstraint("T", {"tensor(float)", "tensor(double)", "tensor(float16)"}, "");
+  s.Attr("aggregate_function", "", AttributeProto::INT, static_cast<int64_t>(1));
+  s.Attr("post_transform", "", AttributeProto::INT, static_cast<int64_t>(0));
+  for (const char* ints : {"leaf_targetids", "nodes_falseleafs", "nodes_falsenodeids",
+                           "nodes_featureids", "nodes_trueleafs", "nodes_truenodeids",
+                           "tree_roots"}) {
+    s.Attr(ints, "", AttributeProto::INTS, /*required=*/true);
+  }
+  for (const char* tensor : {"leaf_weights", "nodes_modes", "nodes_splits"}) {
+    s.Attr(tensor, "", AttributeProto::TENSOR, /*required=*/true);
+  }
+  OptAttr(s, "membership_values", AttributeProto::TENSOR);
+  OptAttr(s, "nodes_hitrates", AttributeProto::TENSOR);
+  OptAttr(s, "nodes_missing_value_tracks_true", AttributeProto::INTS);
+  OptAttr(s, "n_targets", AttributeProto::INT);
+  family.Add(std::move(s));
+}
+
 void RegisterAll() {
   // libonnx 1.12 accepts schemas of the default domain up to version 17 only. It has no setter
   // for a known domain's range: AddDomainToVersion replaces the entry (its assert that the
   // domain is new is compiled out: this file is built with NDEBUG, see engine/BUILD.bazel).
   onnx::OpSchemaRegistry::DomainToVersionRange::Instance().AddDomainToVersion(
       onnx::ONNX_DOMAIN, 1, kMaxOnnxOpset, kMaxOnnxOpset);
+  // ai.onnx.ml likewise, from 3 to 5 (TreeEnsemble, below; the other ml schemas keep their
+  // libonnx versions).
+  onnx::OpSchemaRegistry::DomainToVersionRange::Instance().AddDomainToVersion(
+      onnx::AI_ONNX_ML_DOMAIN, 1, 5, 5);
   Reductions();
   PadResizeSplit();
   Pools();
@@ -359,6 +399,7 @@ void RegisterAll() {
   Opset19();
   Quantization();
   Opset20();
+  MlOpset5();
 }
 
 }  // namespace

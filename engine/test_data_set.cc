@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "engine/float8.h"
 #include "engine/half_bits.h"
 #include "engine/weights.h"
 #include "onnx/onnx-data_pb.h"
@@ -46,9 +47,16 @@ double Element(DataType t, const void* p, size_t i) {
     case DataType::kFloat64:
       return At<double>(p, i);
     case DataType::kInt8:
+    case DataType::kInt4:  // one per byte, sign-extended
       return At<int8_t>(p, i);
     case DataType::kUint8:
+    case DataType::kUint4:
       return At<uint8_t>(p, i);
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
+      return Float8ToFloat(static_cast<const uint8_t*>(p)[i], t);
     case DataType::kInt16:
       return At<int16_t>(p, i);
     case DataType::kUint16:
@@ -205,6 +213,9 @@ absl::Status CompareData(const NamedData& expected, DataType type, const Shape& 
   if (!floating && ElementSize(type) != 0) {
     for (size_t i = 0; i < n; ++i) {
       const double a = Element(type, data, i), e = Element(type, expected.bytes.data(), i);
+      // float8 is compared exactly, as a value (a cast to it has one right answer); NaN equals
+      // NaN whatever its bits.
+      if (std::isnan(a) && std::isnan(e)) continue;
       // Integers are exact unless the tolerance allows whole steps (atol >= 1: quantized
       // outputs whose reference rounds half steps another way, tests/ort_cases/quant).
       if (a != e && !(tol.atol >= 1.0 && std::fabs(a - e) <= tol.atol)) {

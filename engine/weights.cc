@@ -60,6 +60,10 @@ absl::Status DecodeTyped(const onnx::TensorProto& p, DataType type, int64_t n, u
     case DataType::kBool:
     case DataType::kFloat16:
     case DataType::kBFloat16:
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
       if (p.int32_data_size() != n) return count_error(p.int32_data_size());
       for (int64_t i = 0; i < n; ++i) {
         const int32_t v = p.int32_data(i);
@@ -79,6 +83,10 @@ absl::Status DecodeTyped(const onnx::TensorProto& p, DataType type, int64_t n, u
             reinterpret_cast<int8_t*>(out)[i] = static_cast<int8_t>(v);
             break;
           case DataType::kUint8:
+          case DataType::kFloat8E4M3FN:  // the bits
+          case DataType::kFloat8E4M3FNUZ:
+          case DataType::kFloat8E5M2:
+          case DataType::kFloat8E5M2FNUZ:
             out[i] = static_cast<uint8_t>(v);
             break;
           case DataType::kBool:
@@ -95,12 +103,42 @@ absl::Status DecodeTyped(const onnx::TensorProto& p, DataType type, int64_t n, u
   }
 }
 
+bool Is4Bit(DataType t) { return t == DataType::kInt4 || t == DataType::kUint4; }
+
+// int4 / uint4 arrive packed two per byte (element 2i in the low nibble); inside inferd each
+// takes a byte, int4 sign-extended.
+void Unpack4Bit(const unsigned char* packed, int64_t n, bool is_signed, unsigned char* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const unsigned nibble = (packed[i / 2] >> (i % 2 == 0 ? 0 : 4)) & 0x0F;
+    out[i] = static_cast<unsigned char>(is_signed && nibble >= 8 ? nibble | 0xF0 : nibble);
+  }
+}
+
 struct Header {
   DataType type;
   Shape shape;
   int64_t elements;
-  uint64_t bytes;
+  uint64_t bytes;       // in memory
+  uint64_t wire_bytes;  // in raw or external data (int4 / uint4: packed, half of `bytes`)
 };
+
+// Fills `out` (h.bytes) from a 4-bit tensor's packed data: `view` (raw or external data), else
+// the packed bytes in int32_data.
+absl::Status Decode4Bit(const onnx::TensorProto& p, const Header& h, const unsigned char* view,
+                        unsigned char* out, const std::string& what) {
+  std::vector<unsigned char> packed;
+  if (view == nullptr) {
+    if (static_cast<uint64_t>(p.int32_data_size()) != h.wire_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": shape needs ", h.wire_bytes,
+                                                     " packed bytes but the data holds ",
+                                                     p.int32_data_size()));
+    }
+    for (int32_t v : p.int32_data()) packed.push_back(static_cast<unsigned char>(v));
+    view = packed.data();
+  }
+  Unpack4Bit(view, h.elements, h.type == DataType::kInt4, out);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Header> ReadHeader(const onnx::TensorProto& p, const std::string& what) {
   if (!IsKnownDataType(p.data_type()) || p.data_type() == 0) {
@@ -122,6 +160,7 @@ absl::StatusOr<Header> ReadHeader(const onnx::TensorProto& p, const std::string&
   h.shape = Shape(dims);
   h.elements = *n;
   h.bytes = static_cast<uint64_t>(*n) * ElementSize(h.type);
+  h.wire_bytes = Is4Bit(h.type) ? (h.bytes + 1) / 2 : h.bytes;
   if (p.has_segment()) {
     return absl::UnimplementedError(absl::StrCat(what, ": segmented tensors are not supported"));
   }
@@ -273,17 +312,23 @@ absl::StatusOr<const Tensor*> WeightStore::Add(const onnx::TensorProto& p,
   INFERD_ASSIGN_OR_RETURN(Header h, ReadHeader(p, what));
   const unsigned char* view = nullptr;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    INFERD_ASSIGN_OR_RETURN(view, External(p, h.bytes, what));
+    INFERD_ASSIGN_OR_RETURN(view, External(p, h.wire_bytes, what));
   } else if (p.has_raw_data()) {
-    if (p.raw_data().size() != h.bytes) {
+    if (p.raw_data().size() != h.wire_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": raw data has ", p.raw_data().size(),
                                                      " bytes, the shape ", h.shape.ToString(),
-                                                     " needs ", h.bytes));
+                                                     " needs ", h.wire_bytes));
     }
     view = reinterpret_cast<const unsigned char*>(p.raw_data().data());
   }
   const size_t align = std::max<size_t>(1, ElementSize(h.type));
-  if (view != nullptr && reinterpret_cast<uintptr_t>(view) % align == 0) {
+  if (Is4Bit(h.type)) {
+    auto buf = std::make_unique<unsigned char[]>(std::max<uint64_t>(h.bytes, 1));
+    INFERD_RETURN_IF_ERROR(Decode4Bit(p, h, view, buf.get(), what));
+    tensors_.push_back(Tensor::Borrowed(h.type, h.shape, buf.get()));
+    owned_bytes_ += h.bytes;
+    owned_.push_back(std::move(buf));
+  } else if (view != nullptr && reinterpret_cast<uintptr_t>(view) % align == 0) {
     tensors_.push_back(Tensor::Borrowed(h.type, h.shape, view));
   } else {
     // Typed fields, or misaligned raw / external data: an owned, aligned copy.
@@ -310,11 +355,18 @@ absl::StatusOr<std::vector<unsigned char>> TensorProtoBytes(const onnx::TensorPr
   }
   std::vector<unsigned char> bytes(h.bytes);
   if (p.has_raw_data()) {
-    if (p.raw_data().size() != h.bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": raw data has ", p.raw_data().size(), " bytes, expected ", h.bytes));
+    if (p.raw_data().size() != h.wire_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": raw data has ", p.raw_data().size(), " bytes, expected ", h.wire_bytes));
     }
-    if (h.bytes > 0) std::memcpy(bytes.data(), p.raw_data().data(), h.bytes);
+    if (Is4Bit(h.type)) {
+      INFERD_RETURN_IF_ERROR(Decode4Bit(
+          p, h, reinterpret_cast<const unsigned char*>(p.raw_data().data()), bytes.data(), what));
+    } else if (h.bytes > 0) {
+      std::memcpy(bytes.data(), p.raw_data().data(), h.bytes);
+    }
+  } else if (Is4Bit(h.type)) {
+    INFERD_RETURN_IF_ERROR(Decode4Bit(p, h, nullptr, bytes.data(), what));
   } else if (h.bytes > 0) {
     INFERD_RETURN_IF_ERROR(DecodeTyped(p, h.type, h.elements, bytes.data(), what));
   }

@@ -4,6 +4,13 @@
 // anything -> bool is "!= 0" (NaN is true); float16 rounds to nearest even; bfloat16 truncates,
 // as the ONNX reference does (there is no `saturate` before opset 19). Strings are UNIMPLEMENTED.
 // A cast to the input's own type is an alias of the input.
+//
+// The float8 types (opset 19) go through float32: to float8 rounds to nearest even and treats
+// out-of-range values and infinities by the `saturate` attribute (engine/float8.h); from float8
+// is exact. int4 / uint4 (opset 21; one per byte inside inferd) go through float32 too: to them
+// rounds half to even and clamps to [-8, 7] / [0, 15], from them is exact.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -12,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/domain.h"
+#include "engine/float8.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/float16.h"
@@ -33,6 +41,27 @@ using CastTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, in
 template <typename T>
 inline constexpr bool kIs16BitFloat = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 
+bool IsNarrow(DataType t) {
+  return engine::IsFloat8(t) || t == DataType::kInt4 || t == DataType::kUint4;
+}
+
+// A float8 / 4-bit value (its byte) as float32.
+float NarrowToFloat(uint8_t b, DataType t) {
+  if (t == DataType::kInt4) return static_cast<int8_t>(b);
+  if (t == DataType::kUint4) return b;
+  return engine::Float8ToFloat(b, t);
+}
+
+uint8_t FloatToNarrow(float v, DataType t, bool saturate) {
+  if (t == DataType::kInt4 || t == DataType::kUint4) {
+    const float lo = t == DataType::kInt4 ? -8.0f : 0.0f, hi = t == DataType::kInt4 ? 7.0f : 15.0f;
+    if (std::isnan(v)) return 0;  // no NaN in an integer type
+    const float r = std::nearbyint(std::min(hi, std::max(lo, v)));
+    return static_cast<uint8_t>(static_cast<int8_t>(r));
+  }
+  return engine::FloatToFloat8(v, t, saturate);
+}
+
 template <typename To, typename From>
 To Convert(From v) {
   if constexpr (kIs16BitFloat<From>) {
@@ -44,6 +73,16 @@ To Convert(From v) {
   } else {
     return static_cast<To>(v);
   }
+}
+
+// CastTypes and the float8 / 4-bit types.
+std::vector<DataType> AllTypes() {
+  std::vector<DataType> types = TypesOf(CastTypes{});
+  for (DataType t : {DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
+                     DataType::kFloat8E5M2FNUZ, DataType::kUint4, DataType::kInt4}) {
+    types.push_back(t);
+  }
+  return types;
 }
 
 class CastKernel final : public engine::OpKernel {
@@ -89,6 +128,7 @@ class CastKernel final : public engine::OpKernel {
       if (y->bytes() > 0) std::memcpy(y->raw_mutable_data(), x->raw_data(), y->bytes());
       return absl::OkStatus();
     }
+    if (IsNarrow(x->dtype()) || IsNarrow(to)) return CastNarrow(*x, to, ctx, *y);
     return Dispatch(CastTypes{}, x->dtype(), node_, [&](auto from_tag) {
       using From = typename decltype(from_tag)::type;
       return Dispatch(CastTypes{}, to, node_, [&](auto to_tag) {
@@ -102,18 +142,49 @@ class CastKernel final : public engine::OpKernel {
 
  private:
   CastKernel(const KernelInfo& info, DataType to)
-      : node_(info), to_(to), alias_(to != DataType::kUndefined && info.input(0).type == to) {}
+      : node_(info),
+        to_(to),
+        alias_(to != DataType::kUndefined && info.input(0).type == to),
+        saturate_(info.GetInt("saturate", 1) != 0) {}
 
   static bool Supported(DataType t) {
-    for (DataType s : TypesOf(CastTypes{})) {
+    for (DataType s : AllTypes()) {
       if (s == t) return true;
     }
     return false;
   }
 
+  // A cast from or to a float8 / 4-bit type, through float32.
+  absl::Status CastNarrow(const Tensor& x, DataType to, KernelContext& ctx, Tensor& y) const {
+    const DataType from = x.dtype();
+    const int64_t n = x.NumElements();
+    const bool saturate = saturate_;
+    if (IsNarrow(from) && IsNarrow(to)) {
+      UnaryMap(x.data<uint8_t>(), y.mutable_data<uint8_t>(), n, ctx.threads(),
+               [=](uint8_t b) { return FloatToNarrow(NarrowToFloat(b, from), to, saturate); });
+      return absl::OkStatus();
+    }
+    if (IsNarrow(from)) {
+      return Dispatch(CastTypes{}, to, node_, [&](auto to_tag) {
+        using To = typename decltype(to_tag)::type;
+        UnaryMap(x.data<uint8_t>(), y.mutable_data<To>(), n, ctx.threads(),
+                 [=](uint8_t b) { return Convert<To>(NarrowToFloat(b, from)); });
+        return absl::OkStatus();
+      });
+    }
+    return Dispatch(CastTypes{}, from, node_, [&](auto from_tag) {
+      using From = typename decltype(from_tag)::type;
+      UnaryMap(x.data<From>(), y.mutable_data<uint8_t>(), n, ctx.threads(), [=](From v) {
+        return FloatToNarrow(Convert<float>(v), to, saturate);
+      });
+      return absl::OkStatus();
+    });
+  }
+
   const NodeLabel node_;
   const DataType to_;  // kUndefined: CastLike, read from input 1 per run
   const bool alias_;   // the input's type (known at load) is the target: a view
+  const bool saturate_;  // opset 19: out-of-range values to float8 saturate (else NaN / inf)
 };
 
 engine::KernelFactory CastLikeFactory() {
@@ -126,7 +197,7 @@ engine::KernelFactory CastLikeFactory() {
 }  // namespace
 
 std::vector<engine::KernelDef> CastKernelDefs() {
-  const std::vector<DataType> types = TypesOf(CastTypes{});
+  const std::vector<DataType> types = AllTypes();
   return {CpuDef(engine::kOnnxDomain, "Cast", 6, kMaxOpset, types, FactoryOf<CastKernel>()),
           CpuDef(engine::kOnnxDomain, "CastLike", 15, kMaxOpset, types, CastLikeFactory())};
 }

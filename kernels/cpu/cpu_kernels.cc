@@ -103,6 +103,12 @@ const Family kFamilies[] = {
     {"ReverseSequence", ReverseSequenceKernelDefs},
     {"DFT, STFT", DftKernelDefs, kOwn},
     {"MelWeightMatrix", MelWeightMatrixKernelDefs},
+    // Training-mode optimizers (ai.onnx.preview.training), random ops, numeric ai.onnx.ml ops.
+    {"ai.onnx.preview.training Adagrad, Adam, Momentum", TrainingKernelDefs},
+    {"RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike, Bernoulli, Multinomial",
+     RandomKernelDefs},
+    {"ai.onnx.ml Binarizer, ArrayFeatureExtractor, Scaler, Normalizer, LinearRegressor",
+     MlKernelDefs},
     // ONNX Runtime's transformer contrib ops (docs/contrib-ops.md).
     {"com.microsoft Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd", ContribActivationKernelDefs},
     {"com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization, "

@@ -82,18 +82,38 @@ TEST(BatchNormTest, SpatialZeroInOpset7) {
              RefBatchNorm(x, s, params[0], params[1], params[2], params[3], 1e-5f, true), 1e-5f);
 }
 
-TEST(BatchNormTest, RefusedAndBadShapes) {
-  KernelTester training("BatchNormalization", 15);
-  training.Attr("training_mode", int64_t{1}).Input<float>({1, 2}, {1, 2});
-  for (int i = 0; i < 4; ++i) training.Input<float>({2}, {1, 1});
-  auto out = training.Run(CpuRegistry());
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+TEST(BatchNormTest, TrainingModeUsesBatchStatistics) {
+  // X [2, 2, 2]: channel 0 holds {1, 2, 5, 6} (mean 3.5, variance 4.25), channel 1 {3, 4, 7, 8}
+  // (mean 5.5, variance 4.25).
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  KernelTester t("BatchNormalization", 15);
+  t.Attr("training_mode", int64_t{1}).Attr("momentum", 0.75f).Attr("epsilon", 0.0f);
+  t.Input<float>({2, 2, 2}, x)
+      .Input<float>({2}, {1, 2})     // scale
+      .Input<float>({2}, {0, 1})     // B
+      .Input<float>({2}, {0, 10})    // input_mean
+      .Input<float>({2}, {1, 2})     // input_var
+      .Outputs(3);
+  auto out = t.Run(CpuRegistry());
+  ASSERT_TRUE(out.ok()) << out.status();
+  const double sd = std::sqrt(4.25);
+  const double mean[2] = {3.5, 5.5}, scale[2] = {1, 2}, bias[2] = {0, 1};
+  const std::vector<float> y = Values<float>((*out)[0]);
+  for (int i = 0; i < 8; ++i) {
+    const int c = (i / 2) % 2;
+    EXPECT_NEAR(y[i], (x[i] - mean[c]) / sd * scale[c] + bias[c], 1e-5) << i;
+  }
+  ExpectNear(Values<float>((*out)[1]), {0.75f * 0 + 0.25f * 3.5f, 0.75f * 10 + 0.25f * 5.5f},
+             1e-6f);
+  ExpectNear(Values<float>((*out)[2]), {0.75f * 1 + 0.25f * 4.25f, 0.75f * 2 + 0.25f * 4.25f},
+             1e-6f);
+}
 
+TEST(BatchNormTest, RefusedAndBadShapes) {
   KernelTester stats("BatchNormalization", 9);
   stats.Input<float>({1, 2}, {1, 2}).Outputs(3);
   for (int i = 0; i < 4; ++i) stats.Input<float>({2}, {1, 1});
-  out = stats.Run(CpuRegistry());
+  auto out = stats.Run(CpuRegistry());
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented) << out.status();
 

@@ -16,8 +16,10 @@ using engine::Tensor;
 int64_t IntegerAt(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DataType::kUint8:
+    case DataType::kUint4:  // one per byte
       return t.data<uint8_t>()[i];
     case DataType::kInt8:
+    case DataType::kInt4:  // one per byte, sign-extended
       return t.data<int8_t>()[i];
     case DataType::kUint16:
       return t.data<uint16_t>()[i];

@@ -8,9 +8,14 @@
 // 1-D scale of x's dim `axis`), blocked (opset 21, `block_size`: scale of x's rank, dim `axis`
 // ceil(x.dim / block_size)). The zero point, when given, has the scale's shape; it also fixes
 // the quantized type (else opset 21's output_dtype, else uint8). Quantized types: int8, uint8,
-// int16, uint16 (opset 21), and int32 on DequantizeLinear's input (biases). float8 and int4 have
-// no element type in inferd: refused at load with a message saying so. `saturate` only concerns
-// float8, so for the integer types it changes nothing.
+// int16, uint16 (opset 21), and int32 on DequantizeLinear's input (biases); the float8 types
+// (opset 19) and int4 / uint4 (opset 21, one per byte inside inferd).
+//
+// float8: QuantizeLinear is y = float8(x / scale + zero_point) with no rounding to an integer:
+// the conversion rounds to the nearest float8 (ties to even) and `saturate` (default 1) decides
+// whether out-of-range values become the largest finite value or NaN / infinity
+// (engine/float8.h). DequantizeLinear is y = (float(x) - float(zero_point)) * scale. int4 /
+// uint4 quantize as the 8-bit integers, clamped to [-8, 7] / [0, 15].
 //
 // Arithmetic matches ONNX Runtime's (MLAS): the division x / scale in float32, nearbyint (round
 // half to even in the default rounding mode), then the zero point added and the result clamped;
@@ -29,6 +34,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "engine/float8.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/quant_layout.h"
@@ -82,29 +88,29 @@ Q QuantizeOne(float x, float scale, float zero_point) {
   return static_cast<Q>(v);
 }
 
-// The type names ONNX gives the TensorProto data types inferd has no element type for.
-const char* UnsupportedQuantizedTypeName(int64_t onnx_type) {
-  switch (onnx_type) {
-    case 17:
-      return "float8e4m3fn";
-    case 18:
-      return "float8e4m3fnuz";
-    case 19:
-      return "float8e5m2";
-    case 20:
-      return "float8e5m2fnuz";
-    case 21:
-      return "uint4";
-    case 22:
-      return "int4";
-    default:
-      return nullptr;
-  }
+bool Is4Bit(DataType t) { return t == DataType::kInt4 || t == DataType::kUint4; }
+
+// float8 and int4 / uint4: one byte per element, handled outside the typed paths.
+bool IsNarrow(DataType t) { return engine::IsFloat8(t) || Is4Bit(t); }
+
+bool IsQuantizedType(DataType t, int opset) {
+  if (t == DataType::kUint8 || t == DataType::kInt8) return true;
+  if (engine::IsFloat8(t)) return opset >= 19;
+  return opset >= 21 && (t == DataType::kUint16 || t == DataType::kInt16 || Is4Bit(t));
 }
 
-bool IsQuantizedType(DataType t) {
-  return t == DataType::kUint8 || t == DataType::kInt8 || t == DataType::kUint16 ||
-         t == DataType::kInt16;
+// The zero point of parameter p as float (float8: its value; integers: exact).
+float ZeroPointValue(const QuantLayout& l, int64_t p) {
+  if (l.zero_point == nullptr) return 0.0f;
+  if (engine::IsFloat8(l.zero_point->dtype())) {
+    return engine::Float8ToFloat(l.zero_point->data<uint8_t>()[p], l.zero_point->dtype());
+  }
+  return static_cast<float>(l.ZeroPoint(p));
+}
+
+// The parameter of element i (row `row`, offset j in it, i = row * inner + j).
+int64_t ParamOf(const QuantLayout& l, int64_t row, int64_t j) {
+  return l.blocked() ? l.BlockParam(row, j) : l.RowParam(row);
 }
 
 // Attributes both QuantizeLinear and DequantizeLinear read, checked against the opset.
@@ -143,12 +149,13 @@ class QuantizeLinearKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(QuantAttributes attrs, QuantAttributes::Read(info));
     DataType out = DataType::kUint8;
     const int64_t output_dtype = info.opset() >= 21 ? info.GetInt("output_dtype", 0) : 0;
-    if (const char* name = UnsupportedQuantizedTypeName(output_dtype)) {
-      return info.Error(absl::StrCat("output_dtype ", name,
-                                     " is not supported: inferd quantizes to int8, uint8, int16 "
-                                     "and uint16 only (no float8 or int4 element types)"));
+    if (output_dtype != 0) {
+      if (output_dtype < 0 || output_dtype > INT32_MAX ||
+          !engine::IsKnownDataType(static_cast<int32_t>(output_dtype))) {
+        return info.Error(absl::StrCat("output_dtype ", output_dtype, " is not an element type"));
+      }
+      out = static_cast<DataType>(output_dtype);
     }
-    if (output_dtype != 0) out = static_cast<DataType>(output_dtype);
     if (info.input_present(2)) {
       const DataType zp = info.input(2).type;
       if (zp != DataType::kUndefined) {
@@ -160,13 +167,14 @@ class QuantizeLinearKernel final : public engine::OpKernel {
         out = zp;
       }
     }
-    if (!IsQuantizedType(out) ||
-        (info.opset() < 21 && out != DataType::kUint8 && out != DataType::kInt8)) {
+    if (!IsQuantizedType(out, info.opset())) {
       return info.Error(absl::StrCat("cannot quantize to ", engine::DataTypeName(out),
-                                     ": supported are int8 and uint8 (and int16, uint16 from "
-                                     "opset 21); float8 and int4 have no inferd element type"));
+                                     " at opset ", info.opset(),
+                                     ": supported are int8 and uint8, float8 from opset 19, "
+                                     "int16, uint16, int4 and uint4 from opset 21"));
     }
-    return std::unique_ptr<QuantizeLinearKernel>(new QuantizeLinearKernel(info, attrs, out));
+    return std::unique_ptr<QuantizeLinearKernel>(
+        new QuantizeLinearKernel(info, attrs, out, info.GetInt("saturate", 1) != 0));
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
@@ -186,6 +194,10 @@ class QuantizeLinearKernel final : public engine::OpKernel {
     absl::Status status;
     const bool found = Visit(QuantizeInputTypes{}, x->dtype(), [&](auto xtag) {
       using X = typename decltype(xtag)::type;
+      if (IsNarrow(out_type_)) {
+        RunNarrow<X>(*x, layout, out_type_, saturate_, *y, ctx.threads());
+        return;
+      }
       status = Dispatch(QuantizedTypes{}, out_type_, node_, [&](auto qtag) {
         using Q = typename decltype(qtag)::type;
         Run<X, Q>(*x, layout, *y, ctx.threads());
@@ -200,8 +212,34 @@ class QuantizeLinearKernel final : public engine::OpKernel {
   }
 
  private:
-  QuantizeLinearKernel(const KernelInfo& info, QuantAttributes attrs, DataType out)
-      : node_(info), opset_(info.opset()), attrs_(attrs), out_type_(out) {}
+  QuantizeLinearKernel(const KernelInfo& info, QuantAttributes attrs, DataType out, bool saturate)
+      : node_(info), opset_(info.opset()), attrs_(attrs), out_type_(out), saturate_(saturate) {}
+
+  // To float8 or int4 / uint4, one byte per element.
+  template <typename X>
+  static void RunNarrow(const Tensor& x, const QuantLayout& layout, DataType out, bool saturate,
+                        Tensor& y, engine::ThreadPool& pool) {
+    const X* src = x.data<X>();
+    uint8_t* dst = y.mutable_data<uint8_t>();
+    const float lo = out == DataType::kInt4 ? -8.0f : 0.0f;
+    const float hi = out == DataType::kInt4 ? 7.0f : 15.0f;
+    ForEachRowSegment(pool, x.NumElements(), layout.inner,
+                      [&](int64_t begin, int64_t end, int64_t row, int64_t j) {
+                        for (int64_t i = begin; i < end; ++i, ++j) {
+                          const int64_t p = ParamOf(layout, row, j);
+                          const float v = ToFloat(src[i]) / layout.Scale(p);
+                          const float z = ZeroPointValue(layout, p);
+                          if (engine::IsFloat8(out)) {
+                            dst[i] = engine::FloatToFloat8(v + z, out, saturate);
+                            continue;
+                          }
+                          float q = std::nearbyint(v) + z;
+                          q = q > hi ? hi : q;
+                          q = q >= lo ? q : lo;  // NaN too
+                          dst[i] = static_cast<uint8_t>(static_cast<int8_t>(q));
+                        }
+                      });
+  }
 
   template <typename X, typename Q>
   static void Run(const Tensor& x, const QuantLayout& layout, Tensor& y, engine::ThreadPool& pool) {
@@ -237,6 +275,7 @@ class QuantizeLinearKernel final : public engine::OpKernel {
   const int opset_;
   const QuantAttributes attrs_;
   const DataType out_type_;
+  const bool saturate_;  // float8 only: out of range to the largest value (else NaN / inf)
 };
 
 class DequantizeLinearKernel final : public engine::OpKernel {
@@ -244,10 +283,9 @@ class DequantizeLinearKernel final : public engine::OpKernel {
   static absl::StatusOr<std::unique_ptr<DequantizeLinearKernel>> Create(const KernelInfo& info) {
     INFERD_ASSIGN_OR_RETURN(QuantAttributes attrs, QuantAttributes::Read(info));
     const DataType x = info.input(0).type;
-    if (const char* name = UnsupportedQuantizedTypeName(static_cast<int64_t>(x))) {
-      return info.Error(absl::StrCat("x of type ", name,
-                                     " is not supported (no inferd element "
-                                     "type for float8 or int4)"));
+    if (IsNarrow(x) && !IsQuantizedType(x, info.opset())) {
+      return info.Error(absl::StrCat("x of type ", engine::DataTypeName(x), " at opset ",
+                                     info.opset(), " is not supported"));
     }
     return std::unique_ptr<DequantizeLinearKernel>(new DequantizeLinearKernel(info, attrs));
   }
@@ -271,6 +309,13 @@ class DequantizeLinearKernel final : public engine::OpKernel {
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, scale->dtype(), x->shape()));
     if (y->NumElements() == 0) return absl::OkStatus();
     absl::Status status;
+    if (IsNarrow(x->dtype())) {
+      return Dispatch(QuantFloatTypes{}, scale->dtype(), node_, [&](auto ytag) {
+        using Y = typename decltype(ytag)::type;
+        RunNarrow<Y>(*x, layout, *y, ctx.threads());
+        return absl::OkStatus();
+      });
+    }
     const bool found = Visit(DequantizeInputTypes{}, x->dtype(), [&](auto xtag) {
       using X = typename decltype(xtag)::type;
       status = Dispatch(QuantFloatTypes{}, scale->dtype(), node_, [&](auto ytag) {
@@ -289,6 +334,26 @@ class DequantizeLinearKernel final : public engine::OpKernel {
  private:
   DequantizeLinearKernel(const KernelInfo& info, QuantAttributes attrs)
       : node_(info), opset_(info.opset()), attrs_(attrs) {}
+
+  // From float8 or int4 / uint4, one byte per element.
+  template <typename Y>
+  static void RunNarrow(const Tensor& x, const QuantLayout& layout, Tensor& y,
+                        engine::ThreadPool& pool) {
+    const DataType t = x.dtype();
+    const uint8_t* src = x.data<uint8_t>();
+    Y* dst = y.mutable_data<Y>();
+    ForEachRowSegment(pool, x.NumElements(), layout.inner,
+                      [&](int64_t begin, int64_t end, int64_t row, int64_t j) {
+                        for (int64_t i = begin; i < end; ++i, ++j) {
+                          const int64_t p = ParamOf(layout, row, j);
+                          const float v = engine::IsFloat8(t) ? engine::Float8ToFloat(src[i], t)
+                                          : t == DataType::kInt4
+                                              ? static_cast<float>(static_cast<int8_t>(src[i]))
+                                              : static_cast<float>(src[i]);
+                          dst[i] = FromFloat<Y>((v - ZeroPointValue(layout, p)) * layout.Scale(p));
+                        }
+                      });
+  }
 
   template <typename X, typename Y>
   static void Run(const Tensor& x, const QuantLayout& layout, Tensor& y, engine::ThreadPool& pool) {
@@ -350,14 +415,23 @@ class DynamicQuantizeLinearKernel final : public engine::OpKernel {
   const NodeLabel node_;
 };
 
+std::vector<DataType> DequantizeDefTypes() {
+  std::vector<DataType> types = TypesOf(DequantizeInputTypes{});
+  for (DataType t : {DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
+                     DataType::kFloat8E5M2FNUZ, DataType::kUint4, DataType::kInt4}) {
+    types.push_back(t);
+  }
+  return types;
+}
+
 }  // namespace
 
 std::vector<engine::KernelDef> QuantizeKernelDefs() {
   return {
       CpuDef(engine::kOnnxDomain, "QuantizeLinear", 10, kMaxOpset, TypesOf(QuantizeInputTypes{}),
              FactoryOf<QuantizeLinearKernel>()),
-      CpuDef(engine::kOnnxDomain, "DequantizeLinear", 10, kMaxOpset,
-             TypesOf(DequantizeInputTypes{}), FactoryOf<DequantizeLinearKernel>()),
+      CpuDef(engine::kOnnxDomain, "DequantizeLinear", 10, kMaxOpset, DequantizeDefTypes(),
+             FactoryOf<DequantizeLinearKernel>()),
       CpuDef(engine::kOnnxDomain, "DynamicQuantizeLinear", 11, kMaxOpset, {DataType::kFloat32},
              FactoryOf<DynamicQuantizeLinearKernel>()),
   };

@@ -88,6 +88,11 @@ std::vector<engine::KernelDef> ReverseSequenceKernelDefs();  // reverse_sequence
 std::vector<engine::KernelDef> DftKernelDefs();              // dft.cc: DFT, STFT
 std::vector<engine::KernelDef> MelWeightMatrixKernelDefs();  // mel_weight_matrix.cc
 
+// :training_ml_kernels (training-mode optimizers, random ops, numeric ai.onnx.ml ops)
+std::vector<engine::KernelDef> TrainingKernelDefs();  // training_ops.cc: Adagrad, Adam, Momentum
+std::vector<engine::KernelDef> RandomKernelDefs();    // random_ops.cc
+std::vector<engine::KernelDef> MlKernelDefs();        // ml_ops.cc
+
 // :sequence_kernels (tensor sequences and optionals; docs/sequences.md)
 std::vector<engine::KernelDef> SequenceKernelDefs();  // sequence.cc
 

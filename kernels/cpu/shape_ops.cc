@@ -17,6 +17,7 @@
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/movement_types.h"
 #include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
@@ -203,12 +204,12 @@ class ConcatKernel final : public engine::OpKernel {
 std::vector<engine::KernelDef> ShapeKernelDefs() {
   // Reshape 1-4: shape attribute; 5-13: 0 always copies; 14+: allowzero (read at creation).
   std::vector<engine::KernelDef> defs = {
-      CpuDef(engine::kOnnxDomain, "Reshape", 1, 4, FixedSizeTypes(), FactoryOf<ReshapeKernel>()),
-      CpuDef(engine::kOnnxDomain, "Reshape", 5, 13, FixedSizeTypes(), FactoryOf<ReshapeKernel>()),
-      CpuDef(engine::kOnnxDomain, "Reshape", 14, kMaxOpset, FixedSizeTypes(),
+      CpuDef(engine::kOnnxDomain, "Reshape", 1, 4, MovementTypes(), FactoryOf<ReshapeKernel>()),
+      CpuDef(engine::kOnnxDomain, "Reshape", 5, 13, MovementTypes(), FactoryOf<ReshapeKernel>()),
+      CpuDef(engine::kOnnxDomain, "Reshape", 14, kMaxOpset, MovementTypes(),
              FactoryOf<ReshapeKernel>()),
-      CpuDef(engine::kOnnxDomain, "Concat", 1, 3, FixedSizeTypes(), FactoryOf<ConcatKernel>()),
-      CpuDef(engine::kOnnxDomain, "Concat", 4, kMaxOpset, FixedSizeTypes(),
+      CpuDef(engine::kOnnxDomain, "Concat", 1, 3, MovementTypes(), FactoryOf<ConcatKernel>()),
+      CpuDef(engine::kOnnxDomain, "Concat", 4, kMaxOpset, MovementTypes(),
              FactoryOf<ConcatKernel>())};
   return defs;
 }

@@ -12,6 +12,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/movement_util.h"
+#include "kernels/cpu/movement_types.h"
 #include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
@@ -133,7 +134,7 @@ class SqueezeKernel final : public engine::OpKernel {
 }  // namespace
 
 std::vector<engine::KernelDef> ViewKernelDefs() {
-  const auto& types = FixedSizeTypes();
+  const std::vector<engine::DataType> types = MovementTypes();
   // Flatten: negative axes from 11 (accepted throughout); Squeeze/Unsqueeze: axes attribute up to
   // 12 (negative from 11), input from 13.
   return {

@@ -17,6 +17,7 @@
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/movement_types.h"
 #include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {
@@ -254,7 +255,7 @@ class TransposeKernel final : public engine::OpKernel {
 }  // namespace
 
 std::vector<engine::KernelDef> TransposeKernelDefs() {
-  return {CpuDef(engine::kOnnxDomain, "Transpose", 1, kMaxOpset, FixedSizeTypes(),
+  return {CpuDef(engine::kOnnxDomain, "Transpose", 1, kMaxOpset, MovementTypes(),
                  FactoryOf<TransposeKernel>())};
 }
 

@@ -279,6 +279,65 @@ def qlinear_cases(w):
                     print(f"skipped {label}: ORT: {str(e)[:120]}")
 
 
+def qlinear_int8_cases(w):
+    """QLinearMatMul with int8 a, b and y and nonzero zero points, where results fall outside
+    int8 on both sides: they saturate (as the spec and ORT; onnx 1.16's own node tests expect a
+    wrap there, see tests/conformance/conformance.cc). First the node tests' data, then seeded
+    random operands with b a graph input (the own-code path) or an initializer (the oneDNN
+    path), per tensor and per column b_scale / b_zero_point. Its own generator: the other
+    cases' data stays as it was."""
+    S8 = TensorProto.INT8
+    r = np.random.default_rng(61)
+    a = np.array([[81, 109, -127, 111], [-124, 87, -128, -98]], np.int8)
+    b = np.array([[25, -76, 117], [-67, -101, -128], [-127, 0, 119], [0, 127, 120]], np.int8)
+    for name, av, bv, bzp in (("onnx2d", a, b, -13), ("onnx3d", np.stack([a, a]),
+                                                          np.stack([b, b]), 114)):
+        inits = [numpy_helper.from_array(np.array([0.0066], np.float32), "a_scale"),
+                 numpy_helper.from_array(np.array([-14], np.int8), "a_zp"),
+                 numpy_helper.from_array(np.array([0.00705], np.float32), "b_scale"),
+                 numpy_helper.from_array(np.array([bzp], np.int8), "b_zp"),
+                 numpy_helper.from_array(np.array([0.0107], np.float32), "y_scale"),
+                 numpy_helper.from_array(np.array([-9], np.int8), "y_zp")]
+        node = helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp",
+                                                  "y_scale", "y_zp"], ["y"])
+        g = helper.make_graph([node], "qlm8", [helper.make_tensor_value_info("a", S8, av.shape),
+                                               helper.make_tensor_value_info("b", S8, bv.shape)],
+                              [helper.make_tensor_value_info("y", S8, None)], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+        m.ir_version = 10
+        w.write(f"qlinearmatmul_ss_{name}", m, {"a": av, "b": bv})
+    for const_b in (False, True):
+        for per in (False, True):
+            a_shape, b_shape = (2, 5, 12), (12, 7)
+            n = b_shape[1]
+            bv = r.integers(-64, 63, size=b_shape, endpoint=True).astype(np.int8)  # weights()
+            inits = [numpy_helper.from_array(np.array(0.02, np.float32), "a_scale"),
+                     numpy_helper.from_array(np.array(-20, np.int8), "a_zp"),
+                     numpy_helper.from_array(
+                         r.uniform(0.005, 0.02, n if per else ()).astype(np.float32),
+                         "b_scale"),
+                     numpy_helper.from_array(
+                         np.asarray(r.integers(-30, 30, n if per else ()), np.int8), "b_zp"),
+                     # A small y_scale: many results land outside [-128, 127].
+                     numpy_helper.from_array(np.array(0.01, np.float32), "y_scale"),
+                     numpy_helper.from_array(np.array(7, np.int8), "y_zp")]
+            inputs = [helper.make_tensor_value_info("a", S8, a_shape)]
+            feeds = {"a": r.integers(-128, 127, size=a_shape, endpoint=True).astype(np.int8)}
+            if const_b:
+                inits.append(numpy_helper.from_array(bv, "b"))
+            else:
+                inputs.append(helper.make_tensor_value_info("b", S8, b_shape))
+                feeds["b"] = bv
+            node = helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zp", "b", "b_scale",
+                                                      "b_zp", "y_scale", "y_zp"], ["y"])
+            g = helper.make_graph([node], "qlm8", inputs,
+                                  [helper.make_tensor_value_info("y", S8, None)], inits)
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+            m.ir_version = 8
+            w.write(f"qlinearmatmul_ss{'_constb' if const_b else ''}{'_percol' if per else ''}",
+                    m, feeds)
+
+
 def ms_model(op, inputs, inits, out_type, **attrs):
     """One com.microsoft node; `inputs` (name, type, shape) graph inputs, then initializers; the
     node's inputs are `order` (names, "" for absent)."""
@@ -903,6 +962,7 @@ if __name__ == "__main__":
     quantize_cases(w)
     integer_cases(w)
     qlinear_cases(w)
+    qlinear_int8_cases(w)
     contrib_cases(w)
     qgemm_cases(w)
     softmax_pool_cases(w)
