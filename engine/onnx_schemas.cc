@@ -346,6 +346,30 @@ void Opset20() {
   family.Add(std::move(split));
 }
 
+// ai.onnx.ml opset 4: LabelEncoder's tensor attributes and wider types (libonnx 1.12 knows 2).
+void MlOpset4() {
+  OpSchema s = family.New("LabelEncoder", onnx::AI_ONNX_ML_DOMAIN, 4, "ai.onnx.ml opset 4");
+  s.TypeAndShapeInferenceFunction(shapes::LabelEncoder);
+  const Types types = {"tensor(string)", "tensor(int64)", "tensor(float)",
+                       "tensor(int32)",  "tensor(int16)", "tensor(double)"};
+  s.Input(0, "X", "", "T1").Output(0, "Y", "", "T2");
+  s.TypeConstraint("T1", types, "").TypeConstraint("T2", types, "");
+  for (const char* name : {"keys_strings", "values_strings"}) {
+    OptAttr(s, name, AttributeProto::STRINGS);
+  }
+  for (const char* name : {"keys_int64s", "values_int64s"}) OptAttr(s, name, AttributeProto::INTS);
+  for (const char* name : {"keys_floats", "values_floats"}) {
+    OptAttr(s, name, AttributeProto::FLOATS);
+  }
+  for (const char* name : {"keys_tensor", "values_tensor", "default_tensor"}) {
+    OptAttr(s, name, AttributeProto::TENSOR);
+  }
+  s.Attr("default_string", "", AttributeProto::STRING, std::string("_Unused"));
+  s.Attr("default_int64", "", AttributeProto::INT, static_cast<int64_t>(-1));
+  s.Attr("default_float", "", AttributeProto::FLOAT, -0.0f);
+  family.Add(std::move(s));
+}
+
 void RegisterAll() {
   // libonnx 1.12 accepts schemas of the default domain up to version 17 only. It has no setter
   // for a known domain's range: AddDomainToVersion replaces the entry (its assert that the
@@ -359,6 +383,9 @@ void RegisterAll() {
   Opset19();
   Quantization();
   Opset20();
+  onnx::OpSchemaRegistry::DomainToVersionRange::Instance().AddDomainToVersion(
+      onnx::AI_ONNX_ML_DOMAIN, 1, 4, 4);
+  MlOpset4();
 }
 
 }  // namespace
