@@ -289,5 +289,59 @@ TEST_F(StringsTest, SplitAndWhere) {
             (Strings{"a,,b", "", " one  two\tthree ", "a,,b", "", " one  two\tthree "}));
 }
 
+void TypedValue(onnx::ValueInfoProto* vi, const std::string& name, DataType t,
+                const std::vector<int64_t>& dims) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(static_cast<int>(t));
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+// A Loop carries a string through its body (views bound, outputs handed over) and concatenates
+// a string scan output.
+TEST_F(StringsTest, LoopCarriesAndScansStrings) {
+  ModelBuilder b(20);
+  b.Input("s0", DataType::kString, {1});
+  b.Initializer("m", Shape{}, std::vector<int64_t>{3});
+  onnx::NodeProto& loop = b.Node("Loop", {"m", "", "s0"}, {"s_final", "scan"}, "loop");
+  auto* attr = loop.add_attribute();
+  attr->set_name("body");
+  attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* g = attr->mutable_g();
+  g->set_name("body");
+  TypedValue(g->add_input(), "i", DataType::kInt64, {});
+  TypedValue(g->add_input(), "c", DataType::kBool, {});
+  TypedValue(g->add_input(), "s", DataType::kString, {1});
+  onnx::TensorProto* x = g->add_initializer();
+  x->set_name("x");
+  x->set_data_type(onnx::TensorProto::STRING);
+  x->add_dims(1);
+  x->add_string_data("x");
+  auto node = [&](const char* op, std::vector<std::string> in, std::string out) {
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type(op);
+    for (const std::string& i : in) n->add_input(i);
+    n->add_output(out);
+  };
+  node("Identity", {"c"}, "c_out");
+  node("StringConcat", {"s", "x"}, "s_out");
+  node("Identity", {"s_out"}, "scan_out");
+  TypedValue(g->add_output(), "c_out", DataType::kBool, {});
+  TypedValue(g->add_output(), "s_out", DataType::kString, {1});
+  TypedValue(g->add_output(), "scan_out", DataType::kString, {1});
+  b.Output("s_final", DataType::kString, {1});
+  b.Output("scan", DataType::kString, {3, 1});
+  auto session = Make(b);
+  ASSERT_TRUE(session.ok()) << session.status();
+  const Strings s0 = {"a"};
+  const InputTensor in = StringInput("s0", Shape{1}, s0);
+  auto out = (*session)->Run({&in, 1});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (Strings{"axxx"}));
+  EXPECT_EQ((*out)[1].shape, (Shape{3, 1}));
+  EXPECT_EQ(Values((*out)[1]), (Strings{"ax", "axx", "axxx"}));
+}
+
 }  // namespace
 }  // namespace inferd::kernels::cpu
