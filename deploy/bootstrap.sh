@@ -12,6 +12,8 @@ PACKAGES=(
   libonnx-dev libdnnl-dev libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   libmicrohttpd-dev rapidjson-dev
+  # kernels/cpu: RE2 regular expressions (RegexFullMatch)
+  libre2-dev
   # genai/: Unicode data for the tokenizers, SentencePiece .model files
   libicu-dev libsentencepiece-dev
   # test data, tools and peers used by the tests

@@ -1,5 +1,6 @@
 #include "engine/control_flow.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -180,6 +181,13 @@ class LoopKernel final : public OpKernel {
       for (int64_t d : parts[0].shape().dims()) dims.push_back(d);
       INFERD_ASSIGN_OR_RETURN(Tensor * out,
                               ctx.MakeOutputTensor(slot, parts[0].dtype(), Shape(dims)));
+      if (parts[0].is_string()) {  // heap strings (docs/strings.md): element by element
+        std::string* to = out->mutable_data<std::string>();
+        for (const Tensor& p : parts) {
+          to = std::copy_n(p.data<std::string>(), p.NumElements(), to);
+        }
+        continue;
+      }
       auto* dst = static_cast<unsigned char*>(out->raw_mutable_data());
       const size_t part_bytes = parts[0].bytes();
       for (const Tensor& p : parts) {
@@ -472,6 +480,9 @@ class ScanKernel final : public OpKernel {
       in.t = ctx.input(state_ + i);
       if (in.t == nullptr)
         return absl::InvalidArgumentError(absl::StrCat("scan input ", i, " is absent"));
+      if (in.t->is_string()) {
+        return absl::UnimplementedError(absl::StrCat("scan input ", i, " is a string tensor"));
+      }
       absl::Span<const int64_t> dims = in.t->shape().dims();
       const int64_t rank = static_cast<int64_t>(dims.size());
       in.axis = in_axes_[i] < 0 ? in_axes_[i] + rank : in_axes_[i];
@@ -542,6 +553,9 @@ class ScanKernel final : public OpKernel {
       for (int j = 0; j < state_; ++j) state[j] = std::move(outputs[j]);
       for (int k = 0; k < scan_outputs_; ++k) {
         const Tensor& part = outputs[state_ + k];
+        if (part.is_string()) {
+          return absl::UnimplementedError(absl::StrCat("scan output ", k, " is a string tensor"));
+        }
         if (t == 0) {
           INFERD_RETURN_IF_ERROR(MakeScanOutput(ctx, k, part, length, scan_out[k], unwanted[k]));
           first_shape[k] = part.shape();

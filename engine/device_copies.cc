@@ -26,10 +26,16 @@ class DeviceCopyKernel final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor* in = ctx.input(0);
     if (in == nullptr) return absl::InvalidArgumentError("DeviceCopy without input");
-    INFERD_ASSIGN_OR_RETURN(Tensor * out, ctx.MakeOutputTensor(0, in->dtype(), in->shape()));
-    const size_t bytes = in->bytes();
     DeviceStream* from = ctx.input_stream(0);
     DeviceStream* to = ctx.device_stream();
+    if (in->is_string()) {  // heap strings (docs/strings.md): host devices only
+      if (from != nullptr || to != nullptr) {
+        return absl::UnimplementedError("string tensors live on the host only");
+      }
+      return ctx.SetOutput(0, Tensor::StringsCopy(*in, in->shape()));
+    }
+    INFERD_ASSIGN_OR_RETURN(Tensor * out, ctx.MakeOutputTensor(0, in->dtype(), in->shape()));
+    const size_t bytes = in->bytes();
     if (bytes == 0) return absl::OkStatus();
     if (from == nullptr && to == nullptr) {
       CopyPayload(out->raw_mutable_data(), in->raw_data(), bytes);

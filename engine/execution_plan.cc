@@ -45,6 +45,8 @@ const char* AllocationRoleName(AllocationRole role) {
 
 int64_t StaticBytes(const Value& v) {
   std::optional<Shape> shape = v.shape.ToShape();
+  // String values live on the heap, outside the arenas and the static plan (docs/strings.md).
+  if (shape && v.type == DataType::kString && v.kind == ValueKind::kTensor) return 0;
   if (!shape || ElementSize(v.type) == 0) return -1;
   std::optional<int64_t> n = CheckedNumElements(shape->dims(), ElementSize(v.type));
   return n ? *n * static_cast<int64_t>(ElementSize(v.type)) : -1;
@@ -383,6 +385,7 @@ std::vector<std::pair<int, int>> ExecutionPlan::AddValueBuffers(
       continue;
     }
     if (vp.role != AllocationRole::kExecution) continue;
+    if (g.values[v].type == DataType::kString) continue;  // heap, not planned
     const int last = vp.last_use < 0 ? vp.producer_step : vp.last_use;
     value_ids.emplace_back(static_cast<int>(v),
                            planners[vp.device].AddBuffer(vp.bytes, vp.producer_step, last));

@@ -1,5 +1,6 @@
 #include "engine/kernel.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -97,6 +98,11 @@ absl::Status KernelContext::SetOutput(int slot, Tensor value) {
   }
   absl::StatusOr<Tensor*> out = MakeOutputTensor(slot, value.dtype(), value.shape());
   if (!out.ok()) return out.status();
+  if (value.is_string()) {
+    std::copy_n(value.data<std::string>(), value.NumElements(),
+                (*out)->mutable_data<std::string>());
+    return absl::OkStatus();
+  }
   if (value.bytes() > 0) std::memcpy((*out)->raw_mutable_data(), value.raw_data(), value.bytes());
   return absl::OkStatus();
 }
@@ -106,6 +112,7 @@ absl::Status KernelContext::SetOutput(int slot, Tensor value) {
 namespace inferd::engine {
 
 absl::StatusOr<Tensor> CopyValue(KernelContext& ctx, const Tensor& value) {
+  if (value.is_string()) return Tensor::StringsCopy(value, value.shape());
   if (value.is_tensor()) {
     absl::StatusOr<Tensor> copy = ctx.MakeTemporaryTensor(value.dtype(), value.shape());
     if (!copy.ok()) return copy.status();

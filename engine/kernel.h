@@ -88,6 +88,8 @@ class KernelInfo {
   const KernelIoInfo& output(int i) const;
   bool input_present(int i) const { return input(i).present; }
 
+  // The node's attributes, owned by the graph (for a kernel that makes another from this info).
+  const std::vector<onnx::AttributeProto>* attributes() const { return attributes_; }
   // Attributes. Getters with a default return it when the attribute is absent.
   bool HasAttribute(absl::string_view name) const { return FindAttribute(name) != nullptr; }
   const onnx::AttributeProto* FindAttribute(absl::string_view name) const;

@@ -94,10 +94,16 @@ absl::StatusOr<onnx::TensorProto> ConstantValue(const onnx::NodeProto& node) {
     t.set_data_type(onnx::TensorProto::INT64);
     t.add_dims(a.ints_size());
     for (int64_t i : a.ints()) t.add_int64_data(i);
+  } else if (a.name() == "value_string") {
+    t.set_data_type(onnx::TensorProto::STRING);
+    t.add_string_data(a.s());
+  } else if (a.name() == "value_strings") {
+    t.set_data_type(onnx::TensorProto::STRING);
+    t.add_dims(a.strings_size());
+    for (const std::string& v : a.strings()) t.add_string_data(v);
   } else {
     return absl::UnimplementedError(absl::StrCat("Constant node '", node.name(), "': attribute '",
-                                                 a.name(),
-                                                 "' is not supported (sparse or string value)"));
+                                                 a.name(), "' is not supported (sparse value)"));
   }
   return t;
 }

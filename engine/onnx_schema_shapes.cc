@@ -509,6 +509,18 @@ void CastLike(InferenceContext& ctx) {
   if (KnownShape(ctx, 0) != nullptr) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
 }
 
+void LabelEncoder(InferenceContext& ctx) {
+  int32_t type = TensorProto::UNDEFINED;
+  if (ctx.getAttribute("values_strings") != nullptr) type = TensorProto::STRING;
+  if (ctx.getAttribute("values_int64s") != nullptr) type = TensorProto::INT64;
+  if (ctx.getAttribute("values_floats") != nullptr) type = TensorProto::FLOAT;
+  if (const onnx::AttributeProto* t = ctx.getAttribute("values_tensor"); t != nullptr) {
+    type = t->t().data_type();
+  }
+  if (type != TensorProto::UNDEFINED) onnx::updateOutputElemType(ctx, 0, type);
+  if (KnownShape(ctx, 0) != nullptr) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
 void StringSplit(InferenceContext& ctx) {
   onnx::updateOutputElemType(ctx, 0, TensorProto::STRING);
   onnx::updateOutputElemType(ctx, 1, TensorProto::INT64);

@@ -53,6 +53,8 @@ void Cast(InferenceContext& ctx);
 void CastLike(InferenceContext& ctx);
 // StringSplit 20: Y [X..., max splits] string, Z = X's shape int64.
 void StringSplit(InferenceContext& ctx);
+// ai.onnx.ml LabelEncoder 4: Y has X's shape and the type of the values_* attribute given.
+void LabelEncoder(InferenceContext& ctx);
 // RegexFullMatch 20: bool of X's shape.
 void RegexFullMatch(InferenceContext& ctx);
 // OptionalHasElement 18 (bool scalar), OptionalGetElement 18 (the element's type).

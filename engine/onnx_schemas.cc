@@ -367,9 +367,9 @@ void MlOpset5() {
   s.TypeConstraint("T", {"tensor(float)", "tensor(double)", "tensor(float16)"}, "");
   s.Attr("aggregate_function", "", AttributeProto::INT, static_cast<int64_t>(1));
   s.Attr("post_transform", "", AttributeProto::INT, static_cast<int64_t>(0));
-  for (const char* ints : {"leaf_targetids", "nodes_falseleafs", "nodes_falsenodeids",
-                           "nodes_featureids", "nodes_trueleafs", "nodes_truenodeids",
-                           "tree_roots"}) {
+  for (const char* ints :
+       {"leaf_targetids", "nodes_falseleafs", "nodes_falsenodeids", "nodes_featureids",
+        "nodes_trueleafs", "nodes_truenodeids", "tree_roots"}) {
     s.Attr(ints, "", AttributeProto::INTS, /*required=*/true);
   }
   for (const char* tensor : {"leaf_weights", "nodes_modes", "nodes_splits"}) {
@@ -382,14 +382,38 @@ void MlOpset5() {
   family.Add(std::move(s));
 }
 
+// ai.onnx.ml opset 4: LabelEncoder's tensor attributes and wider types (libonnx 1.12 knows 2).
+void MlOpset4() {
+  OpSchema s = family.New("LabelEncoder", onnx::AI_ONNX_ML_DOMAIN, 4, "ai.onnx.ml opset 4");
+  s.TypeAndShapeInferenceFunction(shapes::LabelEncoder);
+  const Types types = {"tensor(string)", "tensor(int64)", "tensor(float)",
+                       "tensor(int32)",  "tensor(int16)", "tensor(double)"};
+  s.Input(0, "X", "", "T1").Output(0, "Y", "", "T2");
+  s.TypeConstraint("T1", types, "").TypeConstraint("T2", types, "");
+  for (const char* name : {"keys_strings", "values_strings"}) {
+    OptAttr(s, name, AttributeProto::STRINGS);
+  }
+  for (const char* name : {"keys_int64s", "values_int64s"}) OptAttr(s, name, AttributeProto::INTS);
+  for (const char* name : {"keys_floats", "values_floats"}) {
+    OptAttr(s, name, AttributeProto::FLOATS);
+  }
+  for (const char* name : {"keys_tensor", "values_tensor", "default_tensor"}) {
+    OptAttr(s, name, AttributeProto::TENSOR);
+  }
+  s.Attr("default_string", "", AttributeProto::STRING, std::string("_Unused"));
+  s.Attr("default_int64", "", AttributeProto::INT, static_cast<int64_t>(-1));
+  s.Attr("default_float", "", AttributeProto::FLOAT, -0.0f);
+  family.Add(std::move(s));
+}
+
 void RegisterAll() {
   // libonnx 1.12 accepts schemas of the default domain up to version 17 only. It has no setter
   // for a known domain's range: AddDomainToVersion replaces the entry (its assert that the
   // domain is new is compiled out: this file is built with NDEBUG, see engine/BUILD.bazel).
   onnx::OpSchemaRegistry::DomainToVersionRange::Instance().AddDomainToVersion(
       onnx::ONNX_DOMAIN, 1, kMaxOnnxOpset, kMaxOnnxOpset);
-  // ai.onnx.ml likewise, from 3 to 5 (TreeEnsemble, below; the other ml schemas keep their
-  // libonnx versions).
+  // ai.onnx.ml likewise, from 3 to 5 (LabelEncoder 4 and TreeEnsemble 5, below; the other ml
+  // schemas keep their libonnx versions).
   onnx::OpSchemaRegistry::DomainToVersionRange::Instance().AddDomainToVersion(
       onnx::AI_ONNX_ML_DOMAIN, 1, 5, 5);
   Reductions();
@@ -399,6 +423,7 @@ void RegisterAll() {
   Opset19();
   Quantization();
   Opset20();
+  MlOpset4();
   MlOpset5();
 }
 

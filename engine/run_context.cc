@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -13,7 +15,9 @@ namespace {
 
 // Whether every tensor of `value` (itself, or a sequence's / optional's items) owns a buffer of
 // an arena of `kind`: such a value may be handed over as it is.
+// A string tensor on the heap (docs/strings.md) belongs to no arena and is handed over as it is.
 bool OwnsAll(const Tensor& value, memory::ArenaKind kind) {
+  if (value.holds_strings()) return true;
   if (value.is_tensor()) return value.owns_buffer() && value.handle().arena_kind() == kind;
   for (const Tensor& item : value.items()) {
     if (!OwnsAll(item, kind)) return false;
@@ -24,6 +28,7 @@ bool OwnsAll(const Tensor& value, memory::ArenaKind kind) {
 // A deep copy of `value` whose tensors each own a buffer of `arena`.
 template <typename ArenaT>
 absl::StatusOr<Tensor> CopyInto(const Tensor& value, ArenaT& arena) {
+  if (value.is_string()) return Tensor::StringsCopy(value, value.shape());
   if (value.is_tensor()) {
     INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, arena.Allocate(value.bytes()));
     Tensor copy = Tensor::Owned(value.dtype(), value.shape(), std::move(h));
@@ -39,6 +44,23 @@ absl::StatusOr<Tensor> CopyInto(const Tensor& value, ArenaT& arena) {
   if (value.is_sequence()) return Tensor::Sequence(value.dtype(), std::move(items));
   if (items.empty()) return Tensor::OptionalNone(value.dtype());
   return Tensor::OptionalOf(std::move(items[0]));
+}
+
+// A string tensor of `shape` whose elements are empty strings, on the heap (docs/strings.md).
+// Its element count is checked with sizeof(std::string) per element; a failed allocation is
+// RESOURCE_EXHAUSTED, not an exception.
+absl::StatusOr<Tensor> EmptyStrings(const Shape& shape) {
+  std::optional<int64_t> n = CheckedNumElements(shape.dims(), sizeof(std::string));
+  if (!n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("string tensor shape ", shape.ToString(), " is invalid or too large"));
+  }
+  try {
+    return Tensor::Strings(shape, std::vector<std::string>(static_cast<size_t>(*n)));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("no memory for a string tensor of shape ", shape.ToString()));
+  }
 }
 
 // The slot's stream on device `d`, or nullptr (a host device, a host-only plan).
@@ -110,6 +132,15 @@ class RunContext final : public KernelContext, public SubgraphRunner {
     }
     const size_t bytes = static_cast<size_t>(*n) * ElementSize(type);
     const int v = node_.outputs[slot];
+    if (type == DataType::kString) {  // heap, never an arena (docs/strings.md)
+      if (v >= 0 && !slot_.values[v].empty()) {
+        return absl::InternalError(absl::StrCat("output ", slot, " made twice"));
+      }
+      INFERD_ASSIGN_OR_RETURN(Tensor strings, EmptyStrings(shape));
+      Tensor& out = v < 0 ? slot_.scratch_outputs.emplace_back() : slot_.values[v];
+      out = std::move(strings);
+      return &out;
+    }
     if (v < 0) {  // an optional output nobody reads: scratch from the execution side
       INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
                               AllocateExecution(slot_, step_.device, bytes));
@@ -143,25 +174,29 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       return absl::InvalidArgumentError(absl::StrCat("input ", input_index, " is absent"));
     }
     std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(in->dtype()));
-    if (!n || static_cast<size_t>(*n) * ElementSize(in->dtype()) != in->bytes()) {
+    if (!n || static_cast<size_t>(*n) * ElementSize(in->dtype()) != in->bytes() ||
+        (in->is_string() && *n != in->NumElements())) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot view ", in->shape().ToString(), " as ", shape.ToString()));
     }
     const bool allowed = std::find(step_.aliases.begin(), step_.aliases.end(),
                                    std::make_pair(slot, input_index)) != step_.aliases.end();
-    if (allowed && node_.outputs[slot] >= 0) {
+    if ((allowed || in->holds_strings()) && node_.outputs[slot] >= 0) {
+      // A heap string tensor is shared by its views: aliasing it is always safe.
       Tensor& out = slot_.values[node_.outputs[slot]];
-      out = Tensor::Borrowed(in->dtype(), shape, in->raw_data());
+      out = in->View();
+      out.Reshape(shape);
       return &out;
     }
     INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, in->dtype(), shape));
-    INFERD_RETURN_IF_ERROR(CopyBytes(out->raw_mutable_data(), in->raw_data(), in->bytes()));
+    INFERD_RETURN_IF_ERROR(CopyData(*out, *in));
     return out;
   }
 
   absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) override {
     std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(type));
     if (!n) return absl::InvalidArgumentError("temporary shape is invalid or too large");
+    if (type == DataType::kString) return EmptyStrings(shape);
     INFERD_ASSIGN_OR_RETURN(
         memory::AllocationHandle h,
         AllocateExecution(slot_, step_.device, static_cast<size_t>(*n) * ElementSize(type)));
@@ -229,7 +264,7 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       return absl::OkStatus();
     }
     INFERD_ASSIGN_OR_RETURN(Tensor * out, MakeOutputTensor(slot, value.dtype(), value.shape()));
-    return CopyBytes(out->raw_mutable_data(), value.raw_data(), value.bytes());
+    return CopyData(*out, value);
   }
 
   int SubgraphInputCount(absl::string_view attribute) const override {
@@ -343,6 +378,10 @@ class RunContext final : public KernelContext, public SubgraphRunner {
       }
       // An input, outer value or weight returned as is (or an IO-side alias): copied, so that
       // the output outlives the inputs of this iteration.
+      if (t.is_string()) {
+        outputs.push_back(Tensor::StringsCopy(t, t.shape()));
+        continue;
+      }
       absl::StatusOr<memory::AllocationHandle> h = device_.execution->Allocate(t.bytes());
       if (!h.ok()) {
         status = h.status();
@@ -382,7 +421,7 @@ class RunContext final : public KernelContext, public SubgraphRunner {
         status = out.status();
         break;
       }
-      CopyPayload((*out)->raw_mutable_data(), t.raw_data(), t.bytes());
+      status = CopyData(**out, t);
     }
     child->Clear();
     return status;
@@ -394,6 +433,14 @@ class RunContext final : public KernelContext, public SubgraphRunner {
     if (DeviceStream* stream = device_stream()) return stream->CopyOnDevice(dst, src, bytes);
     CopyPayload(dst, src, bytes);
     return absl::OkStatus();
+  }
+  // The elements of `src` into `dst` (same type and element count): strings one by one.
+  absl::Status CopyData(Tensor& dst, const Tensor& src) const {
+    if (src.is_string()) {
+      std::copy_n(src.data<std::string>(), src.NumElements(), dst.mutable_data<std::string>());
+      return absl::OkStatus();
+    }
+    return CopyBytes(dst.raw_mutable_data(), src.raw_data(), src.bytes());
   }
 
   const RunEnv& env_;

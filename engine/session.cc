@@ -238,6 +238,7 @@ absl::Status Session::PreAllocate() {
     const ValuePlan& vp = plan_->values()[v];
     if (vp.root != static_cast<int>(v) || vp.role != AllocationRole::kIO) continue;
     const int64_t bytes = StaticBytes(graph_.values[v]);
+    if (graph_.values[v].type == DataType::kString) continue;  // heap, not in the IOArena
     for (size_t k = 0; k < slots_.size(); ++k) {
       absl::StatusOr<memory::AllocationHandle> h = devices_[vp.device].io->Allocate(bytes);
       if (!h.ok()) {
@@ -344,6 +345,17 @@ absl::StatusOr<Tensor> Session::InputValue(const InputTensor& in, const Value& v
                                                    val.shape.ToString(), ", got ",
                                                    in.shape.ToString()));
   }
+  if (in.type == DataType::kString) {  // borrowed std::strings (docs/strings.md)
+    std::optional<int64_t> count = CheckedNumElements(in.shape.dims(), sizeof(std::string));
+    if (!count || static_cast<size_t>(*count) * sizeof(std::string) != in.bytes ||
+        (in.data == nullptr && *count > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", val.name, "': shape ", in.shape.ToString(), " of string needs ",
+                       count ? absl::StrCat(*count) : "too many", " strings, got ",
+                       in.bytes / sizeof(std::string)));
+    }
+    return Tensor::Borrowed(in.type, in.shape, in.data);
+  }
   std::optional<int64_t> n = CheckedNumElements(in.shape.dims(), ElementSize(in.type));
   if (!n || static_cast<size_t>(*n) * ElementSize(in.type) != in.bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -390,6 +402,15 @@ absl::Status Session::BindInputs(absl::Span<const InputTensor> inputs, RunSlot& 
 
 namespace {
 
+// A string output's elements: its heap vector, or a copy (a borrowed input or weight).
+std::shared_ptr<const std::vector<std::string>> StringsOf(const Tensor& t) {
+  if (t.holds_strings() && t.shared_strings()->size() == static_cast<size_t>(t.NumElements()) &&
+      t.raw_data() == t.shared_strings()->data()) {
+    return t.shared_strings();
+  }
+  return Tensor::StringsCopy(t, t.shape()).shared_strings();
+}
+
 // A sequence or optional output: each tensor's IOArena buffer handed over, or (a graph input or
 // weight among its tensors) copied into `io`.
 absl::StatusOr<OutputTensor> CollectList(Tensor& value, memory::IOArena& io) {
@@ -406,7 +427,9 @@ absl::StatusOr<OutputTensor> CollectList(Tensor& value, memory::IOArena& io) {
     OutputTensor o;
     o.type = item.dtype();
     o.shape = item.shape();
-    if (item.owns_buffer() && item.handle().arena_kind() == memory::ArenaKind::kIO) {
+    if (item.is_string()) {
+      o.strings = StringsOf(item);
+    } else if (item.owns_buffer() && item.handle().arena_kind() == memory::ArenaKind::kIO) {
       o.buffer = item.TakeHandle();
     } else {
       INFERD_ASSIGN_OR_RETURN(o.buffer, io.Allocate(item.bytes()));
@@ -436,6 +459,11 @@ absl::StatusOr<std::vector<OutputTensor>> Session::CollectOutputs(RunSlot& slot,
     out.name = graph_.values[v].name;
     out.type = t.dtype();
     out.shape = t.shape();
+    if (t.is_string()) {
+      out.strings = StringsOf(t);
+      result.push_back(std::move(out));
+      continue;
+    }
     // The buffer is owned by the output itself, or by the root of its alias group.
     memory::AllocationHandle handle;
     if (t.owns_buffer()) {

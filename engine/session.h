@@ -47,7 +47,9 @@
 
 namespace inferd::engine {
 
-// A graph input. Tensors fill name, type, shape, data and bytes. A sequence or optional graph
+// A graph input. Tensors fill name, type, shape, data and bytes. A string tensor's `data` points
+// at shape.NumElements() std::strings and `bytes` is that count times sizeof(std::string)
+// (docs/strings.md). A sequence or optional graph
 // input (docs/sequences.md; the conformance runner feeds them, the server refuses such models)
 // sets `kind`, `type` to its element type, and `items`: the sequence's tensors, or the optional's
 // one value (a tensor, or a sequence with items of its own), none when it is empty.
@@ -68,6 +70,8 @@ struct OutputTensor {
   DataType type = DataType::kUndefined;
   Shape shape;
   memory::AllocationHandle buffer;  // in the IOArena of the device that made it
+  // A string tensor's elements (heap, docs/strings.md); no buffer.
+  std::shared_ptr<const std::vector<std::string>> strings;
   ValueKind kind = ValueKind::kTensor;
   std::vector<OutputTensor> items;  // sequences and optionals only
 };

@@ -9,6 +9,11 @@
 // an optional holds (a tensor or a sequence; none when it is empty). Such a value has dtype() the
 // element type, shape [0] and no payload of its own, so code written for tensors sees no bytes.
 //
+// A string tensor (dtype kString, docs/strings.md) holds std::string elements: data<std::string>()
+// points at them. Made by Strings(), they live in a heap vector shared by the tensor and its views
+// (never in an arena); a borrowed string tensor points at a caller's std::string array. bytes() is
+// 0 for strings (ElementSize(kString) is 0): code that copies bytes() must take the string path.
+//
 // Example:
 //   Tensor in = Tensor::Borrowed(DataType::kFloat32, Shape{2, 3}, user_ptr);
 //   const float* x = in.data<float>();
@@ -17,6 +22,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -65,6 +72,23 @@ class Tensor {
     return t;
   }
 
+  // A string tensor owning `values` (shape.NumElements() of them; the caller checks the count).
+  static Tensor Strings(Shape shape, std::vector<std::string> values) {
+    Tensor t;
+    t.type_ = DataType::kString;
+    t.shape_ = std::move(shape);
+    t.strings_ = std::make_shared<std::vector<std::string>>(std::move(values));
+    t.data_ = t.strings_->data();
+    return t;
+  }
+  // A string tensor owning a copy of `src`'s elements, with shape `shape` (same element count).
+  static Tensor StringsCopy(const Tensor& src, Shape shape) {
+    const auto* p = src.data<std::string>();
+    const size_t n = static_cast<size_t>(src.NumElements());
+    return Strings(std::move(shape),
+                   p == nullptr ? std::vector<std::string>() : std::vector<std::string>(p, p + n));
+  }
+
   // A sequence of tensors of element type `type` (may be empty).
   static Tensor Sequence(DataType type, std::vector<Tensor> items) {
     Tensor t;
@@ -100,6 +124,19 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   int64_t NumElements() const { return shape_.NumElements(); }
   size_t bytes() const { return static_cast<size_t>(NumElements()) * ElementSize(type_); }
+  bool is_string() const { return kind_ == ValueKind::kTensor && type_ == DataType::kString; }
+  // A string tensor whose elements it owns (shares with its views) on the heap.
+  bool holds_strings() const { return strings_ != nullptr; }
+  // The heap vector of a string tensor made by Strings() (nullptr otherwise).
+  std::shared_ptr<const std::vector<std::string>> shared_strings() const { return strings_; }
+  // Bytes of the characters of a string tensor's elements (0 for other tensors).
+  size_t string_bytes() const {
+    size_t total = 0;
+    if (!is_string() || data_ == nullptr) return 0;
+    const auto* p = data<std::string>();
+    for (int64_t i = 0; i < NumElements(); ++i) total += p[i].size();
+    return total;
+  }
   // No value at all (an absent input, a slot not yet made). An empty sequence or optional is not
   // empty().
   bool empty() const { return kind_ == ValueKind::kTensor && type_ == DataType::kUndefined; }
@@ -115,11 +152,13 @@ class Tensor {
     return static_cast<T*>(data_);
   }
 
-  // A borrowed view of the same bytes (the view must not outlive this tensor's storage).
+  // A borrowed view of the same bytes (the view must not outlive this tensor's storage; a string
+  // tensor's view shares its heap vector, which lives as long as either).
   // A sequence or optional is viewed item by item.
   Tensor View() const {
     Tensor t = Borrowed(type_, shape_, data_);
     t.kind_ = kind_;
+    t.strings_ = strings_;
     t.items_.reserve(items_.size());
     for (const Tensor& item : items_) t.items_.push_back(item.View());
     return t;
@@ -141,6 +180,7 @@ class Tensor {
   std::vector<Tensor> items_;  // sequences and optionals only
   void* data_ = nullptr;
   memory::AllocationHandle handle_;
+  std::shared_ptr<std::vector<std::string>> strings_;  // string tensors made by Strings()
 };
 
 }  // namespace inferd::engine

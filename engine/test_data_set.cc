@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -91,20 +92,22 @@ absl::StatusOr<NamedData> ReadTensorProtoFile(const std::string& path) {
   if (!proto.ParseFromString(ss.str())) {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a TensorProto"));
   }
+  return FromTensorProto(proto);
+}
+
+absl::StatusOr<NamedData> FromTensorProto(const onnx::TensorProto& proto) {
   NamedData d;
   d.name = proto.name();
+  if (proto.data_type() == onnx::TensorProto::STRING) {
+    d.type = DataType::kString;
+    INFERD_ASSIGN_OR_RETURN(d.strings, TensorProtoStrings(proto, &d.shape));
+    return d;
+  }
   INFERD_ASSIGN_OR_RETURN(d.bytes, TensorProtoBytes(proto, &d.type, &d.shape));
   return d;
 }
 
 namespace {
-
-absl::StatusOr<NamedData> FromTensorProto(const onnx::TensorProto& proto) {
-  NamedData d;
-  d.name = proto.name();
-  INFERD_ASSIGN_OR_RETURN(d.bytes, TensorProtoBytes(proto, &d.type, &d.shape));
-  return d;
-}
 
 absl::StatusOr<NamedData> FromSequenceProto(const onnx::SequenceProto& proto,
                                             const std::string& path) {
@@ -201,6 +204,22 @@ absl::Status CompareData(const NamedData& expected, DataType type, const Shape& 
     return absl::InvalidArgumentError(absl::StrCat(what, ": got shape ", shape.ToString(),
                                                    ", expected ", expected.shape.ToString()));
   }
+  if (type == DataType::kString) {
+    const auto* got = static_cast<const std::string*>(data);
+    const size_t count = bytes / sizeof(std::string);
+    if (count != expected.strings.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": got ", count, " strings, expected ", expected.strings.size()));
+    }
+    for (size_t i = 0; i < count; ++i) {
+      if (got[i] != expected.strings[i]) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": element ", i, ": got \"",
+                                                       absl::CEscape(got[i]), "\", expected \"",
+                                                       absl::CEscape(expected.strings[i]), "\""));
+      }
+    }
+    return absl::OkStatus();
+  }
   if (bytes != expected.bytes.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": got ", bytes, " bytes, expected ", expected.bytes.size()));
@@ -259,10 +278,13 @@ absl::Status CompareItems(const NamedData& expected, ValueKind kind,
     NamedData want = expected.items[i];
     want.name = absl::StrCat(expected.name, "' item '", i);
     const NamedData& got = actual[i];
-    absl::Status st =
-        got.kind == ValueKind::kTensor && want.kind == ValueKind::kTensor
-            ? CompareData(want, got.type, got.shape, got.bytes.data(), got.bytes.size(), tol)
-            : CompareItems(want, got.kind, got.items, tol);
+    absl::Status st = got.kind == ValueKind::kTensor && want.kind == ValueKind::kTensor
+                          ? (got.type == DataType::kString
+                                 ? CompareData(want, got.type, got.shape, got.strings.data(),
+                                               got.strings.size() * sizeof(std::string), tol)
+                                 : CompareData(want, got.type, got.shape, got.bytes.data(),
+                                               got.bytes.size(), tol))
+                          : CompareItems(want, got.kind, got.items, tol);
     if (!st.ok()) return st;
   }
   return absl::OkStatus();

@@ -12,6 +12,7 @@
 #include "engine/data_type.h"
 #include "engine/shape.h"
 #include "engine/tensor.h"
+#include "onnx/onnx_pb.h"
 
 namespace inferd::engine {
 
@@ -22,7 +23,8 @@ struct NamedData {
   std::string name;  // the TensorProto's name (may be empty in old test data)
   DataType type = DataType::kUndefined;
   Shape shape;
-  std::vector<unsigned char> bytes;
+  std::vector<unsigned char> bytes;  // none for strings
+  std::vector<std::string> strings;  // a string tensor's elements
   ValueKind kind = ValueKind::kTensor;
   std::vector<NamedData> items;
 };
@@ -33,6 +35,8 @@ struct TestDataSet {
   std::vector<NamedData> outputs;
 };
 
+// A TensorProto's data (string_data for a string tensor).
+absl::StatusOr<NamedData> FromTensorProto(const onnx::TensorProto& proto);
 // Reads one serialized TensorProto file.
 absl::StatusOr<NamedData> ReadTensorProtoFile(const std::string& path);
 // Reads one serialized TensorProto, SequenceProto or OptionalProto file, as `kind` says (the
@@ -50,6 +54,8 @@ struct Tolerance {
 };
 
 // Integer elements must be equal, or within atol when atol >= 1 (whole quantization steps).
+// Strings: `data` points at shape's count of std::strings, `bytes` is that count times
+// sizeof(std::string); they must be equal.
 // OK when `actual` (type, shape, bytes) matches `expected`; otherwise INVALID_ARGUMENT saying
 // where ("output 'y': element 17: got 0.51, expected 0.5 (|diff| 0.01 > tol 0.0005)").
 absl::Status CompareData(const NamedData& expected, DataType type, const Shape& shape,

@@ -146,9 +146,6 @@ absl::StatusOr<Header> ReadHeader(const onnx::TensorProto& p, const std::string&
   }
   Header h;
   h.type = static_cast<DataType>(p.data_type());
-  if (h.type == DataType::kString) {
-    return absl::UnimplementedError(absl::StrCat(what, ": string tensors are not supported"));
-  }
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   std::optional<int64_t> n = CheckedNumElements(dims, ElementSize(h.type));
   if (!n) {
@@ -310,6 +307,15 @@ absl::StatusOr<const unsigned char*> WeightStore::External(const onnx::TensorPro
 absl::StatusOr<const Tensor*> WeightStore::Add(const onnx::TensorProto& p,
                                                const std::string& what) {
   INFERD_ASSIGN_OR_RETURN(Header h, ReadHeader(p, what));
+  if (h.type == DataType::kString) {  // string_data, copied into a heap string tensor
+    Shape shape;
+    INFERD_ASSIGN_OR_RETURN(std::vector<std::string> values, TensorProtoStrings(p, &shape));
+    tensors_.push_back(Tensor::Strings(std::move(shape), std::move(values)));
+    const uint64_t bytes = tensors_.back().string_bytes();
+    owned_bytes_ += bytes;
+    total_bytes_ += bytes;
+    return &tensors_.back();
+  }
   const unsigned char* view = nullptr;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     INFERD_ASSIGN_OR_RETURN(view, External(p, h.wire_bytes, what));
@@ -350,6 +356,10 @@ absl::StatusOr<std::vector<unsigned char>> TensorProtoBytes(const onnx::TensorPr
                                                             DataType* type, Shape* shape) {
   const std::string what = absl::StrCat("tensor '", p.name(), "'");
   INFERD_ASSIGN_OR_RETURN(Header h, ReadHeader(p, what));
+  if (h.type == DataType::kString) {
+    return absl::UnimplementedError(
+        absl::StrCat(what, ": a string tensor has no bytes (read it with TensorProtoStrings)"));
+  }
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     return absl::UnimplementedError(absl::StrCat(what, ": external data is not supported here"));
   }
@@ -373,6 +383,27 @@ absl::StatusOr<std::vector<unsigned char>> TensorProtoBytes(const onnx::TensorPr
   *type = h.type;
   *shape = h.shape;
   return bytes;
+}
+
+absl::StatusOr<std::vector<std::string>> TensorProtoStrings(const onnx::TensorProto& p,
+                                                            Shape* shape) {
+  const std::string what = absl::StrCat("tensor '", p.name(), "'");
+  INFERD_ASSIGN_OR_RETURN(Header h, ReadHeader(p, what));
+  if (h.type != DataType::kString) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expected a string tensor, got ", DataTypeName(h.type)));
+  }
+  if (p.data_location() == onnx::TensorProto::EXTERNAL || p.has_raw_data()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": a string tensor's elements must be in string_data"));
+  }
+  if (p.string_data_size() != h.elements) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", p.string_data_size(),
+                                                   " strings for the shape ", h.shape.ToString(),
+                                                   " of ", h.elements, " elements"));
+  }
+  *shape = h.shape;
+  return std::vector<std::string>(p.string_data().begin(), p.string_data().end());
 }
 
 }  // namespace inferd::engine

@@ -73,9 +73,14 @@ class WeightStore {
 };
 
 // Decodes a TensorProto into an owned, contiguous byte vector (for test data, .pb files, and
-// Constant attributes read by tools). Handles raw and typed fields; no external data.
+// Constant attributes read by tools). Handles raw and typed fields; no external data; a string
+// tensor is UNIMPLEMENTED here (TensorProtoStrings).
 absl::StatusOr<std::vector<unsigned char>> TensorProtoBytes(const onnx::TensorProto& proto,
                                                             DataType* type, Shape* shape);
+// The elements of a string TensorProto (string_data), its shape in `shape`. INVALID_ARGUMENT for
+// another type or a count that does not match the dims.
+absl::StatusOr<std::vector<std::string>> TensorProtoStrings(const onnx::TensorProto& proto,
+                                                            Shape* shape);
 
 }  // namespace inferd::engine
 

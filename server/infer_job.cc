@@ -2,11 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/checked_math.h"
+#include "base/status_macros.h"
 #include "memory/allocation_handle.h"
 
 namespace inferd::server {
@@ -132,6 +137,34 @@ absl::StatusOr<int64_t> RequestBatchSize(const InferRequest& request, int max_ba
   return rows < 0 ? 1 : rows;  // a model without inputs counts one
 }
 
+// A string output in KServe's BYTES layout (per element a 4-byte little-endian length, then the
+// bytes), written into a buffer of the session's host IOArena and leased like any output.
+static absl::StatusOr<memory::IOLease> SerializeStrings(const std::vector<std::string>& strings,
+                                                        engine::Session& session) {
+  uint64_t total = 0;
+  for (const std::string& s : strings) {
+    if (s.size() > UINT32_MAX) {
+      return absl::InvalidArgumentError("a BYTES element over 4 GiB cannot be sent");
+    }
+    const std::optional<uint64_t> next = CheckedAdd<uint64_t>(total, 4 + s.size());
+    if (!next) return absl::InvalidArgumentError("a BYTES output too large to send");
+    total = *next;
+  }
+  memory::IOArena& arena = session.staging_arena();
+  INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h, arena.Allocate(total));
+  auto* p = static_cast<uint8_t*>(h.data());
+  for (const std::string& s : strings) {
+    const auto n = static_cast<uint32_t>(s.size());
+    p[0] = n & 0xff;
+    p[1] = (n >> 8) & 0xff;
+    p[2] = (n >> 16) & 0xff;
+    p[3] = (n >> 24) & 0xff;
+    if (n > 0) std::memcpy(p + 4, s.data(), n);
+    p += 4 + n;
+  }
+  return arena.Export(std::move(h));
+}
+
 absl::StatusOr<std::vector<LeasedOutput>> RunAndLease(engine::Session& session,
                                                       absl::Span<const engine::InputTensor> inputs,
                                                       const std::vector<std::string>& requested,
@@ -144,6 +177,16 @@ absl::StatusOr<std::vector<LeasedOutput>> RunAndLease(engine::Session& session,
   std::vector<LeasedOutput> leased;
   leased.reserve(outputs->size());
   for (engine::OutputTensor& out : *outputs) {
+    if (out.strings != nullptr) {  // BYTES: serialized into the IOArena (docs/strings.md)
+      if (out.strings->empty()) {
+        leased.push_back({std::move(out.name), out.type, std::move(out.shape), {}});
+        continue;
+      }
+      absl::StatusOr<memory::IOLease> lease = SerializeStrings(*out.strings, session);
+      if (!lease.ok()) return lease.status();
+      leased.push_back({std::move(out.name), out.type, std::move(out.shape), *std::move(lease)});
+      continue;
+    }
     if (!out.buffer.valid()) {  // an empty tensor may come without a buffer
       leased.push_back({std::move(out.name), out.type, std::move(out.shape), {}});
       continue;
@@ -218,6 +261,8 @@ bool InferJob::BatchesWith(const WorkItem& leader) const {
     return false;
   }
   for (size_t i = 0; i < a.size(); ++i) {
+    // BYTES inputs are strings the request owns, not bytes to gather: such requests run alone.
+    if (a[i].type == engine::DataType::kString) return false;
     if (a[i].name != b[i].name || a[i].type != b[i].type ||
         a[i].shape.rank() != b[i].shape.rank() || a[i].shape.rank() == 0 ||
         a[i].shape.SizeFrom(1) != b[i].shape.SizeFrom(1)) {

@@ -165,7 +165,9 @@ absl::StatusOr<int64_t> CheckInputShape(const std::string& name, const std::stri
         "input ", QuoteForMessage(name), ": expected shape ", spec.shape.ToString(), " (",
         KServeDataTypeName(spec.type), "), got ", engine::ShapeForMessage(dims)));
   }
-  const size_t element_size = engine::ElementSize(type);
+  // BYTES: counted as std::strings (docs/strings.md).
+  const size_t element_size =
+      type == DataType::kString ? sizeof(std::string) : engine::ElementSize(type);
   if (element_size == 0) {
     return absl::InvalidArgumentError(absl::StrCat("input ", QuoteForMessage(name), ": ", datatype,
                                                    " tensors are not supported"));
@@ -593,8 +595,9 @@ absl::Status InferRequest::BindOne(int index, int raw_index, const TensorSpec& s
   const engine::Shape shape{absl::MakeConstSpan(dims)};
   INFERD_ASSIGN_OR_RETURN(const int64_t elements,
                           CheckInputShape(name, in.datatype(), spec, type, dims, shape));
-  const size_t bytes = static_cast<size_t>(elements) * engine::ElementSize(type);
   const std::vector<std::string> typed = NonEmptyFields(in.contents());
+  if (type == DataType::kString) return BindStrings(index, raw_index, elements, typed, shape);
+  const size_t bytes = static_cast<size_t>(elements) * engine::ElementSize(type);
   engine::InputTensor tensor{name, type, shape, kEmpty, bytes};
 
   if (const std::optional<SharedRef>& shared = shared_inputs_[index]) {
@@ -649,6 +652,83 @@ absl::Status InferRequest::BindOne(int index, int raw_index, const TensorSpec& s
     tensor.data = dst;
   }
   inputs_.push_back(std::move(tensor));
+  return absl::OkStatus();
+}
+
+absl::Status InferRequest::BindStrings(int index, int raw_index, int64_t elements,
+                                       const std::vector<std::string>& typed,
+                                       const engine::Shape& shape) {
+  const auto& in = header_.inputs(index);
+  const std::string what = absl::StrCat("input ", QuoteForMessage(in.name()));
+  std::vector<std::string>& values = strings_.emplace_back();
+  if (shared_inputs_[index] || !raw_.empty()) {
+    // The serialized form: per element a 4-byte little-endian length, then the bytes.
+    std::string serialized;
+    if (const std::optional<SharedRef>& shared = shared_inputs_[index]) {
+      if (!typed.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " has both ", kShmRegion,
+                                                       " and contents.", typed[0],
+                                                       "; send the data in one of them"));
+      }
+      INFERD_ASSIGN_OR_RETURN(std::shared_ptr<const SharedMemoryRegion> region,
+                              Region(what, shared->region));
+      absl::StatusOr<absl::Span<uint8_t>> range = region->Range(shared->offset, shared->byte_size);
+      if (!range.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": ", range.status().message()));
+      }
+      serialized.assign(reinterpret_cast<const char*>(range->data()), range->size());
+    } else {
+      if (!typed.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(what,
+                                                       " has both raw_input_contents and contents.",
+                                                       typed[0], "; send the data in one of them"));
+      }
+      for (const Piece& p : raw_[raw_index].pieces) {
+        serialized.append(reinterpret_cast<const char*>(p.data), p.size);
+      }
+    }
+    size_t at = 0;
+    while (at < serialized.size()) {
+      if (serialized.size() - at < 4) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, ": BYTES data ends inside the 4-byte length of element ", values.size()));
+      }
+      const auto* p = reinterpret_cast<const uint8_t*>(serialized.data() + at);
+      const uint32_t len = static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+                           static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+      at += 4;
+      if (len > serialized.size() - at) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": BYTES element ", values.size(),
+                                                       " says ", len, " bytes, only ",
+                                                       serialized.size() - at, " follow"));
+      }
+      if (values.size() == static_cast<size_t>(elements)) break;  // too many: reported below
+      values.emplace_back(serialized, at, len);
+      at += len;
+    }
+    if (values.size() != static_cast<size_t>(elements) || at != serialized.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": expected BYTES ", shape.ToString(), " (", elements,
+          " length-prefixed elements), got ",
+          at != serialized.size() ? std::string("more") : absl::StrCat(values.size())));
+    }
+  } else {
+    if (!typed.empty() && (typed.size() != 1 || typed[0] != "bytes_contents")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": BYTES data goes in contents.bytes_contents, got contents.", typed[0]));
+    }
+    if (in.contents().bytes_contents_size() != elements) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": expected BYTES ", shape.ToString(), " (", elements,
+          " elements) in contents.bytes_contents, got ", in.contents().bytes_contents_size()));
+    }
+    values.assign(in.contents().bytes_contents().begin(), in.contents().bytes_contents().end());
+  }
+  uint64_t chars = 0;
+  for (const std::string& v : values) chars += v.size();
+  staged_bytes_ += chars;
+  inputs_.push_back(
+      {in.name(), DataType::kString, shape, values.data(), values.size() * sizeof(std::string)});
   return absl::OkStatus();
 }
 

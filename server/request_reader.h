@@ -11,6 +11,8 @@
 //     tensor points into gRPC's receive buffer, no byte is copied;
 //   - a raw entry split across slices, a misaligned one, and typed `contents` are STAGED: copied
 //     (converted) into a buffer of the model's IOArena, returned when the request is destroyed.
+//   - a BYTES input (4-byte length-prefixed raw entry, shared memory, or bytes_contents) is
+//     decoded into strings the request owns (docs/strings.md);
 //   - an input whose parameters name a registered system shared-memory region
 //     (shared_memory_region, shared_memory_byte_size, optional shared_memory_offset: Triton's
 //     system_shared_memory extension) is read from the region IN PLACE (borrowed; staged only
@@ -32,6 +34,7 @@
 #define INFERD_SERVER_REQUEST_READER_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -129,6 +132,10 @@ class InferRequest {
   InferRequest() = default;
   absl::Status BindOne(int index, int raw_index, const TensorSpec& spec, engine::DataType type,
                        const std::vector<int64_t>& dims, memory::IOArena& staging);
+  // A BYTES input (docs/strings.md): its elements decoded into strings_ (from the 4-byte
+  // length-prefixed raw or shared-memory form, or contents.bytes_contents), borrowed by the input.
+  absl::Status BindStrings(int index, int raw_index, int64_t elements,
+                           const std::vector<std::string>& typed, const engine::Shape& shape);
   // An input read from shared memory: `tensor` points into the region (or a staged copy).
   absl::Status BindShared(const std::string& name, const SharedRef& ref, size_t bytes,
                           engine::InputTensor& tensor, memory::IOArena& staging);
@@ -148,6 +155,7 @@ class InferRequest {
   std::vector<RawEntry> raw_;
   std::vector<memory::AllocationHandle> staged_;
   std::vector<engine::InputTensor> inputs_;
+  std::deque<std::vector<std::string>> strings_;  // BYTES inputs' elements (stable addresses)
   std::vector<std::string> outputs_;
   uint64_t borrowed_bytes_ = 0;
   uint64_t staged_bytes_ = 0;

@@ -315,6 +315,74 @@ TEST_F(RequestReaderTest, TypedContentsErrors) {
   EXPECT_EQ(io_.Stats().live_bytes, 0u) << "a refused request leaks no staging buffer";
 }
 
+// BYTES (string tensors, docs/strings.md): the length-prefixed raw form split across slices and
+// contents.bytes_contents both become the request's own strings; bad forms are refused.
+TEST_F(RequestReaderTest, BytesInputsAreDecodedIntoStrings) {
+  ModelSignature sig;
+  sig.name = "text";
+  sig.inputs = {{"s", DataType::kString, Dims({-1})}};
+  sig.outputs = {{"t", DataType::kString, Dims({-1})}};
+  auto header = [] {
+    inference::ModelInferRequest r;
+    r.set_model_name("text");
+    AddInput(r, "s", "BYTES", {3});
+    return r;
+  };
+  auto prefixed = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& e : v) {
+      const uint32_t n = static_cast<uint32_t>(e.size());
+      out.append(reinterpret_cast<const char*>(&n), 4);
+      out += e;
+    }
+    return out;
+  };
+  const std::vector<std::string> want = {"ab", "", "naïve"};
+  {
+    inference::ModelInferRequest r = header();
+    r.add_raw_input_contents(prefixed(want));
+    auto req = InferRequest::Parse(Chopped(Serialize(r), 3));
+    ASSERT_TRUE(req.ok()) << req.status();
+    ASSERT_TRUE((*req)->Bind(sig, io_).ok());
+    const engine::InputTensor& in = (*req)->inputs()[0];
+    EXPECT_EQ(in.type, DataType::kString);
+    EXPECT_EQ(in.bytes, 3 * sizeof(std::string));
+    const auto* got = static_cast<const std::string*>(in.data);
+    EXPECT_EQ(std::vector<std::string>(got, got + 3), want);
+  }
+  {
+    inference::ModelInferRequest r = header();
+    for (const std::string& e : want)
+      r.mutable_inputs(0)->mutable_contents()->add_bytes_contents(e);
+    auto req = InferRequest::Parse(Chopped(Serialize(r), 1 << 20));
+    ASSERT_TRUE(req.ok()) << req.status();
+    ASSERT_TRUE((*req)->Bind(sig, io_).ok());
+    const auto* got = static_cast<const std::string*>((*req)->inputs()[0].data);
+    EXPECT_EQ(std::vector<std::string>(got, got + 3), want);
+  }
+  const std::vector<std::pair<std::string, const char*>> bad = {
+      {prefixed({"ab", ""}), "expected BYTES [3] (3 length-prefixed elements), got 2"},
+      {prefixed({"ab", "", "c", "d"}), "got more"},
+      {prefixed(want) + "xy", "ends inside the 4-byte length of element 3"},
+      {prefixed({"ab", ""}) + std::string("\x09\0\0\0abc", 7), "says 9 bytes, only 3 follow"},
+  };
+  for (const auto& [raw, message] : bad) {
+    inference::ModelInferRequest r = header();
+    r.add_raw_input_contents(raw);
+    auto req = InferRequest::Parse(Chopped(Serialize(r), 1 << 20));
+    ASSERT_TRUE(req.ok()) << req.status();
+    absl::Status s = (*req)->Bind(sig, io_);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message << ": " << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(message));
+  }
+  inference::ModelInferRequest r = header();
+  r.mutable_inputs(0)->mutable_contents()->add_bytes_contents("one");
+  auto req = InferRequest::Parse(Chopped(Serialize(r), 1 << 20));
+  ASSERT_TRUE(req.ok()) << req.status();
+  absl::Status s = (*req)->Bind(sig, io_);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("in contents.bytes_contents, got 1")) << s;
+}
+
 TEST_F(RequestReaderTest, MalformedBytesAreInvalidArgument) {
   const std::string good = Serialize(GoodRequest());
   const std::vector<std::pair<std::string, const char*>> cases = {

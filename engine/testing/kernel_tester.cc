@@ -41,6 +41,10 @@ class TestContext final : public KernelContext {
     }
     std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(type));
     if (!n) return absl::InvalidArgumentError("output shape overflows");
+    if (type == DataType::kString) {  // heap strings, as in a session (docs/strings.md)
+      outputs_[slot] = Tensor::Strings(shape, std::vector<std::string>(static_cast<size_t>(*n)));
+      return &outputs_[slot];
+    }
     INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
                             io_.Allocate(static_cast<size_t>(*n) * ElementSize(type)));
     outputs_[slot] = Tensor::Owned(type, shape, std::move(h));
@@ -74,6 +78,9 @@ class TestContext final : public KernelContext {
   absl::StatusOr<Tensor> MakeTemporaryTensor(DataType type, const Shape& shape) override {
     std::optional<int64_t> n = CheckedNumElements(shape.dims(), ElementSize(type));
     if (!n) return absl::InvalidArgumentError("temporary shape overflows");
+    if (type == DataType::kString) {
+      return Tensor::Strings(shape, std::vector<std::string>(static_cast<size_t>(*n)));
+    }
     INFERD_ASSIGN_OR_RETURN(memory::AllocationHandle h,
                             exec_.Allocate(static_cast<size_t>(*n) * ElementSize(type)));
     return Tensor::Owned(type, shape, std::move(h));

@@ -125,6 +125,13 @@ const Family kFamilies[] = {
      "SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap, Optional, "
      "OptionalHasElement, OptionalGetElement",
      SequenceKernelDefs, kOwn},
+    // Strings (docs/strings.md).
+    {"StringNormalizer, StringConcat, StringSplit, RegexFullMatch, Equal (string)",
+     StringKernelDefs},
+    {"ai.onnx.ml LabelEncoder", LabelEncoderKernelDefs},
+    {"Identity, Reshape, Flatten, Squeeze, Unsqueeze, Concat, Gather, GatherElements, GatherND, "
+     "Slice, Split, Transpose, Expand, Tile, Where (string)",
+     StringMovementKernelDefs, kOwn},  // index tensors are temporaries
     // Quantization (docs/quantization.md).
     {"QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear", QuantizeKernelDefs},
     {"MatMulInteger, QLinearMatMul, MatMulIntegerToFloat, DynamicQuantizeMatMul",

@@ -96,6 +96,12 @@ std::vector<engine::KernelDef> MlKernelDefs();        // ml_ops.cc
 // :sequence_kernels (tensor sequences and optionals; docs/sequences.md)
 std::vector<engine::KernelDef> SequenceKernelDefs();  // sequence.cc
 
+// :string_kernels (string operators; docs/strings.md)
+std::vector<engine::KernelDef> StringKernelDefs();        // string_ops.cc
+std::vector<engine::KernelDef> LabelEncoderKernelDefs();  // label_encoder.cc (ai.onnx.ml)
+// :cpu_kernels itself: the data-movement kernels above, on strings through element indices
+std::vector<engine::KernelDef> StringMovementKernelDefs();  // string_movement.cc
+
 // :contrib_kernels (ONNX Runtime's transformer contrib ops, com.microsoft; docs/contrib-ops.md)
 std::vector<engine::KernelDef> ContribActivationKernelDefs();  // contrib_activation.cc
 std::vector<engine::KernelDef> ContribNormKernelDefs();        // contrib_norm.cc

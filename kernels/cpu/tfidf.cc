@@ -8,8 +8,10 @@
 // Runtime does, the weights apply per column of Y, after the counts of the grams sharing it are
 // added: TF is the count, IDF weights[c] where the count is not 0, TFIDF the count times
 // weights[c] (weights 1 when absent). A gram of one token is counted once per position (skips do
-// not apply); longer grams once per (start, skip). String tokens (pool_strings) are refused:
-// inferd has no string tensors.
+// not apply); longer grams once per (start, skip). String tokens (string X, pool_strings;
+// docs/strings.md): each distinct pool string is numbered at load, X's strings are numbered by
+// that table per run (a string the pool lacks gets -1, which no gram holds) and counted as
+// integer tokens.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -68,11 +70,20 @@ class TfIdfKernel final : public engine::OpKernel {
                        "max_skip_count >= 0, got ",
                        k->min_gram_, ", ", k->max_gram_, " and ", k->max_skip_));
     }
-    if (!info.GetStrings("pool_strings").empty()) {
-      return info.Error(
-          "string n-grams (pool_strings) are not supported: inferd has no string tensors");
+    const std::vector<std::string> pool_strings = info.GetStrings("pool_strings");
+    if (!pool_strings.empty()) {
+      if (!info.GetInts("pool_int64s").empty()) {
+        return info.Error("pool_strings and pool_int64s are both set; give one");
+      }
+      for (const std::string& token : pool_strings) {
+        auto [it, added] =
+            k->string_ids_.emplace(token, static_cast<int64_t>(k->string_ids_.size()));
+        k->pool_.push_back(it->second);
+      }
+      k->string_pool_ = true;
+    } else {
+      k->pool_ = info.GetInts("pool_int64s");
     }
-    k->pool_ = info.GetInts("pool_int64s");
     const std::vector<int64_t>& pool = k->pool_;
     const std::vector<int64_t> counts = info.GetInts("ngram_counts");
     const std::vector<int64_t> indexes = info.GetInts("ngram_indexes");
@@ -116,8 +127,13 @@ class TfIdfKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     const DataType t = x->dtype();
-    if (t != DataType::kInt32 && t != DataType::kInt64) {
-      return node_.InvalidArgument("X must be int32 or int64 (string tokens are not supported)");
+    if (t != DataType::kInt32 && t != DataType::kInt64 && t != DataType::kString) {
+      return node_.InvalidArgument("X must be int32, int64 or string");
+    }
+    if ((t == DataType::kString) != string_pool_) {
+      return node_.InvalidArgument(
+          absl::StrCat("X is ", engine::DataTypeName(t), " but the pool holds ",
+                       string_pool_ ? "strings (pool_strings)" : "integers (pool_int64s)"));
     }
     const Shape& xs = x->shape();
     if (xs.rank() != 1 && xs.rank() != 2) {
@@ -136,6 +152,15 @@ class TfIdfKernel final : public engine::OpKernel {
     Tensor widened;
     if (t == DataType::kInt64) {
       tokens = x->data<int64_t>();
+    } else if (t == DataType::kString) {  // numbered by the pool's table, -1 when absent
+      INFERD_ASSIGN_OR_RETURN(widened, ctx.MakeTemporaryTensor(DataType::kInt64, xs));
+      int64_t* w = widened.mutable_data<int64_t>();
+      const std::string* in = x->data<std::string>();
+      for (int64_t i = 0; i < x->NumElements(); ++i) {
+        auto it = string_ids_.find(in[i]);
+        w[i] = it == string_ids_.end() ? -1 : it->second;
+      }
+      tokens = w;
     } else {
       INFERD_ASSIGN_OR_RETURN(widened, ctx.MakeTemporaryTensor(DataType::kInt64, xs));
       int64_t* w = widened.mutable_data<int64_t>();
@@ -189,7 +214,9 @@ class TfIdfKernel final : public engine::OpKernel {
     int64_t ordinal;  // in pool order
     int64_t offset;   // of its first token in pool_
   };
-  std::vector<int64_t> pool_;
+  std::vector<int64_t> pool_;  // tokens; for pool_strings, their numbers in string_ids_
+  bool string_pool_ = false;
+  std::unordered_map<std::string, int64_t> string_ids_;         // distinct pool strings, numbered
   std::vector<std::unordered_multimap<uint64_t, Gram>> grams_;  // per length - 1, by hash
   std::vector<int64_t> indexes_;                                // per ordinal: Y's column
   std::vector<float> weights_;                                  // per column (empty: all 1)
@@ -200,7 +227,8 @@ class TfIdfKernel final : public engine::OpKernel {
 
 std::vector<engine::KernelDef> TfIdfKernelDefs() {
   return {CpuDef(engine::kOnnxDomain, "TfIdfVectorizer", 9, kMaxOpset,
-                 {DataType::kInt32, DataType::kInt64}, FactoryOf<TfIdfKernel>())};
+                 {DataType::kInt32, DataType::kInt64, DataType::kString},
+                 FactoryOf<TfIdfKernel>())};
 }
 
 }  // namespace inferd::kernels::cpu

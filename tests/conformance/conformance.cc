@@ -109,6 +109,15 @@ class Watchdog {
   std::thread thread_;
 };
 
+// A tensor of the test data as a session input (borrows `d`'s bytes or strings).
+engine::InputTensor TensorInput(const std::string& name, const engine::NamedData& d,
+                                engine::DataType type) {
+  if (d.type == engine::DataType::kString) {
+    return {name, type, d.shape, d.strings.data(), d.strings.size() * sizeof(std::string)};
+  }
+  return {name, type, d.shape, d.bytes.data(), d.bytes.size()};
+}
+
 // A sequence or optional of the test data as a session input (items borrow `d`'s bytes).
 engine::InputTensor ListInput(const engine::NamedData& d, engine::DataType type) {
   engine::InputTensor in;
@@ -120,7 +129,7 @@ engine::InputTensor ListInput(const engine::NamedData& d, engine::DataType type)
       in.items.push_back(ListInput(item, type));
       continue;
     }
-    in.items.push_back({"", item.type, item.shape, item.bytes.data(), item.bytes.size()});
+    in.items.push_back(TensorInput("", item, item.type));
   }
   return in;
 }
@@ -133,7 +142,9 @@ std::vector<engine::NamedData> ListItems(const engine::OutputTensor& t) {
     d.type = o.type;
     d.shape = o.shape;
     d.kind = o.kind;
-    if (o.kind == engine::ValueKind::kTensor) {
+    if (o.kind == engine::ValueKind::kTensor && o.strings != nullptr) {
+      d.strings = *o.strings;
+    } else if (o.kind == engine::ValueKind::kTensor) {
       const auto* p = static_cast<const unsigned char*>(o.buffer.data());
       d.bytes.assign(p, p + o.buffer.size());
     } else {
@@ -332,7 +343,7 @@ TestResult RunOne(const engine::KernelRegistry& registry, const ConformanceOptio
           type = engine::DataType::kBFloat16;
         }
       }
-      engine::InputTensor in{input_name, type, d.shape, d.bytes.data(), d.bytes.size()};
+      engine::InputTensor in = TensorInput(input_name, d, type);
       if (d.kind != engine::ValueKind::kTensor) {
         // A sequence or optional: the element type is the model's (an empty one shows none).
         for (const engine::Value* v : inputs) {
@@ -373,8 +384,11 @@ TestResult RunOne(const engine::KernelRegistry& registry, const ConformanceOptio
       }
       absl::Status st =
           t.kind == engine::ValueKind::kTensor && expected.kind == engine::ValueKind::kTensor
-              ? engine::CompareData(expected, t.type, t.shape, t.buffer.data(), t.buffer.size(),
-                                    tolerance)
+              ? (t.strings != nullptr
+                     ? engine::CompareData(expected, t.type, t.shape, t.strings->data(),
+                                           t.strings->size() * sizeof(std::string), tolerance)
+                     : engine::CompareData(expected, t.type, t.shape, t.buffer.data(),
+                                           t.buffer.size(), tolerance))
               : engine::CompareItems(expected, t.kind, ListItems(t), tolerance);
       if (!st.ok()) {
         r.outcome = Outcome::kFailed;

@@ -18,7 +18,7 @@ namespace {
 
 constexpr char kData[] = "/usr/share/libonnx-testdata/data";
 constexpr char kNewData[] = "/opt/inferd/venv/lib/python3.11/site-packages/onnx/backend/test/data";
-constexpr int kNodeFloor = 905;
+constexpr int kNodeFloor = 908;
 constexpr int kNewNodeFloor = 1222;
 
 bool Present(const std::string& dir) {
