@@ -18,8 +18,8 @@ namespace {
 
 constexpr char kData[] = "/usr/share/libonnx-testdata/data";
 constexpr char kNewData[] = "/opt/inferd/venv/lib/python3.11/site-packages/onnx/backend/test/data";
-constexpr int kNodeFloor = 908;
-constexpr int kNewNodeFloor = 1222;
+constexpr int kNodeFloor = 917;
+constexpr int kNewNodeFloor = 1254;
 
 bool Present(const std::string& dir) {
   return !std::ifstream(dir + "/node/test_add/model.onnx").fail();

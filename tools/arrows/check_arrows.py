@@ -25,7 +25,7 @@ PARTITION_PUBLIC = ["partition/partitioner.h", "partition/plan_report.h",
 KERNEL_API = ["engine/kernel.h", "engine/kernel_registry.h", "engine/thread_pool.h",
               "engine/tensor.h", "engine/shape.h", "engine/data_type.h", "engine/domain.h",
               "engine/copy.h", "engine/cuda_kernel_context.h", "engine/cuda_stream.h",
-              "engine/device_runtime.h"]
+              "engine/device_runtime.h", "engine/float8.h"]
 ALLOWED = {
     "base/": [],
     "memory/": ["base/"],
