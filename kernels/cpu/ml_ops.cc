@@ -25,6 +25,7 @@
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/ml_util.h"
 #include "kernels/cpu/registration.h"
 #include "kernels/cpu/tree_ensemble.h"
 #include "kernels/cpu/type_dispatch.h"
@@ -37,9 +38,6 @@ using engine::KernelContext;
 using engine::KernelInfo;
 using engine::Shape;
 using engine::Tensor;
-
-constexpr char kMlDomain[] = "ai.onnx.ml";
-using MlTypes = TypeList<float, double, int32_t, int64_t>;
 
 class BinarizerKernel final : public engine::OpKernel {
  public:
@@ -119,31 +117,6 @@ class ArrayFeatureExtractorKernel final : public engine::OpKernel {
   const NodeLabel node_;
 };
 
-// X's rows: [C] is one row of C, [N, C] N rows; other ranks are refused.
-absl::Status RowsOf(const Shape& s, const NodeLabel& node, int64_t* rows, int64_t* cols) {
-  if (s.rank() == 1) {
-    *rows = 1;
-    *cols = s[0];
-  } else if (s.rank() == 2) {
-    *rows = s[0];
-    *cols = s[1];
-  } else {
-    return node.InvalidArgument(absl::StrCat("X must be [C] or [N, C], got ", s.ToString()));
-  }
-  return absl::OkStatus();
-}
-
-// The input as float64 values (every element type of MlTypes).
-absl::StatusOr<std::vector<double>> AsDoubles(const Tensor& x, const NodeLabel& node) {
-  std::vector<double> v(x.NumElements());
-  INFERD_RETURN_IF_ERROR(Dispatch(MlTypes{}, x.dtype(), node, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(x.data<T>()[i]);
-    return absl::OkStatus();
-  }));
-  return v;
-}
-
 class ScalerKernel final : public engine::OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<ScalerKernel>> Create(const KernelInfo& info) {
@@ -161,7 +134,7 @@ class ScalerKernel final : public engine::OpKernel {
                                                   " values; X has ", c, " features"));
       }
     }
-    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, AsDoubles(*x, node_));
+    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, MlAsDoubles(*x, node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, x->shape()));
     float* out = y->mutable_data<float>();
     for (size_t i = 0; i < in.size(); ++i) {
@@ -203,8 +176,8 @@ class NormalizerKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     int64_t rows = 0, cols = 0;
-    INFERD_RETURN_IF_ERROR(RowsOf(x->shape(), node_, &rows, &cols));
-    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, AsDoubles(*x, node_));
+    INFERD_RETURN_IF_ERROR(MlRowsOf(x->shape(), node_, &rows, &cols));
+    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, MlAsDoubles(*x, node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, DataType::kFloat32, x->shape()));
     float* out = y->mutable_data<float>();
     for (int64_t r = 0; r < rows; ++r) {
@@ -256,13 +229,13 @@ class LinearRegressorKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     int64_t rows = 0, cols = 0;
-    INFERD_RETURN_IF_ERROR(RowsOf(x->shape(), node_, &rows, &cols));
+    INFERD_RETURN_IF_ERROR(MlRowsOf(x->shape(), node_, &rows, &cols));
     const int64_t features = static_cast<int64_t>(coef_.size()) / targets_;
     if (cols != features) {
       return node_.InvalidArgument(
           absl::StrCat("X has ", cols, " features, the coefficients ", features));
     }
-    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, AsDoubles(*x, node_));
+    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, MlAsDoubles(*x, node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * y,
                             ctx.MakeOutputTensor(0, DataType::kFloat32, Shape{rows, targets_}));
     float* out = y->mutable_data<float>();
@@ -307,6 +280,29 @@ std::vector<engine::KernelDef> MlKernelDefs() {
   };
   for (engine::KernelDef& d : TreeEnsembleKernelDefs()) defs.push_back(std::move(d));
   return defs;
+}
+
+absl::Status MlRowsOf(const Shape& s, const NodeLabel& node, int64_t* rows, int64_t* cols) {
+  if (s.rank() == 1) {
+    *rows = 1;
+    *cols = s[0];
+  } else if (s.rank() == 2) {
+    *rows = s[0];
+    *cols = s[1];
+  } else {
+    return node.InvalidArgument(absl::StrCat("X must be [F] or [N, F], got ", s.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<double>> MlAsDoubles(const Tensor& x, const NodeLabel& node) {
+  std::vector<double> v(x.NumElements());
+  INFERD_RETURN_IF_ERROR(Dispatch(MlTypes{}, x.dtype(), node, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(x.data<T>()[i]);
+    return absl::OkStatus();
+  }));
+  return v;
 }
 
 }  // namespace inferd::kernels::cpu

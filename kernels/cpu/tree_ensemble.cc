@@ -37,6 +37,7 @@
 #include "engine/kernel.h"
 #include "kernels/cpu/float16.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/ml_util.h"
 #include "kernels/cpu/type_dispatch.h"
 #include "onnx/onnx_pb.h"
 
@@ -48,33 +49,6 @@ using engine::KernelContext;
 using engine::KernelInfo;
 using engine::Shape;
 using engine::Tensor;
-
-constexpr char kMlDomain[] = "ai.onnx.ml";
-using MlTypes = TypeList<float, double, int32_t, int64_t>;
-
-// X's rows: [F] is one row, [N, F] N rows; other ranks are refused.
-absl::Status RowsOf(const Shape& s, const NodeLabel& node, int64_t* rows, int64_t* cols) {
-  if (s.rank() == 1) {
-    *rows = 1;
-    *cols = s[0];
-  } else if (s.rank() == 2) {
-    *rows = s[0];
-    *cols = s[1];
-  } else {
-    return node.InvalidArgument(absl::StrCat("X must be [F] or [N, F], got ", s.ToString()));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<double>> AsDoubles(const Tensor& x, const NodeLabel& node) {
-  std::vector<double> v(x.NumElements());
-  INFERD_RETURN_IF_ERROR(Dispatch(MlTypes{}, x.dtype(), node, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(x.data<T>()[i]);
-    return absl::OkStatus();
-  }));
-  return v;
-}
 
 // The trees of a TreeEnsembleRegressor, flattened: per node its test, threshold, feature and the
 // indices of its children; per leaf its (target, weight) pairs.
@@ -307,8 +281,8 @@ class TreeEnsembleRegressorKernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     int64_t rows = 0, cols = 0;
-    INFERD_RETURN_IF_ERROR(RowsOf(x->shape(), node_, &rows, &cols));
-    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, AsDoubles(*x, node_));
+    INFERD_RETURN_IF_ERROR(MlRowsOf(x->shape(), node_, &rows, &cols));
+    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, MlAsDoubles(*x, node_));
     const int64_t targets = ensemble_.targets();
     INFERD_ASSIGN_OR_RETURN(Tensor * y,
                             ctx.MakeOutputTensor(0, DataType::kFloat32, Shape{rows, targets}));
@@ -496,12 +470,12 @@ class TreeEnsemble5Kernel final : public engine::OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     INFERD_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, node_));
     int64_t rows = 0, cols = 0;
-    INFERD_RETURN_IF_ERROR(RowsOf(x->shape(), node_, &rows, &cols));
+    INFERD_RETURN_IF_ERROR(MlRowsOf(x->shape(), node_, &rows, &cols));
     if (x->dtype() != DataType::kFloat32 && x->dtype() != DataType::kFloat64) {
       return node_.Unimplemented(absl::StrCat("X of type ", engine::DataTypeName(x->dtype()),
                                               " is not supported (float32, float64)"));
     }
-    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, AsDoubles(*x, node_));
+    INFERD_ASSIGN_OR_RETURN(std::vector<double> in, MlAsDoubles(*x, node_));
     INFERD_ASSIGN_OR_RETURN(Tensor * y, ctx.MakeOutputTensor(0, x->dtype(), Shape{rows, targets_}));
     const bool f32 = x->dtype() == DataType::kFloat32;
     std::vector<double> score(targets_);
