@@ -137,7 +137,14 @@ absl::Status InferdProcess::Spawn(const std::string& name, const Options& option
   repository_ = repo.string();
   const int admin_port =
       options.admin_port != 0 ? options.admin_port : PickFreePort(options.admin_host);
-  metrics_port_ = options.metrics_port != 0 ? options.metrics_port : PickFreePort();
+  metrics_port_ = options.metrics_port;
+  // Each pick's socket is closed before the next, so the kernel may hand out the same port
+  // twice: pick again until it differs (inferd refuses a config where the two collide).
+  for (int i = 0; metrics_port_ == 0 || (options.metrics_port == 0 && metrics_port_ == admin_port);
+       ++i) {
+    if (i == 100) return absl::InternalError("no free port for metrics besides the admin port");
+    metrics_port_ = PickFreePort();
+  }
   admin_address_ = absl::StrCat("127.0.0.1:", admin_port);
   const std::string config = (fs::path(dir_) / "inferd.yaml").string();
   std::ofstream(config) << "server:\n"
