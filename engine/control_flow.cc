@@ -266,19 +266,16 @@ class Scan8Kernel final : public OpKernel {
       }
       const Shape& s = scans[i]->shape();
       if (s.rank() < 2 || (batch >= 0 && (s[0] != batch || s[1] != max_len))) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("scan input ", i, " ", s.ToString(), " must be [batch, sequence, ...]",
-                         batch >= 0 ? absl::StrCat(" with batch ", batch, " and sequence ",
-                                                   max_len)
-                                    : ""));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "scan input ", i, " ", s.ToString(), " must be [batch, sequence, ...]",
+            batch >= 0 ? absl::StrCat(" with batch ", batch, " and sequence ", max_len) : ""));
       }
       batch = s[0];
       max_len = s[1];
     }
     for (int j = 0; j < state_; ++j) {
       states[j] = ctx.input(1 + j);
-      if (states[j] == nullptr || states[j]->shape().rank() < 1 ||
-          states[j]->shape()[0] != batch) {
+      if (states[j] == nullptr || states[j]->shape().rank() < 1 || states[j]->shape()[0] != batch) {
         return absl::InvalidArgumentError(absl::StrCat(
             "state input ", j, " must be present with a leading batch axis of ", batch));
       }
@@ -293,8 +290,8 @@ class Scan8Kernel final : public OpKernel {
       for (int64_t b = 0; b < batch; ++b) {
         lens[b] = sl->data<int64_t>()[b];
         if (lens[b] < 0 || lens[b] > max_len) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "sequence_lens[", b, "] = ", lens[b], " is outside [0, ", max_len, "]"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("sequence_lens[", b, "] = ", lens[b], " is outside [0, ", max_len, "]"));
         }
       }
     }
@@ -354,10 +351,10 @@ class Scan8Kernel final : public OpKernel {
             part_shape[k] = part.shape();
             part_type[k] = part.dtype();
           } else if (part.shape() != part_shape[k] || part.dtype() != part_type[k]) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "scan output ", k, " changes from ", DataTypeName(part_type[k]), " ",
-                part_shape[k].ToString(), " to ", DataTypeName(part.dtype()), " ",
-                part.shape().ToString()));
+            return absl::InvalidArgumentError(
+                absl::StrCat("scan output ", k, " changes from ", DataTypeName(part_type[k]), " ",
+                             part_shape[k].ToString(), " to ", DataTypeName(part.dtype()), " ",
+                             part.shape().ToString()));
           }
           CopyInto(part, *scan_out[k], b * max_len + t);
         }
@@ -366,8 +363,8 @@ class Scan8Kernel final : public OpKernel {
         if (state[j].dtype() != states[j]->dtype() ||
             state[j].NumElements() * batch != states[j]->NumElements()) {
           return absl::InvalidArgumentError(
-              absl::StrCat("the body's state output ", j, " ", DataTypeName(state[j].dtype()),
-                           " ", state[j].shape().ToString(), " does not match state input ",
+              absl::StrCat("the body's state output ", j, " ", DataTypeName(state[j].dtype()), " ",
+                           state[j].shape().ToString(), " does not match state input ",
                            states[j]->shape().ToString()));
         }
         CopyInto(state[j], *final_state[j], b);

@@ -366,8 +366,8 @@ absl::StatusOr<std::vector<unsigned char>> TensorProtoBytes(const onnx::TensorPr
   std::vector<unsigned char> bytes(h.bytes);
   if (p.has_raw_data()) {
     if (p.raw_data().size() != h.wire_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": raw data has ", p.raw_data().size(), " bytes, expected ", h.wire_bytes));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": raw data has ", p.raw_data().size(),
+                                                     " bytes, expected ", h.wire_bytes));
     }
     if (Is4Bit(h.type)) {
       INFERD_RETURN_IF_ERROR(Decode4Bit(

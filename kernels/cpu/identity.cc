@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "engine/domain.h"
 #include "kernels/cpu/float16.h"
-#include "kernels/cpu/random_source.h"
 #include "kernels/cpu/movement_types.h"
+#include "kernels/cpu/random_source.h"
 #include "kernels/cpu/registration.h"
 #include "kernels/cpu/unary_kernel.h"
 
@@ -145,16 +145,16 @@ class DropoutKernel final : public engine::OpKernel {
         return node.InvalidArgument(
             absl::StrCat("ratio must be a scalar, got shape ", r->shape().ToString()));
       }
-      const bool known = Visit(TypeList<float, double, Float16, BFloat16>{}, r->dtype(),
-                               [&](auto tag) {
-                                 using T = typename decltype(tag)::type;
-                                 const T v = r->data<T>()[0];
-                                 if constexpr (std::is_floating_point_v<T>) {
-                                   *ratio = static_cast<float>(v);
-                                 } else {
-                                   *ratio = v.ToFloat();
-                                 }
-                               });
+      const bool known =
+          Visit(TypeList<float, double, Float16, BFloat16>{}, r->dtype(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const T v = r->data<T>()[0];
+            if constexpr (std::is_floating_point_v<T>) {
+              *ratio = static_cast<float>(v);
+            } else {
+              *ratio = v.ToFloat();
+            }
+          });
       if (!known) {
         return node.InvalidArgument(
             absl::StrCat("ratio of type ", engine::DataTypeName(r->dtype()), " is not a float"));

@@ -89,10 +89,10 @@ TEST(BatchNormTest, TrainingModeUsesBatchStatistics) {
   KernelTester t("BatchNormalization", 15);
   t.Attr("training_mode", int64_t{1}).Attr("momentum", 0.75f).Attr("epsilon", 0.0f);
   t.Input<float>({2, 2, 2}, x)
-      .Input<float>({2}, {1, 2})     // scale
-      .Input<float>({2}, {0, 1})     // B
-      .Input<float>({2}, {0, 10})    // input_mean
-      .Input<float>({2}, {1, 2})     // input_var
+      .Input<float>({2}, {1, 2})   // scale
+      .Input<float>({2}, {0, 1})   // B
+      .Input<float>({2}, {0, 10})  // input_mean
+      .Input<float>({2}, {1, 2})   // input_var
       .Outputs(3);
   auto out = t.Run(CpuRegistry());
   ASSERT_TRUE(out.ok()) << out.status();

@@ -136,8 +136,9 @@ TEST(QuantizeLinearTest, RefusesBadInput) {
     EXPECT_EQ((*out)[0].dtype(), DataType::kFloat8E4M3FN);
     EXPECT_EQ(Values<uint8_t>((*out)[0]), (std::vector<uint8_t>{0x38, 0x40, 0x7E}));
     KernelTester old("QuantizeLinear", 13);
-    old.Input<float>({2}, {1, 2}).Input<float>({}, {1}).RawInput(
-        DataType::kFloat8E4M3FN, {}, "\0", 1);
+    old.Input<float>({2}, {1, 2})
+        .Input<float>({}, {1})
+        .RawInput(DataType::kFloat8E4M3FN, {}, "\0", 1);
     EXPECT_FALSE(old.Run(CpuRegistry()).ok());
   }
   {  // blocked with a wrong scale shape

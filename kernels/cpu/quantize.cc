@@ -168,8 +168,8 @@ class QuantizeLinearKernel final : public engine::OpKernel {
       }
     }
     if (!IsQuantizedType(out, info.opset())) {
-      return info.Error(absl::StrCat("cannot quantize to ", engine::DataTypeName(out),
-                                     " at opset ", info.opset(),
+      return info.Error(absl::StrCat("cannot quantize to ", engine::DataTypeName(out), " at opset ",
+                                     info.opset(),
                                      ": supported are int8 and uint8, float8 from opset 19, "
                                      "int16, uint16, int4 and uint4 from opset 21"));
     }

@@ -11,8 +11,8 @@
 #include "base/status_macros.h"
 #include "engine/kernel.h"
 #include "kernels/cpu/kernel_util.h"
-#include "kernels/cpu/movement_util.h"
 #include "kernels/cpu/movement_types.h"
+#include "kernels/cpu/movement_util.h"
 #include "kernels/cpu/registration.h"
 
 namespace inferd::kernels::cpu {

@@ -3,9 +3,9 @@
 #include <dirent.h>
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -274,8 +274,8 @@ absl::Status CheckRandomOutputs(const RandomTest& test, const engine::TestDataSe
     const bool is_kept = std::fabs(y - kept) <= 1e-5 * std::fabs(kept) + 1e-6;
     const bool is_dropped = y == 0.0;
     if (!is_kept && !is_dropped) {
-      return absl::InvalidArgumentError(absl::StrCat("element ", i, " is ", y, ": neither 0 nor ",
-                                                     "x / (1 - ratio) = ", kept));
+      return absl::InvalidArgumentError(
+          absl::StrCat("element ", i, " is ", y, ": neither 0 nor ", "x / (1 - ratio) = ", kept));
     }
     if (out.size() > 1) {
       const bool mask = ValueAt(out[1].type, out[1].buffer.data(), i) != 0.0;
@@ -482,8 +482,8 @@ std::string FormatTable(const std::vector<TestResult>& results) {
     for (const std::string& op : r.ops) by_op[op].Add(r.outcome);
   }
   const auto row = [](const std::string& name, const SuiteCounts& c) {
-    return absl::StrFormat("%-28s %7d %7d %12d %14d %7d\n", name, c.passed, c.failed,
-                           c.unsupported, c.bad_reference, c.random);
+    return absl::StrFormat("%-28s %7d %7d %12d %14d %7d\n", name, c.passed, c.failed, c.unsupported,
+                           c.bad_reference, c.random);
   };
   constexpr char kHeader[] = "%-28s %7s %7s %12s %14s %7s\n";
   std::string out = absl::StrFormat(kHeader, "operator (node tests)", "passed", "failed",
@@ -513,8 +513,7 @@ std::string ToJson(const std::vector<TestResult>& results) {
   for (const auto& [suite, c] : CountBySuite(results)) {
     absl::StrAppend(&out, first ? "" : ", ", "\"", suite, "\": {\"passed\": ", c.passed,
                     ", \"failed\": ", c.failed, ", \"unsupported\": ", c.unsupported,
-                    ", \"bad_reference\": ", c.bad_reference, ", \"random\": ", c.random,
-                    "}");
+                    ", \"bad_reference\": ", c.bad_reference, ", \"random\": ", c.random, "}");
     first = false;
   }
   absl::StrAppend(&out, "}}\n");
